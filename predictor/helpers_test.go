@@ -1,0 +1,64 @@
+package predictor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// testModel builds a model of the named preset with random parameters of
+// the given scale and a random normalisation.
+func testModel(t testing.TB, name string, scale float64, seed uint64) *Model {
+	t.Helper()
+	p, err := LookupPreset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	m, err := New(p.Layout, p.Arch, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(rng, scale)
+	for k := range m.Norm.Mu {
+		m.Norm.Mu[k] = rng.NormFloat64()
+		m.Norm.Scale[k] = math.Exp(rng.NormFloat64())
+	}
+	return m
+}
+
+// smallModel is a cheap model for finite-difference checks of every kind.
+func smallModel(t testing.TB, kind Kind, seed uint64) *Model {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 11))
+	l := Layout{N: 2, NU: 1, NC: 1}
+	a := Arch{Kind: kind, Layers: 3, Width: 5, StepSize: 0.7}
+	if kind == KindGRB {
+		a.RidgeDim, a.Spline = 2, Spline{Intervals: 6, Lo: -2, Hi: 2}
+		a.Width = 3
+	}
+	m, err := New(l, a, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(rng, 1)
+	// larger output weights so that every term matters in the checks
+	for i := range m.Theta {
+		m.Theta[i] += 0.2 * rng.NormFloat64()
+	}
+	m.Sync()
+	return m
+}
+
+func randVec(rng *rand.Rand, n int, s float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.NormFloat64() * s
+	}
+	return v
+}
+
+// relErr is |a−b| / max(|a|, |b|, floor).
+func relErr(a, b, floor float64) float64 {
+	return math.Abs(a-b) / math.Max(math.Max(math.Abs(a), math.Abs(b)), floor)
+}

@@ -1,0 +1,250 @@
+package predictor
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+)
+
+// The model file is a safetensors file (https://huggingface.co/docs/safetensors):
+// an 8-byte little-endian header length, a JSON header and the raw
+// little-endian float64 tensors. Every parameter block of Tensors() is stored
+// under its name, the normalisation under "norm.mu" and "norm.scale", and the
+// header's __metadata__ holds "format" = "calisym", "format_version" and
+// "model", a JSON document with the layout, architecture and metadata. Python
+// reads it with safetensors.numpy.load_file, or numpy alone.
+
+// FormatVersion is the model file version this package writes and reads.
+const FormatVersion = 1
+
+// ErrModelFile wraps every problem found in a model file.
+var ErrModelFile = errors.New("predictor: bad model file")
+
+// Limits on what a model file may declare, so that a corrupt header cannot
+// make the reader allocate without bound.
+const (
+	maxHeaderBytes = 16 << 20
+	maxModelParams = 64 << 20
+	maxLiftedDim   = 8192
+	maxLayers      = 4096
+)
+
+type fileModel struct {
+	Layout Layout   `json:"layout"`
+	Arch   Arch     `json:"arch"`
+	Meta   Metadata `json:"meta"`
+}
+
+type stEntry struct {
+	DType   string `json:"dtype"`
+	Shape   []int  `json:"shape"`
+	Offsets [2]int `json:"data_offsets"`
+}
+
+type namedBlock struct {
+	name string
+	rows int
+	cols int
+	data []float64
+}
+
+func (m *Model) blocks() []namedBlock {
+	var bs []namedBlock
+	for _, t := range m.Tensors() {
+		bs = append(bs, namedBlock{t.Name, t.Rows, t.Cols, m.Theta[t.Offset : t.Offset+t.Size()]})
+	}
+	d := m.Layout.D()
+	bs = append(bs, namedBlock{"norm.mu", d, 1, m.Norm.Mu}, namedBlock{"norm.scale", d, 1, m.Norm.Scale})
+	return bs
+}
+
+// Encode writes the model as a safetensors file.
+func (m *Model) Encode(w io.Writer) error {
+	desc, err := json.Marshal(fileModel{Layout: m.Layout, Arch: m.Arch, Meta: m.Meta})
+	if err != nil {
+		return fmt.Errorf("predictor: encoding model description: %w", err)
+	}
+	header := map[string]any{
+		"__metadata__": map[string]string{
+			"format":         "calisym",
+			"format_version": fmt.Sprint(FormatVersion),
+			"model":          string(desc),
+		},
+	}
+	off := 0
+	bs := m.blocks()
+	for _, b := range bs {
+		shape := []int{b.rows, b.cols}
+		if b.cols == 1 {
+			shape = []int{b.rows}
+		}
+		header[b.name] = stEntry{DType: "F64", Shape: shape, Offsets: [2]int{off, off + 8*len(b.data)}}
+		off += 8 * len(b.data)
+	}
+	hj, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("predictor: encoding header: %w", err)
+	}
+	for len(hj)%8 != 0 {
+		hj = append(hj, ' ')
+	}
+	var buf bytes.Buffer
+	buf.Grow(8 + len(hj) + off)
+	var lb [8]byte
+	binary.LittleEndian.PutUint64(lb[:], uint64(len(hj)))
+	buf.Write(lb[:])
+	buf.Write(hj)
+	var fb [8]byte
+	for _, b := range bs {
+		for _, v := range b.data {
+			binary.LittleEndian.PutUint64(fb[:], math.Float64bits(v))
+			buf.Write(fb[:])
+		}
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("predictor: writing model: %w", err)
+	}
+	return nil
+}
+
+// Save writes the model to path atomically (through a temporary file).
+func (m *Model) Save(path string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("predictor: saving model: %w", err)
+	}
+	if err := m.Encode(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("predictor: saving model: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("predictor: saving model: %w", err)
+	}
+	return nil
+}
+
+// Load reads a model file from path.
+func Load(path string) (*Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("predictor: loading model: %w", err)
+	}
+	m, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Decode parses a model file held in memory. It never allocates more than the
+// file's own size plus what its validated header declares.
+func Decode(data []byte) (*Model, error) {
+	if len(data) < 8 {
+		return nil, fmt.Errorf("%w: %d bytes is too short for a safetensors header (truncated?)", ErrModelFile, len(data))
+	}
+	hl := binary.LittleEndian.Uint64(data[:8])
+	if hl > maxHeaderBytes || hl > uint64(len(data)-8) {
+		return nil, fmt.Errorf("%w: header length %d exceeds the file (%d bytes) or the %d-byte limit (truncated?)", ErrModelFile, hl, len(data), maxHeaderBytes)
+	}
+	body := data[8+hl:]
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data[8:8+hl], &raw); err != nil {
+		return nil, fmt.Errorf("%w: header JSON: %w", ErrModelFile, err)
+	}
+	var meta map[string]string
+	if err := json.Unmarshal(raw["__metadata__"], &meta); err != nil || meta == nil {
+		return nil, fmt.Errorf("%w: missing __metadata__ (not a calisym model file?)", ErrModelFile)
+	}
+	if meta["format"] != "calisym" {
+		return nil, fmt.Errorf("%w: format %q, want \"calisym\"", ErrModelFile, meta["format"])
+	}
+	if v := meta["format_version"]; v != fmt.Sprint(FormatVersion) {
+		return nil, fmt.Errorf("%w: format version %q, this build reads version %d", ErrModelFile, v, FormatVersion)
+	}
+	var fm fileModel
+	if err := json.Unmarshal([]byte(meta["model"]), &fm); err != nil {
+		return nil, fmt.Errorf("%w: model description: %w", ErrModelFile, err)
+	}
+	if err := fm.Layout.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
+	}
+	if err := fm.Arch.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
+	}
+	if fm.Layout.Dim() > maxLiftedDim || fm.Arch.Layers > maxLayers || fm.Arch.Width > maxLiftedDim ||
+		fm.Arch.Spline.Intervals > 1024 {
+		return nil, fmt.Errorf("%w: declared sizes exceed limits (lifted %d, layers %d, width %d)", ErrModelFile, fm.Layout.Dim(), fm.Arch.Layers, fm.Arch.Width)
+	}
+	m := &Model{Layout: fm.Layout, Arch: fm.Arch, Meta: fm.Meta}
+	np := m.NumParams()
+	if np > maxModelParams || np <= 0 {
+		return nil, fmt.Errorf("%w: %d parameters exceed the limit %d", ErrModelFile, np, maxModelParams)
+	}
+	if want := 8 * (np + 2*fm.Layout.D()); len(body) != want {
+		return nil, fmt.Errorf("%w: tensor data is %d bytes, the declared model needs %d (truncated or dimension mismatch)", ErrModelFile, len(body), want)
+	}
+	m.buildDefs()
+	m.Theta = make([]float64, np)
+	d := fm.Layout.D()
+	m.Norm = Normalization{Mu: make([]float64, d), Scale: make([]float64, d)}
+	bs := m.blocks()
+	seen := make(map[string]bool, len(bs))
+	for _, b := range bs {
+		rawE, ok := raw[b.name]
+		if !ok {
+			return nil, fmt.Errorf("%w: tensor %q missing", ErrModelFile, b.name)
+		}
+		var e stEntry
+		if err := json.Unmarshal(rawE, &e); err != nil {
+			return nil, fmt.Errorf("%w: tensor %q: %w", ErrModelFile, b.name, err)
+		}
+		if e.DType != "F64" {
+			return nil, fmt.Errorf("%w: tensor %q has dtype %s, want F64", ErrModelFile, b.name, e.DType)
+		}
+		size := 1
+		for _, s := range e.Shape {
+			if s < 0 || s > maxModelParams {
+				return nil, fmt.Errorf("%w: tensor %q has shape %v", ErrModelFile, b.name, e.Shape)
+			}
+			size *= s
+		}
+		if size != len(b.data) || size > maxModelParams {
+			return nil, fmt.Errorf("%w: tensor %q has shape %v (%d values), the architecture needs %d×%d (dimension mismatch)", ErrModelFile, b.name, e.Shape, size, b.rows, b.cols)
+		}
+		lo, hi := e.Offsets[0], e.Offsets[1]
+		if lo < 0 || hi < lo || hi > len(body) || hi-lo != 8*size {
+			return nil, fmt.Errorf("%w: tensor %q has data offsets [%d, %d] outside the %d-byte data section", ErrModelFile, b.name, lo, hi, len(body))
+		}
+		for i := range b.data {
+			b.data[i] = math.Float64frombits(binary.LittleEndian.Uint64(body[lo+8*i:]))
+		}
+		seen[b.name] = true
+	}
+	var extra []string
+	for k := range raw {
+		if k != "__metadata__" && !seen[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return nil, fmt.Errorf("%w: unexpected tensors %v for this architecture", ErrModelFile, extra)
+	}
+	if err := m.Norm.Validate(m.Layout); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
+	}
+	m.Sync()
+	return m, nil
+}

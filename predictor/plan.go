@@ -1,0 +1,300 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Plan is a model compiled for inference. Each layer's ridge coordinate is
+// folded into one k×2d matrix acting on Z = (Q, P) directly,
+//
+//	M = W·[B | A]   (GR, k = width)      M = R·[B | A]   (GRB, k = m),
+//
+// so that a layer costs two matrix–vector products of size k×2d:
+//
+//	y = M Z,  g = ∇K̂(y),  t = Mᵀ g,  Q += h t_P,  P −= h t_Q.
+//
+// The rollout works in normalised coordinates and converts only at its
+// boundaries. A Plan is read-only after Compile and safe for concurrent use by
+// any number of Rollers.
+type Plan struct {
+	Layout Layout
+	Kind   Kind
+	d, k   int
+	h      float64
+	layers []planLayer
+	spl    splineRidge
+	tail   tanhRidge
+
+	muX, sX []float64 // physical (q, p) normalisation
+	muE, sE []float64 // port (u, f_c) normalisation
+}
+
+type planLayer struct {
+	m    []float64 // k×2d
+	b, a []float64 // GR: bias and amplitude (k)
+	coef []float64 // GRB spline coefficients
+	tp   []float64 // GRB tail parameters
+}
+
+// Compile builds the inference plan of the model's current parameters.
+func (m *Model) Compile() (*Plan, error) {
+	l := m.Layout
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	if err := m.Norm.Validate(l); err != nil {
+		return nil, err
+	}
+	if len(m.Theta) != m.NumParams() {
+		return nil, fmt.Errorf("%w: model has %d parameters, architecture needs %d", ErrLayout, len(m.Theta), m.NumParams())
+	}
+	for i, v := range m.Theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("predictor: parameter %d is %v", i, v)
+		}
+	}
+	d, n := l.D(), l.N
+	p := &Plan{Layout: l, Kind: m.Arch.Kind, d: d, h: m.Arch.StepSize,
+		spl: m.spl(), tail: m.tail()}
+	switch m.Arch.Kind {
+	case KindGR:
+		p.k = m.Arch.Width
+	case KindGRB:
+		p.k = m.Arch.RidgeDim
+	}
+	cat := make([]float64, d*2*d) // [B | A], d×2d
+	for i, df := range m.defs {
+		a, b := m.AB(i)
+		for r := range d {
+			copy(cat[r*2*d:r*2*d+d], b[r*d:(r+1)*d])
+			copy(cat[r*2*d+d:(r+1)*2*d], a[r*d:(r+1)*d])
+		}
+		rp := m.Theta[df.ridge : df.off+df.n]
+		var pl planLayer
+		pl.m = make([]float64, p.k*2*d)
+		var left []float64
+		switch m.Arch.Kind {
+		case KindGR:
+			w, bb, aa := m.gr().split(rp)
+			left = w
+			pl.b = append([]float64(nil), bb...)
+			pl.a = append([]float64(nil), aa...)
+		case KindGRB:
+			md := m.Arch.RidgeDim
+			left = rp[:md*d]
+			nc := p.spl.nParams()
+			pl.coef = append([]float64(nil), rp[md*d:md*d+nc]...)
+			pl.tp = append([]float64(nil), rp[md*d+nc:]...)
+		}
+		gemm(blas.NoTrans, blas.NoTrans, 1, gen(left, p.k, d, d), gen(cat, d, 2*d, 2*d), 0, gen(pl.m, p.k, 2*d, 2*d))
+		p.layers = append(p.layers, pl)
+	}
+	p.muX = make([]float64, 2*n)
+	p.sX = make([]float64, 2*n)
+	for i := range 2 * n {
+		p.muX[i], p.sX[i] = m.Norm.Mu[i], m.Norm.Scale[i]
+	}
+	ne := l.PortDim()
+	p.muE = append([]float64(nil), m.Norm.Mu[2*n:2*n+ne]...)
+	p.sE = append([]float64(nil), m.Norm.Scale[2*n:2*n+ne]...)
+	return p, nil
+}
+
+// workspace holds the scratch of one rollout worker for up to rows rows.
+type workspace struct {
+	rows int
+	z    []float64 // rows×2d
+	y, g []float64 // rows×k
+	tv   []float64 // rows×2d
+	xn   []float64 // rows×2n normalised state
+	en   []float64 // rows×ne normalised ports
+	tz   []float64 // rows×width tail pre-activations (GRB)
+	tg   []float64 // rows×m
+	row  splineRow
+}
+
+func (p *Plan) newWorkspace(rows int) *workspace {
+	d2, n2, ne := 2*p.d, 2*p.Layout.N, p.Layout.PortDim()
+	w := &workspace{rows: rows,
+		z: make([]float64, rows*d2), tv: make([]float64, rows*d2),
+		y: make([]float64, rows*p.k), g: make([]float64, rows*p.k),
+		xn: make([]float64, rows*n2), en: make([]float64, rows*ne)}
+	if p.Kind == KindGRB {
+		w.tz = make([]float64, p.tail.width)
+		w.tg = make([]float64, p.k)
+	}
+	return w
+}
+
+// mapRows applies the network map (normalised coordinates) to rows rows of w.z.
+func (p *Plan) mapRows(w *workspace, rows int) {
+	d, k, h := p.d, p.k, p.h
+	d2 := 2 * d
+	for li := range p.layers {
+		pl := &p.layers[li]
+		M := blas64.General{Rows: k, Cols: d2, Stride: d2, Data: pl.m}
+		if rows == 1 {
+			blas64.Gemv(blas.NoTrans, 1, M, blas64.Vector{N: d2, Inc: 1, Data: w.z}, 0, blas64.Vector{N: k, Inc: 1, Data: w.y})
+		} else {
+			gemm(blas.NoTrans, blas.Trans, 1, gen(w.z, rows, d2, d2), M, 0, gen(w.y, rows, k, k))
+		}
+		p.ridge(w, pl, rows)
+		if rows == 1 {
+			blas64.Gemv(blas.Trans, 1, M, blas64.Vector{N: k, Inc: 1, Data: w.g}, 0, blas64.Vector{N: d2, Inc: 1, Data: w.tv})
+		} else {
+			gemm(blas.NoTrans, blas.NoTrans, 1, gen(w.g, rows, k, k), M, 0, gen(w.tv, rows, d2, d2))
+		}
+		for r := range rows {
+			z := w.z[r*d2 : (r+1)*d2 : (r+1)*d2]
+			t := w.tv[r*d2 : (r+1)*d2 : (r+1)*d2]
+			zq, zp := z[:d:d], z[d:d2:d2]
+			tq, tp := t[:d:d], t[d:d2:d2]
+			for j := range zq {
+				zq[j] += h * tp[j]
+				zp[j] -= h * tq[j]
+			}
+		}
+	}
+}
+
+// ridge writes g = ∇K̂(y) for rows rows.
+func (p *Plan) ridge(w *workspace, pl *planLayer, rows int) {
+	k := p.k
+	switch p.Kind {
+	case KindGR:
+		for r := range rows {
+			y := w.y[r*k : (r+1)*k : (r+1)*k]
+			g := w.g[r*k : (r+1)*k : (r+1)*k]
+			for j, v := range y {
+				t := math.Tanh(v + pl.b[j])
+				g[j] = pl.a[j] * (1 - t*t)
+			}
+		}
+	case KindGRB:
+		tw, tb, ta := p.tail.split(pl.tp)
+		md := k
+		for r := range rows {
+			eta := w.y[r*md : (r+1)*md]
+			g := w.g[r*md : (r+1)*md]
+			clear(g)
+			p.spl.eval(eta, &w.row)
+			p.spl.gradHess(pl.coef, &w.row, g, nil)
+			for j := range p.tail.width {
+				z := tb[j]
+				wj := tw[j*md : (j+1)*md]
+				for i, e := range eta {
+					z += wj[i] * e
+				}
+				t := math.Tanh(z)
+				c := ta[j] * (1 - t*t)
+				for i := range g {
+					g[i] += c * wj[i]
+				}
+			}
+		}
+	}
+}
+
+// embed writes σ(x̃, ẽ) for rows rows from w.xn and w.en into w.z.
+func (p *Plan) embed(w *workspace, rows int) {
+	l := p.Layout
+	d2, n2, ne := 2*p.d, 2*l.N, l.PortDim()
+	for r := range rows {
+		l.Section(w.z[r*d2:(r+1)*d2], w.xn[r*n2:(r+1)*n2], w.en[r*ne:(r+1)*ne])
+	}
+}
+
+// project writes Π(z) into w.xn for rows rows.
+func (p *Plan) project(w *workspace, rows int) {
+	d2, n2 := 2*p.d, 2*p.Layout.N
+	for r := range rows {
+		p.Layout.Project(w.xn[r*n2:(r+1)*n2], w.z[r*d2:(r+1)*d2])
+	}
+}
+
+func normInto(dst, src, mu, s []float64) {
+	for i := range dst {
+		dst[i] = (src[i] - mu[i]) / s[i]
+	}
+}
+
+func denormInto(dst, src, mu, s []float64) {
+	for i := range dst {
+		dst[i] = src[i]*s[i] + mu[i]
+	}
+}
+
+// rollRows runs Algorithm 1 for rows trajectories: x0 is rows×2n, ports is
+// rows×H×ne and out is rows×H×2n, all in physical units.
+func (p *Plan) rollRows(w *workspace, rows, horizon int, x0, ports, out []float64) {
+	n2, ne := 2*p.Layout.N, p.Layout.PortDim()
+	for r := range rows {
+		normInto(w.xn[r*n2:(r+1)*n2], x0[r*n2:(r+1)*n2], p.muX, p.sX)
+	}
+	for k := range horizon {
+		for r := range rows {
+			e := ports[(r*horizon+k)*ne : (r*horizon+k+1)*ne]
+			normInto(w.en[r*ne:(r+1)*ne], e, p.muE, p.sE)
+		}
+		p.embed(w, rows)
+		p.mapRows(w, rows)
+		p.project(w, rows)
+		for r := range rows {
+			denormInto(out[(r*horizon+k)*n2:(r*horizon+k+1)*n2], w.xn[r*n2:(r+1)*n2], p.muX, p.sX)
+		}
+	}
+}
+
+// checkRollout validates slice lengths of a rollout request.
+func (p *Plan) checkRollout(rows, horizon int, x0, ports, out []float64) error {
+	n2, ne := 2*p.Layout.N, p.Layout.PortDim()
+	switch {
+	case horizon < 0 || rows < 0:
+		return fmt.Errorf("%w: negative horizon %d or batch %d", ErrLayout, horizon, rows)
+	case len(x0) < rows*n2:
+		return fmt.Errorf("%w: initial states have %d values, need %d×%d", ErrLayout, len(x0), rows, n2)
+	case len(ports) < rows*horizon*ne:
+		return fmt.Errorf("%w: ports have %d values, need %d×%d×%d", ErrLayout, len(ports), rows, horizon, ne)
+	case len(out) < rows*horizon*n2:
+		return fmt.Errorf("%w: output has room for %d values, need %d×%d×%d", ErrLayout, len(out), rows, horizon, n2)
+	}
+	return nil
+}
+
+// Roller rolls out one trajectory at a time without allocating. It is not
+// safe for concurrent use; make one per goroutine.
+type Roller struct {
+	p *Plan
+	w *workspace
+}
+
+// NewRoller returns a single-trajectory roller for the plan.
+func (p *Plan) NewRoller() *Roller { return &Roller{p: p, w: p.newWorkspace(1)} }
+
+// Rollout runs Algorithm 1 from the physical state x0 (2n values) under the
+// port sequence ports (horizon × (n_u + n_c) values, e_0 … e_{H−1}) and writes
+// the predicted states x̂_1 … x̂_H into out (horizon × 2n). It does not allocate.
+func (r *Roller) Rollout(x0, ports []float64, horizon int, out []float64) error {
+	if err := r.p.checkRollout(1, horizon, x0, ports, out); err != nil {
+		return err
+	}
+	r.p.rollRows(r.w, 1, horizon, x0, ports, out)
+	return nil
+}
+
+// Step predicts x̂_{t+1} = Π Φ σ_e(x) for one state; x and xnext may alias.
+func (r *Roller) Step(x, e, xnext []float64) error {
+	return r.Rollout(x, e, 1, xnext)
+}
+
+// LiftedMap applies the network map to one normalised lifted state z (2d) in
+// place, as the rollout does.
+func (r *Roller) LiftedMap(z []float64) {
+	copy(r.w.z, z)
+	r.p.mapRows(r.w, 1)
+	copy(z, r.w.z)
+}

@@ -1,0 +1,133 @@
+package predictor
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// handRollout composes σ → N → Φ → N⁻¹ → Π step by step through the
+// training-path map (Forward on a tape), independent of the compiled Plan.
+func handRollout(m *Model, x0, ports []float64, horizon int) []float64 {
+	l := m.Layout
+	n2, ne, d2 := l.StateDim(), l.PortDim(), l.Dim()
+	x := append([]float64(nil), x0...)
+	out := make([]float64, horizon*n2)
+	z := make([]float64, d2)
+	tape := m.NewTape(1)
+	for k := range horizon {
+		l.Section(z, x, ports[k*ne:(k+1)*ne])
+		m.Norm.Apply(l, z)
+		m.Forward(tape, z, 1)
+		m.Norm.Invert(l, z)
+		l.Project(x, z)
+		copy(out[k*n2:], x)
+	}
+	return out
+}
+
+func TestRolloutEqualsHandComposition(t *testing.T) {
+	for _, name := range PresetNames() {
+		t.Run(name, func(t *testing.T) {
+			m := testModel(t, name, 0.5, 41)
+			rng := rand.New(rand.NewPCG(6, 6))
+			l := m.Layout
+			horizon := 20
+			x0 := randVec(rng, l.StateDim(), 1)
+			for i := range x0 {
+				x0[i] = x0[i]*m.Norm.Scale[i] + m.Norm.Mu[i]
+			}
+			ports := randVec(rng, horizon*l.PortDim(), 1)
+			want := handRollout(m, x0, ports, horizon)
+			plan, err := m.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, len(want))
+			if err := plan.NewRoller().Rollout(x0, ports, horizon, got); err != nil {
+				t.Fatal(err)
+			}
+			var worst float64
+			for i := range want {
+				worst = max(worst, relErr(got[i], want[i], 1))
+			}
+			if worst > 1e-10 {
+				t.Errorf("compiled rollout differs from σ→Φ→Π composition by %.3g", worst)
+			}
+			// Batch rollout with two workers equals the single rollouts bit for bit.
+			rows := 5
+			bx := make([]float64, rows*l.StateDim())
+			bp := make([]float64, rows*horizon*l.PortDim())
+			for r := range rows {
+				copy(bx[r*l.StateDim():], x0)
+				copy(bp[r*horizon*l.PortDim():], ports)
+				bp[r*horizon*l.PortDim()] += float64(r) // make trajectories differ
+			}
+			br := plan.NewBatchRoller(rows, 2)
+			defer br.Close()
+			bout := make([]float64, rows*horizon*l.StateDim())
+			if err := br.Rollout(bx, bp, rows, horizon, bout); err != nil {
+				t.Fatal(err)
+			}
+			single := plan.NewRoller()
+			one := make([]float64, horizon*l.StateDim())
+			for r := range rows {
+				if err := single.Rollout(bx[r*l.StateDim():], bp[r*horizon*l.PortDim():], horizon, one); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range one {
+					if w := bout[r*horizon*l.StateDim()+i]; math.Abs(v-w) > 1e-12*math.Max(1, math.Abs(v)) {
+						t.Fatalf("batch row %d differs from single rollout at %d: %v vs %v", r, i, w, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRolloutBadInput(t *testing.T) {
+	m := testModel(t, "pendulum", 0.5, 1)
+	plan, err := m.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := plan.NewRoller()
+	out := make([]float64, 40)
+	if err := r.Rollout(make([]float64, 3), make([]float64, 20), 10, out); !errors.Is(err, ErrLayout) {
+		t.Errorf("short state: %v", err)
+	}
+	if err := r.Rollout(make([]float64, 4), make([]float64, 19), 10, out); !errors.Is(err, ErrLayout) {
+		t.Errorf("short ports: %v", err)
+	}
+	br := plan.NewBatchRoller(2, 2)
+	defer br.Close()
+	if err := br.Rollout(make([]float64, 12), make([]float64, 60), 3, 10, make([]float64, 120)); !errors.Is(err, ErrLayout) {
+		t.Errorf("oversized batch: %v", err)
+	}
+	m.Theta[3] = math.NaN()
+	if _, err := m.Compile(); err == nil {
+		t.Error("NaN parameter compiled")
+	}
+}
+
+func TestRolloutAllocatesNothing(t *testing.T) {
+	m := testModel(t, "quadrotor", 0.5, 2)
+	plan, err := m.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Layout
+	h := 50
+	x0, ports, out := make([]float64, l.StateDim()), make([]float64, h*l.PortDim()), make([]float64, h*l.StateDim())
+	r := plan.NewRoller()
+	if a := testing.AllocsPerRun(20, func() { _ = r.Rollout(x0, ports, h, out) }); a != 0 {
+		t.Errorf("single rollout allocates %v times per call", a)
+	}
+	br := plan.NewBatchRoller(16, 2)
+	defer br.Close()
+	bx, bp, bo := make([]float64, 16*l.StateDim()), make([]float64, 16*h*l.PortDim()), make([]float64, 16*h*l.StateDim())
+	if a := testing.AllocsPerRun(20, func() { _ = br.Rollout(bx, bp, 16, h, bo) }); a != 0 {
+		t.Errorf("batch rollout allocates %v times per call", a)
+	}
+}
