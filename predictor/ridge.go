@@ -185,6 +185,10 @@ func (r splineRidge) gradHess(c []float64, row *splineRow, g, hess []float64) {
 	if !row.ok {
 		return
 	}
+	if r.m == 2 {
+		r.gradHess2(c, row, g, hess)
+		return
+	}
 	var digits [maxRidgeDim]int
 	for t := range r.numTerms() {
 		alpha, ok := r.term(row, t, &digits)
@@ -243,4 +247,43 @@ func (r splineRidge) value(c []float64, row *splineRow) float64 {
 		}
 	}
 	return k
+}
+
+// gradHess2 is gradHess for the common m = 2, unrolled over the 4×4 local terms.
+func (r splineRidge) gradHess2(c []float64, row *splineRow, g, hess []float64) {
+	nb := r.sp.NumBasis()
+	b0, db0, d2b0 := &row.b[0], &row.db[0], &row.d2b[0]
+	b1, db1, d2b1 := &row.b[1], &row.db[1], &row.d2b[1]
+	var g0, g1, h00, h01, h11 float64
+	for i := range 4 {
+		ii := row.first[0] + i
+		if ii < 0 || ii >= nb {
+			continue
+		}
+		// s* are the inner sums over the second dimension.
+		var sb, sdb, sd2b float64
+		for j := range 4 {
+			jj := row.first[1] + j
+			if jj < 0 || jj >= nb {
+				continue
+			}
+			cij := c[ii*nb+jj]
+			sb += cij * b1[j]
+			sdb += cij * db1[j]
+			sd2b += cij * d2b1[j]
+		}
+		g0 += db0[i] * sb
+		g1 += b0[i] * sdb
+		h00 += d2b0[i] * sb
+		h01 += db0[i] * sdb
+		h11 += b0[i] * sd2b
+	}
+	g[0] += g0
+	g[1] += g1
+	if hess != nil {
+		hess[0] += h00
+		hess[1] += h01
+		hess[2] += h01
+		hess[3] += h11
+	}
 }
