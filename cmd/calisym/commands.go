@@ -1,0 +1,6 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// addCommands registers the commands beyond inspect.
+func addCommands(root *cobra.Command) {}

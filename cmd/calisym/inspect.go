@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calisym/calisym/predictor"
+)
+
+// inspectReport is what `calisym inspect --json` prints.
+type inspectReport struct {
+	Source                 string             `json:"source"`
+	Kind                   predictor.Kind     `json:"kind"`
+	Layout                 predictor.Layout   `json:"layout"`
+	LiftedDim              int                `json:"lifted_dim"`
+	Layers                 int                `json:"layers"`
+	Width                  int                `json:"width"`
+	Params                 int                `json:"params"`
+	PaperParams            int                `json:"paper_params,omitempty"`
+	FLOPsPerStep           int                `json:"flops_per_step"`
+	FLOPsPerStepFused      int                `json:"flops_per_step_fused"`
+	PaperFLOPs             float64            `json:"paper_flops,omitempty"`
+	FLOPs                  predictor.FLOPs    `json:"flops"`
+	SymplecticResidualMean float64            `json:"symplectic_residual_mean"`
+	SymplecticResidualMax  float64            `json:"symplectic_residual_max"`
+	ResidualStates         int                `json:"residual_states"`
+	Meta                   predictor.Metadata `json:"meta,omitzero"`
+}
+
+func newInspectCmd() *cobra.Command {
+	var preset string
+	var asJSON bool
+	var states int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "inspect [MODEL.safetensors]",
+		Short: "Describe a model file or a freshly initialised preset",
+		Long: `Prints the lifted layout, the parameter count, FLOPs per rollout step and
+the symplecticity residual ε_J (mean and max over random lifted states) of a
+model file, or of a preset with random parameters (--preset pendulum|quadrotor|quadruped).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var m *predictor.Model
+			var rep inspectReport
+			switch {
+			case len(args) == 1 && preset != "":
+				return fmt.Errorf("give a model file or --preset, not both")
+			case len(args) == 1:
+				var err error
+				if m, err = predictor.Load(args[0]); err != nil {
+					return err
+				}
+				rep.Source = args[0]
+			case preset != "":
+				p, err := predictor.LookupPreset(preset)
+				if err != nil {
+					return err
+				}
+				if m, err = predictor.New(p.Layout, p.Arch, rand.New(rand.NewPCG(seed, 1))); err != nil {
+					return err
+				}
+				rep.Source = "preset:" + preset
+				rep.PaperParams, rep.PaperFLOPs = p.PaperParams, p.PaperFLOPs
+			default:
+				return fmt.Errorf("give a model file or --preset NAME (one of %v)", predictor.PresetNames())
+			}
+			if states < 1 {
+				return fmt.Errorf("--states must be ≥ 1")
+			}
+			fillInspect(&rep, m, states, seed)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printInspect(cmd.OutOrStdout(), rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&preset, "preset", "", "inspect a freshly initialised preset instead of a file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().IntVar(&states, "states", 300, "random lifted states for the ε_J statistics")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for the preset's parameters and the random states")
+	return cmd
+}
+
+func fillInspect(rep *inspectReport, m *predictor.Model, states int, seed uint64) {
+	f := m.CountFLOPs()
+	rep.Kind, rep.Layout, rep.LiftedDim = m.Arch.Kind, m.Layout, m.Layout.Dim()
+	rep.Layers, rep.Width, rep.Params = m.Arch.Layers, m.Arch.Width, m.NumParams()
+	rep.FLOPs, rep.FLOPsPerStep, rep.FLOPsPerStepFused = f, f.Total(), f.TotalFused()
+	rep.Meta = m.Meta
+	rng := rand.New(rand.NewPCG(seed, 2))
+	zs := make([][]float64, states)
+	for i := range zs {
+		z := make([]float64, m.Layout.Dim())
+		for j := range z {
+			z[j] = rng.NormFloat64()
+		}
+		zs[i] = z
+	}
+	rep.ResidualStates = states
+	rep.SymplecticResidualMean, rep.SymplecticResidualMax, _ = m.ResidualStats(zs)
+}
+
+func printInspect(w io.Writer, r inspectReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "source\t%s\n", r.Source)
+	fmt.Fprintf(tw, "architecture\t%s, %d layers, width %d\n", archName(r.Kind), r.Layers, r.Width)
+	fmt.Fprintf(tw, "layout\t%s\n", r.Layout)
+	fmt.Fprintf(tw, "parameters\t%d%s\n", r.Params, paperNote(float64(r.Params), float64(r.PaperParams)))
+	fmt.Fprintf(tw, "FLOPs/step\t%d (lift %d + map %d + projection %d)%s\n", r.FLOPsPerStep, r.FLOPs.Lift, r.FLOPs.Map, r.FLOPs.Project, paperNote(float64(r.FLOPsPerStep), r.PaperFLOPs))
+	fmt.Fprintf(tw, "FLOPs/step fused\t%d (what the compiled rollout executes)\n", r.FLOPsPerStepFused)
+	fmt.Fprintf(tw, "ε_J mean / max\t%.2e / %.2e over %d random lifted states\n", r.SymplecticResidualMean, r.SymplecticResidualMax, r.ResidualStates)
+	if r.Meta.Name != "" {
+		fmt.Fprintf(tw, "name\t%s\n", r.Meta.Name)
+	}
+	for k, v := range r.Meta.Metrics {
+		fmt.Fprintf(tw, "metric %s\t%.6g\n", k, v)
+	}
+	tw.Flush()
+}
+
+func archName(k predictor.Kind) string {
+	if k == predictor.KindGRB {
+		return "GRB-SympNet"
+	}
+	return "GR-SympNet"
+}
+
+func paperNote(v, paper float64) string {
+	if paper == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  (paper %.0f, %+.1f%%)", paper, 100*(v-paper)/paper)
+}

@@ -1,0 +1,28 @@
+// Command calisym learns robot dynamics as exactly symplectic maps on a
+// lifted phase space and predicts motion live.
+//
+//	calisym demo      simulate → train CaLiSym and an MLP → evaluate → report (the main job)
+//	calisym inspect   describe a model file or a preset: layout, parameters, FLOPs, ε_J
+//	calisym sim       simulate the controlled dissipative double pendulum
+//	calisym train     train a model on a dataset
+//	calisym eval      evaluate models by autoregressive rollout
+//
+// Run `calisym help COMMAND` for the flags of each.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "calisym:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,190 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/calisym/calisym/dataset"
+)
+
+// Roller rolls a one-step model out autoregressively: from x0 (2n values)
+// under ports (horizon × (n_u+n_c)) it writes x̂_1 … x̂_H into out.
+type Roller interface {
+	Rollout(x0, ports []float64, horizon int, out []float64) error
+}
+
+// RollerFactory makes independent rollers (one per goroutine).
+type RollerFactory func() (Roller, error)
+
+// EvalOptions configure an autoregressive evaluation.
+type EvalOptions struct {
+	// Horizon is the rollout length in steps.
+	Horizon int
+	// Stride is the spacing of rollout start points within an episode.
+	Stride int
+	// Workers is the number of goroutines (default 2).
+	Workers int
+	// MaxWindows caps the number of windows evaluated (0: all), taken evenly.
+	MaxWindows int
+}
+
+// EvalResult is the autoregressive error of a model on a dataset.
+type EvalResult struct {
+	Horizon int `json:"horizon"`
+	Windows int `json:"windows"`
+	// MSE is the mean over windows, steps 1…H and the 2n state coordinates of
+	// the squared error in physical units.
+	MSE float64 `json:"mse"`
+	// MSEQ and MSEP split MSE into configuration and momentum parts.
+	MSEQ float64 `json:"mse_q"`
+	MSEP float64 `json:"mse_p"`
+	// PerStep is the MSE at each step k = 1…H (mean over windows and coordinates).
+	PerStep []float64 `json:"per_step,omitempty"`
+	// Diverged counts windows whose rollout produced a non-finite value.
+	Diverged int `json:"diverged"`
+}
+
+// EvalWindows returns the rollout windows (start points) used by Evaluate.
+func EvalWindows(ds *dataset.Dataset, horizon, stride, maxWindows int) []dataset.Window {
+	ws := ds.WindowsOf(horizon+1, max(stride, 1))
+	if maxWindows > 0 && len(ws) > maxWindows {
+		out := make([]dataset.Window, maxWindows)
+		for i := range out {
+			out[i] = ws[i*len(ws)/maxWindows]
+		}
+		ws = out
+	}
+	return ws
+}
+
+// Evaluate rolls the model out from every evaluation window of ds and
+// returns the autoregressive MSE at the requested horizon.
+func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, opt EvalOptions) (EvalResult, error) {
+	if opt.Horizon < 1 {
+		return EvalResult{}, fmt.Errorf("trainer: evaluation horizon %d < 1", opt.Horizon)
+	}
+	ws := EvalWindows(ds, opt.Horizon, opt.Stride, opt.MaxWindows)
+	if len(ws) == 0 {
+		return EvalResult{}, fmt.Errorf("trainer: no episode of the evaluation set is longer than the horizon %d", opt.Horizon)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	nx, ne, n := ds.StateDim(), ds.PortDim(), ds.N
+	H := opt.Horizon
+	type acc struct {
+		sq, sqq, sqp float64
+		per          []float64
+		bad          int
+		err          error
+	}
+	accs := make([]acc, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &accs[w]
+			a.per = make([]float64, H)
+			r, err := newRoller()
+			if err != nil {
+				a.err = err
+				return
+			}
+			out := make([]float64, H*nx)
+			step := make([]float64, H)
+			for i := w; i < len(ws); i += workers {
+				if i%64 == w && ctx.Err() != nil {
+					a.err = ctx.Err()
+					return
+				}
+				win := ws[i]
+				ep := &ds.Episodes[win.Episode]
+				x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
+				ports := ep.E[win.Start*ne : (win.Start+H)*ne]
+				if err := r.Rollout(x0, ports, H, out); err != nil {
+					a.err = err
+					return
+				}
+				truth := ep.X[(win.Start+1)*nx : (win.Start+1+H)*nx]
+				var sqq, sqp float64
+				finite := true
+				for k := range H {
+					var s float64
+					for j := range nx {
+						e := out[k*nx+j] - truth[k*nx+j]
+						e2 := e * e
+						s += e2
+						if j < n {
+							sqq += e2
+						} else {
+							sqp += e2
+						}
+					}
+					step[k] = s
+					if math.IsNaN(s) || math.IsInf(s, 0) {
+						finite = false
+						break
+					}
+				}
+				if !finite {
+					a.bad++
+					continue
+				}
+				for k, v := range step {
+					a.per[k] += v
+				}
+				a.sq += sqq + sqp
+				a.sqq += sqq
+				a.sqp += sqp
+			}
+		}()
+	}
+	wg.Wait()
+	res := EvalResult{Horizon: H, Windows: len(ws), PerStep: make([]float64, H)}
+	var sq, sqq, sqp float64
+	for _, a := range accs {
+		if a.err != nil {
+			return res, a.err
+		}
+		sq += a.sq
+		sqq += a.sqq
+		sqp += a.sqp
+		res.Diverged += a.bad
+		for k, v := range a.per {
+			res.PerStep[k] += v
+		}
+	}
+	cnt := float64((len(ws) - res.Diverged) * H)
+	res.MSE = sq / (cnt * float64(nx))
+	res.MSEQ = sqq / (cnt * float64(n))
+	res.MSEP = sqp / (cnt * float64(n))
+	good := float64(len(ws) - res.Diverged)
+	for k := range res.PerStep {
+		res.PerStep[k] /= math.Max(good, 1) * float64(nx)
+	}
+	if res.Diverged > 0 {
+		// A rollout that leaves the finite numbers has unbounded error.
+		res.MSE = math.Inf(1)
+	}
+	return res, nil
+}
+
+// MultiHorizon evaluates at each horizon (Appendix A's table).
+func MultiHorizon(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, horizons []int, opt EvalOptions) ([]EvalResult, error) {
+	var out []EvalResult
+	for _, h := range horizons {
+		o := opt
+		o.Horizon = h
+		r, err := Evaluate(ctx, newRoller, ds, o)
+		if err != nil {
+			return out, fmt.Errorf("horizon %d: %w", h, err)
+		}
+		r.PerStep = nil
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,278 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/calisym/calisym/dataset"
+)
+
+// Config controls a training run. The zero value is not usable: start from
+// DefaultConfig.
+type Config struct {
+	Epochs      int     `json:"epochs"`
+	BatchSize   int     `json:"batch_size"`
+	Optimizer   string  `json:"optimizer"` // "adamw" or "muon"
+	LR          float64 `json:"lr"`
+	WeightDecay float64 `json:"weight_decay"`
+	// MuonLR is Muon's learning rate for matrix parameters (0: LR).
+	MuonLR float64 `json:"muon_lr,omitempty"`
+	Clip   float64 `json:"clip"`
+	// Schedule is "constant" or "cosine" (with WarmupEpochs of linear warm-up).
+	Schedule     string  `json:"schedule"`
+	WarmupEpochs int     `json:"warmup_epochs"`
+	MinLRFactor  float64 `json:"min_lr_factor"`
+	// AlphaHold, AlphaRamp and AlphaFinal set the teacher-forcing schedule:
+	// α = 1 for AlphaHold epochs, then a linear ramp to AlphaFinal over
+	// AlphaRamp epochs. α = 1 throughout trains on unique transitions.
+	AlphaHold  int     `json:"alpha_hold"`
+	AlphaRamp  int     `json:"alpha_ramp"`
+	AlphaFinal float64 `json:"alpha_final"`
+	Seed       uint64  `json:"seed"`
+	Workers    int     `json:"workers"`
+	// CheckpointEvery writes a checkpoint to CheckpointPath every N epochs (0: never).
+	CheckpointEvery int    `json:"checkpoint_every"`
+	CheckpointPath  string `json:"checkpoint_path,omitempty"`
+	// Progress receives a progress bar (nil: silent).
+	Progress io.Writer `json:"-"`
+	// OnEpoch, if set, is called after every epoch.
+	OnEpoch func(EpochStats) `json:"-"`
+}
+
+// DefaultConfig returns the paper's double-pendulum settings (Appendix D).
+func DefaultConfig() Config {
+	return Config{Epochs: 500, BatchSize: 1024, Optimizer: "adamw", LR: 5e-3, WeightDecay: 2e-4,
+		Clip: 100, Schedule: "cosine", WarmupEpochs: 2, MinLRFactor: 0.01, AlphaFinal: 1, Seed: 1, Workers: 2}
+}
+
+// EpochStats is the record of one epoch.
+type EpochStats struct {
+	Epoch int     `json:"epoch"`
+	Loss  float64 `json:"loss"`
+	// ValLoss is the one-step loss on the validation set (NaN when none).
+	ValLoss     float64 `json:"val_loss"`
+	LR          float64 `json:"lr"`
+	Alpha       float64 `json:"alpha"`
+	GradNorm    float64 `json:"grad_norm"`
+	Seconds     float64 `json:"seconds"`
+	Transitions int     `json:"transitions"`
+}
+
+// History is the record of a training run.
+type History struct {
+	Epochs  []EpochStats `json:"epochs"`
+	Seconds float64      `json:"seconds"`
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Epochs < 0 || c.BatchSize < 1:
+		return fmt.Errorf("trainer: epochs %d and batch size %d", c.Epochs, c.BatchSize)
+	case !(c.LR > 0):
+		return fmt.Errorf("trainer: learning rate %v", c.LR)
+	case c.Optimizer != "adamw" && c.Optimizer != "muon":
+		return fmt.Errorf("trainer: unknown optimizer %q (want adamw or muon)", c.Optimizer)
+	case c.Schedule != "constant" && c.Schedule != "cosine":
+		return fmt.Errorf("trainer: unknown schedule %q (want constant or cosine)", c.Schedule)
+	case c.AlphaFinal < 0 || c.AlphaFinal > 1:
+		return fmt.Errorf("trainer: final teacher-forcing α %v outside [0, 1]", c.AlphaFinal)
+	}
+	return nil
+}
+
+// lrAt returns the learning-rate factor of an epoch.
+func (c *Config) lrAt(epoch int) float64 {
+	if c.Schedule == "constant" {
+		return 1
+	}
+	if epoch < c.WarmupEpochs {
+		return float64(epoch+1) / float64(c.WarmupEpochs+1)
+	}
+	span := max(c.Epochs-c.WarmupEpochs, 1)
+	t := float64(epoch-c.WarmupEpochs) / float64(span)
+	return c.MinLRFactor + (1-c.MinLRFactor)*0.5*(1+math.Cos(math.Pi*t))
+}
+
+// alphaAt returns the teacher-forcing probability of an epoch.
+func (c *Config) alphaAt(epoch int) float64 {
+	if epoch < c.AlphaHold || c.AlphaFinal == 1 {
+		return 1
+	}
+	if c.AlphaRamp <= 0 {
+		return c.AlphaFinal
+	}
+	t := math.Min(float64(epoch-c.AlphaHold)/float64(c.AlphaRamp), 1)
+	return 1 + t*(c.AlphaFinal-1)
+}
+
+// ErrDiverged reports a non-finite loss or gradient.
+var ErrDiverged = errors.New("trainer: training diverged")
+
+// Train fits the learner on the training set. val, if non-nil, is scored
+// every epoch by its one-step loss. With Config.CheckpointPath set, training
+// resumes from an existing checkpoint there.
+func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := train.Validate(); err != nil {
+		return nil, err
+	}
+	nx, ne := train.StateDim(), train.PortDim()
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	tb := newTransitionBatches(train)
+	if len(tb.trans) == 0 {
+		return nil, fmt.Errorf("trainer: the training set has no windows of length %d", train.WindowLen)
+	}
+	opt, err := newOptimizer(l, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pl := newPool(l, workers, cfg.BatchSize, nx, ne)
+	grad := make([]float64, len(l.Theta()))
+	batch := newBatch(cfg.BatchSize, nx, ne)
+	hist := &History{}
+	start := 0
+	if cfg.CheckpointPath != "" {
+		if ck, err := LoadCheckpoint(cfg.CheckpointPath); err == nil {
+			if err := ck.restore(l, opt); err != nil {
+				return nil, err
+			}
+			start = ck.Epoch
+			hist = &ck.History
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	var vb *transitionBatches
+	if val != nil {
+		vb = newTransitionBatches(val)
+	}
+	bar := newProgress(cfg.Progress, l.Name(), cfg.Epochs, start)
+	for epoch := start; epoch < cfg.Epochs; epoch++ {
+		if err := ctx.Err(); err != nil {
+			return hist, err
+		}
+		te := time.Now()
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch)))
+		lr := cfg.LR * cfg.lrAt(epoch)
+		alpha := cfg.alphaAt(epoch)
+		var sumLoss, sumW, gnorm float64
+		var steps, count int
+		step := func(b Batch, pred []float64) error {
+			loss := pl.lossGrad(b, grad, pred)
+			var w float64
+			for _, v := range b.W[:b.N] {
+				w += v
+			}
+			for i := range grad {
+				grad[i] /= w
+			}
+			gn := opt.step(grad, lr, cfg.Clip)
+			if math.IsNaN(loss) || math.IsNaN(gn) || math.IsInf(gn, 0) {
+				return fmt.Errorf("%w at epoch %d (loss %v, gradient norm %v)", ErrDiverged, epoch, loss, gn)
+			}
+			l.Sync()
+			sumLoss += loss
+			sumW += w
+			gnorm += gn
+			steps++
+			count += b.N
+			bar.tick(epoch, sumLoss/sumW, float64(count)/time.Since(te).Seconds())
+			return nil
+		}
+		if alpha >= 1 {
+			order := tb.order(rng)
+			for lo := 0; lo < len(order); lo += cfg.BatchSize {
+				tb.fill(&batch, order[lo:min(lo+cfg.BatchSize, len(order))])
+				if err := step(batch, nil); err != nil {
+					return hist, err
+				}
+			}
+		} else {
+			if err := scheduledEpoch(train, cfg.BatchSize, alpha, rng, step); err != nil {
+				return hist, err
+			}
+		}
+		es := EpochStats{Epoch: epoch + 1, Loss: sumLoss / sumW, LR: lr, Alpha: alpha, GradNorm: gnorm / float64(max(steps, 1)),
+			Seconds: time.Since(te).Seconds(), Transitions: count, ValLoss: math.NaN()}
+		if vb != nil {
+			es.ValLoss = datasetLoss(pl, vb, cfg.BatchSize, grad)
+		}
+		hist.Epochs = append(hist.Epochs, es)
+		hist.Seconds += es.Seconds
+		bar.epochDone(es)
+		if cfg.OnEpoch != nil {
+			cfg.OnEpoch(es)
+		}
+		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist); err != nil {
+				return hist, err
+			}
+		}
+	}
+	bar.finish()
+	return hist, nil
+}
+
+// datasetLoss returns the weighted mean one-step loss over all unique
+// transitions (grad is scratch).
+func datasetLoss(pl *pool, tb *transitionBatches, batchSize int, grad []float64) float64 {
+	b := newBatch(batchSize, tb.nx, tb.ne)
+	order := tb.order(nil)
+	var sum, w float64
+	for lo := 0; lo < len(order); lo += batchSize {
+		tb.fill(&b, order[lo:min(lo+batchSize, len(order))])
+		sum += pl.lossGrad(b, grad, nil)
+		for _, v := range b.W[:b.N] {
+			w += v
+		}
+	}
+	return sum / w
+}
+
+// scheduledEpoch runs one epoch of scheduled sampling: windows are processed
+// in batches, step by step; each window's input is the measured state with
+// probability α and the model's own previous prediction otherwise. The
+// gradient is one-step (predictions enter as constants).
+func scheduledEpoch(ds *dataset.Dataset, batchSize int, alpha float64, rng *rand.Rand, step func(Batch, []float64) error) error {
+	ws := ds.Windows()
+	rng.Shuffle(len(ws), func(i, j int) { ws[i], ws[j] = ws[j], ws[i] })
+	nx, ne := ds.StateDim(), ds.PortDim()
+	L := ds.WindowLen
+	per := max(1, batchSize/(L-1))
+	b := newBatch(per, nx, ne)
+	pred := make([]float64, per*nx)
+	for lo := 0; lo < len(ws); lo += per {
+		group := ws[lo:min(lo+per, len(ws))]
+		b.N = len(group)
+		for k := 0; k < L-1; k++ {
+			for r, w := range group {
+				ep := &ds.Episodes[w.Episode]
+				t := w.Start + k
+				if k == 0 || rng.Float64() < alpha {
+					copy(b.X[r*nx:(r+1)*nx], ep.X[t*nx:(t+1)*nx])
+				} else {
+					copy(b.X[r*nx:(r+1)*nx], pred[r*nx:(r+1)*nx])
+				}
+				copy(b.XNext[r*nx:(r+1)*nx], ep.X[(t+1)*nx:(t+2)*nx])
+				copy(b.E[r*ne:(r+1)*ne], ep.E[t*ne:(t+1)*ne])
+				b.W[r] = 1
+			}
+			// the step also writes this step's predictions: the next inputs
+			if err := step(b, pred); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
