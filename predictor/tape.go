@@ -22,18 +22,17 @@ type Tape struct {
 	rows [][]splineRow
 
 	// scratch
-	u, s2    []float64 // n×width
-	gbar     []float64 // n×d
-	xibar    []float64 // n×d
-	etaBar   []float64 // n×m
-	etaBar2  []float64 // n×m
-	gEtaBar  []float64 // n×m
-	hess     []float64 // m×m
-	dA, dB   []float64 // d×d
-	dS, tmp  []float64 // d×d
-	tmp2     []float64 // d×d
-	symS     [3][]float64
-	tailGrad []float64
+	u, s2   []float64 // n×width
+	gbar    []float64 // n×d
+	xibar   []float64 // n×d
+	etaBar  []float64 // n×m
+	etaBar2 []float64 // n×m
+	gEtaBar []float64 // n×m
+	hess    []float64 // m×m
+	dA, dB  []float64 // d×d
+	dS, tmp []float64 // d×d
+	tmp2    []float64 // d×d
+	symS    [3][]float64
 }
 
 // NewTape allocates a tape for batches of up to capacity rows.

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The project's test command: installs the npm packages the cross-checks with
+# Foxglove's own libraries need (once), then runs every Go test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -d test/js/node_modules ]; then
+	npm ci --prefix test/js --no-audit --no-fund --loglevel=error
+fi
+go test -count=1 -timeout 30m ./...
