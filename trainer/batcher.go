@@ -17,15 +17,6 @@ func newTransitionBatches(ds *dataset.Dataset) *transitionBatches {
 	return &transitionBatches{ds: ds, trans: ds.UniqueTransitions(), nx: ds.StateDim(), ne: ds.PortDim()}
 }
 
-// totalWeight returns Σ w over all transitions.
-func (tb *transitionBatches) totalWeight() float64 {
-	var s float64
-	for _, t := range tb.trans {
-		s += t.Weight
-	}
-	return s
-}
-
 // order returns the transition indices shuffled by rng (nil: in order).
 func (tb *transitionBatches) order(rng *rand.Rand) []int {
 	idx := make([]int, len(tb.trans))
