@@ -3,4 +3,6 @@ package main
 import "github.com/spf13/cobra"
 
 // addCommands registers the commands beyond inspect.
-func addCommands(root *cobra.Command) {}
+func addCommands(root *cobra.Command) {
+	root.AddCommand(newDemoCmd(), newSimCmd(), newTrainCmd(), newEvalCmd())
+}

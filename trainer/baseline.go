@@ -1,0 +1,145 @@
+package trainer
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer/mlp"
+)
+
+// MLP adapts the baseline network to the Learner interface. Its loss is the
+// state part of the symplectic objective: w_q times the mean squared error
+// of q and w_p times that of p, both in units of the per-channel standard
+// deviation of the state, so the two models are trained on the same scale.
+type MLP struct {
+	Net *mlp.MLP
+	W   LossWeights
+}
+
+// NewMLP builds the baseline with the given hidden widths for the dataset's
+// dimensions and sets its normalisation from the dataset's transitions.
+func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP, error) {
+	cfg := mlp.Config{StateDim: ds.StateDim(), PortDim: ds.PortDim(), Hidden: hidden}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	net := mlp.New(cfg, rand.New(rand.NewPCG(seed, 0x6d6c70)))
+	x, e, xn := transitionArrays(ds)
+	norm, err := mlp.ComputeNorm(x, e, xn, cfg.StateDim, cfg.PortDim)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: MLP normalisation: %w", err)
+	}
+	if err := net.SetNorm(norm); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	return &MLP{Net: net, W: w}, nil
+}
+
+// transitionArrays stacks every unique transition of ds.
+func transitionArrays(ds *dataset.Dataset) (x, e, xnext []float64) {
+	nx, ne := ds.StateDim(), ds.PortDim()
+	for _, ep := range ds.Episodes {
+		if ep.Len < 2 {
+			continue
+		}
+		x = append(x, ep.X[:(ep.Len-1)*nx]...)
+		xnext = append(xnext, ep.X[nx:ep.Len*nx]...)
+		e = append(e, ep.E[:(ep.Len-1)*ne]...)
+	}
+	return x, e, xnext
+}
+
+// Name implements Learner.
+func (m *MLP) Name() string { return "MLP" }
+
+// Theta implements Learner.
+func (m *MLP) Theta() []float64 { return m.Net.Theta() }
+
+// Tensors implements Learner.
+func (m *MLP) Tensors() []predictor.Tensor {
+	var ts []predictor.Tensor
+	for _, s := range m.Net.Shapes() {
+		ts = append(ts, predictor.Tensor{Name: s.Name, Rows: s.Rows, Cols: s.Cols, Offset: s.Offset})
+	}
+	return ts
+}
+
+// Sync implements Learner (the MLP keeps no derived quantities).
+func (m *MLP) Sync() {}
+
+// NewWorker implements Learner.
+func (m *MLP) NewWorker(capacity int) Worker {
+	cfg := m.Net.Config()
+	nx := cfg.StateDim
+	n := nx / 2
+	norm := m.Net.Norm()
+	cw := make([]float64, nx)
+	for i := range nx {
+		wt := m.W.Q
+		if i >= n {
+			wt = m.W.P
+		}
+		cw[i] = wt / float64(n) / (norm.SX[i] * norm.SX[i])
+	}
+	return &mlpWorker{m: m, ws: m.Net.NewWorkspace(capacity), cw: cw,
+		pred: make([]float64, capacity*nx), dPred: make([]float64, capacity*nx)}
+}
+
+type mlpWorker struct {
+	m           *MLP
+	ws          *mlp.Workspace
+	cw          []float64 // per-channel weight of the squared error
+	pred, dPred []float64
+}
+
+// LossGrad implements Worker.
+func (w *mlpWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	nx := len(w.cw)
+	n := b.N
+	p := w.pred[:n*nx]
+	w.m.Net.Forward(w.ws, b.X[:n*nx], b.E[:n*w.m.Net.Config().PortDim], n, p)
+	var total float64
+	dp := w.dPred[:n*nx]
+	for r := range n {
+		wr := b.W[r]
+		for j := range nx {
+			d := p[r*nx+j] - b.XNext[r*nx+j]
+			total += wr * w.cw[j] * d * d
+			dp[r*nx+j] = 2 * wr * w.cw[j] * d
+		}
+	}
+	w.m.Net.Backward(w.ws, dp, grad, nil)
+	if pred != nil {
+		copy(pred[:n*nx], p)
+	}
+	return total
+}
+
+// Rollers returns a factory of independent rollers over copies of the
+// network (its one-step scratch is not shared between goroutines).
+func (m *MLP) Rollers() RollerFactory {
+	return func() (Roller, error) {
+		cfg, wts, err := m.Net.Export()
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+		net, err := mlp.Load(cfg, wts)
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+		return net, nil
+	}
+}
+
+// Rollers returns a factory of rollers over the compiled model.
+func (s *Symplectic) Rollers() RollerFactory {
+	return func() (Roller, error) {
+		p, err := s.M.Compile()
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+		return p.NewRoller(), nil
+	}
+}

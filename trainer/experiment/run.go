@@ -1,0 +1,382 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer"
+)
+
+// ModelSpec describes one model of an experiment.
+type ModelSpec struct {
+	// Name labels the model in reports ("CaLiSym-GRB", "MLP").
+	Name string `json:"name"`
+	// Kind is "gr", "grb" (lifted symplectic) or "mlp" (baseline).
+	Kind string `json:"kind"`
+	// Arch is the symplectic architecture (ignored for the MLP).
+	Arch predictor.Arch `json:"arch"`
+	// InitScale scales the initial parameters of a symplectic model (0: 1).
+	InitScale float64 `json:"init_scale,omitempty"`
+	// Hidden are the MLP's hidden widths.
+	Hidden []int `json:"hidden,omitempty"`
+	// Loss weights the one-step objective.
+	Loss trainer.LossWeights `json:"loss"`
+	// Train configures the training loop.
+	Train trainer.Config `json:"train"`
+}
+
+// Spec is a whole experiment on prepared datasets.
+type Spec struct {
+	// System names the benchmark ("double pendulum").
+	System string      `json:"system"`
+	Models []ModelSpec `json:"models"`
+	// Horizon is the headline autoregressive horizon (paper: 200 for the pendulum).
+	Horizon int `json:"horizon"`
+	// Horizons are the multi-horizon table's horizons (Appendix A).
+	Horizons []int `json:"horizons"`
+	// EvalStride spaces rollout start points; MaxEvalWindows caps their number.
+	EvalStride     int `json:"eval_stride"`
+	MaxEvalWindows int `json:"max_eval_windows"`
+	// RolloutChannels label the state channels in the rollout plot.
+	RolloutChannels []string `json:"rollout_channels"`
+}
+
+// Datasets are an experiment's data.
+type Datasets struct {
+	Train, ID, OOD *dataset.Dataset
+}
+
+// ModelReport is the outcome for one model.
+type ModelReport struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// OODARMSE and IDARMSE are autoregressive MSEs at Horizon (physical units).
+	OODARMSE float64 `json:"ood_ar_mse"`
+	IDARMSE  float64 `json:"id_ar_mse"`
+	Horizon  int     `json:"horizon"`
+	Params   int     `json:"params"`
+	// FLOPsPerStep counts lift + map + projection for one prediction step.
+	FLOPsPerStep int `json:"flops_per_step"`
+	// SymplecticResidualMax/Mean is ε_J (Eq. 29) of the lifted map over
+	// lifted OOD states; for the MLP it is the same residual of its 2n×2n
+	// state Jacobian (central differences), which nothing keeps small.
+	SymplecticResidualMax  float64 `json:"symplectic_residual_max"`
+	SymplecticResidualMean float64 `json:"symplectic_residual_mean"`
+	TrainSeconds           float64 `json:"train_seconds"`
+	// TransitionsPerSecond is the training throughput (all workers).
+	TransitionsPerSecond float64 `json:"transitions_per_second"`
+	FinalLoss            float64 `json:"final_train_loss"`
+	FinalValLoss         float64 `json:"final_val_loss"`
+	// OOD and ID carry the split of the error into q and p parts.
+	OOD trainer.EvalResult `json:"ood"`
+	ID  trainer.EvalResult `json:"id"`
+	// MultiHorizon holds the Appendix A table rows.
+	MultiHorizon []HorizonRow `json:"multi_horizon"`
+	// Diverged is set when training stopped on a non-finite loss.
+	Diverged bool                 `json:"diverged,omitempty"`
+	History  []trainer.EpochStats `json:"history"`
+	// File is the saved model, relative to the output directory.
+	File string `json:"file"`
+}
+
+// HorizonRow is one row of the multi-horizon table.
+type HorizonRow struct {
+	Horizon int     `json:"horizon"`
+	IDMSE   float64 `json:"id_mse"`
+	OODMSE  float64 `json:"ood_mse"`
+}
+
+// Report is the outcome of an experiment.
+type Report struct {
+	System  string            `json:"system"`
+	Created string            `json:"created"`
+	Data    map[string]any    `json:"data"`
+	Models  []ModelReport     `json:"models"`
+	Spec    Spec              `json:"spec"`
+	Extra   map[string]string `json:"extra,omitempty"`
+	// Comparison is CaLiSym's OOD error relative to the MLP's, in percent
+	// (negative: CaLiSym is better); absent without both models.
+	OODChangePercent *float64 `json:"ood_change_percent,omitempty"`
+}
+
+// trained is a model after training, ready to evaluate.
+type trained struct {
+	spec    ModelSpec
+	learner trainer.Learner
+	rollers trainer.RollerFactory
+	sym     *predictor.Model
+	mlp     *trainer.MLP
+	hist    *trainer.History
+	err     error
+}
+
+// Run trains and evaluates every model of spec and writes the models, the
+// report (report.json, report.md) and the plots into outDir. log receives
+// progress lines (nil: silent).
+func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Writer) (*Report, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	if len(spec.Models) == 0 {
+		return nil, fmt.Errorf("experiment: no models")
+	}
+	if spec.Horizon < 1 {
+		return nil, fmt.Errorf("experiment: horizon %d", spec.Horizon)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	rep := &Report{System: spec.System, Created: time.Now().UTC().Format(time.RFC3339), Spec: spec,
+		Data: map[string]any{
+			"train_windows": len(data.Train.Windows()), "train_transitions": len(data.Train.UniqueTransitions()),
+			"train_episodes": len(data.Train.Episodes), "id_episodes": len(data.ID.Episodes), "ood_episodes": len(data.OOD.Episodes),
+			"mean_energy_train": meanTag(data.Train, "mean_energy"), "mean_energy_ood": meanTag(data.OOD, "mean_energy"),
+			"initial_energy_train": meanTag(data.Train, "initial_energy"), "initial_energy_ood": meanTag(data.OOD, "initial_energy"),
+		}}
+	for _, ms := range spec.Models {
+		fmt.Fprintf(log, "training %s (%s)\n", ms.Name, ms.Kind)
+		tr, err := train(ctx, ms, data)
+		if err != nil {
+			return rep, err
+		}
+		mr, err := evaluate(ctx, spec, tr, data, outDir)
+		if err != nil {
+			return rep, err
+		}
+		fmt.Fprintf(log, "%s: OOD AR MSE %.4g, ID AR MSE %.4g at horizon %d (%d params, %.1f s training)\n",
+			mr.Name, mr.OODARMSE, mr.IDARMSE, mr.Horizon, mr.Params, mr.TrainSeconds)
+		rep.Models = append(rep.Models, mr)
+	}
+	rep.OODChangePercent = oodChange(rep.Models)
+	if err := writeReport(rep, outDir); err != nil {
+		return rep, err
+	}
+	if err := writePlots(ctx, rep, spec, data, outDir); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+func meanTag(ds *dataset.Dataset, tag string) float64 {
+	var s float64
+	for _, ep := range ds.Episodes {
+		s += ep.Tags[tag]
+	}
+	return s / math.Max(1, float64(len(ds.Episodes)))
+}
+
+// oodChange compares the first symplectic model with the MLP.
+func oodChange(ms []ModelReport) *float64 {
+	var sym, base *ModelReport
+	for i := range ms {
+		switch {
+		case ms[i].Kind == "mlp" && base == nil:
+			base = &ms[i]
+		case ms[i].Kind != "mlp" && sym == nil:
+			sym = &ms[i]
+		}
+	}
+	if sym == nil || base == nil || !(base.OODARMSE > 0) || math.IsInf(base.OODARMSE, 0) {
+		return nil
+	}
+	v := 100 * (sym.OODARMSE - base.OODARMSE) / base.OODARMSE
+	return &v
+}
+
+// NewLearner builds the model a spec describes for the training data.
+func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
+	switch ms.Kind {
+	case "mlp":
+		return trainer.NewMLP(train, ms.Hidden, ms.Loss, ms.Train.Seed)
+	case "gr", "grb":
+		l := predictor.Layout{N: train.N, NU: train.NU, NC: train.NC}
+		m, err := predictor.New(l, ms.Arch, rand.New(rand.NewPCG(ms.Train.Seed, 0x73796d70)))
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+		}
+		if string(ms.Arch.Kind) != ms.Kind {
+			return nil, fmt.Errorf("experiment: %s: kind %q but architecture %q", ms.Name, ms.Kind, ms.Arch.Kind)
+		}
+		if ms.InitScale > 0 {
+			m.Init(rand.New(rand.NewPCG(ms.Train.Seed, 0x73796d70)), ms.InitScale)
+		}
+		st, err := trainer.Stats(train)
+		if err != nil {
+			return nil, err
+		}
+		m.Norm = st.Normalization(l)
+		m.Meta.Coordinates, m.Meta.Ports, m.Meta.Dt = train.Coordinates, train.Ports, train.Dt
+		return &trainer.Symplectic{M: m, W: ms.Loss}, nil
+	}
+	return nil, fmt.Errorf("experiment: %s: unknown model kind %q (want gr, grb or mlp)", ms.Name, ms.Kind)
+}
+
+func train(ctx context.Context, ms ModelSpec, data Datasets) (*trained, error) {
+	l, err := NewLearner(ms, data.Train)
+	if err != nil {
+		return nil, err
+	}
+	tr := &trained{spec: ms, learner: l}
+	switch v := l.(type) {
+	case *trainer.Symplectic:
+		tr.sym, tr.rollers = v.M, v.Rollers()
+	case *trainer.MLP:
+		tr.mlp, tr.rollers = v, v.Rollers()
+	}
+	hist, err := trainer.Train(ctx, l, data.Train, data.ID, ms.Train)
+	tr.hist = hist
+	if err != nil {
+		if ctx.Err() != nil || hist == nil {
+			return nil, fmt.Errorf("experiment: training %s: %w", ms.Name, err)
+		}
+		tr.err = err // diverged: report it, evaluate what we have
+	}
+	return tr, nil
+}
+
+func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir string) (ModelReport, error) {
+	ms := tr.spec
+	mr := ModelReport{Name: ms.Name, Kind: ms.Kind, Horizon: spec.Horizon, Params: len(tr.learner.Theta()),
+		Diverged: tr.err != nil}
+	if tr.hist != nil {
+		mr.History = tr.hist.Epochs
+		mr.TrainSeconds = tr.hist.Seconds
+		var n float64
+		for _, e := range tr.hist.Epochs {
+			n += float64(e.Transitions)
+		}
+		if tr.hist.Seconds > 0 {
+			mr.TransitionsPerSecond = n / tr.hist.Seconds
+		}
+		if k := len(tr.hist.Epochs); k > 0 {
+			mr.FinalLoss, mr.FinalValLoss = tr.hist.Epochs[k-1].Loss, tr.hist.Epochs[k-1].ValLoss
+		}
+	}
+	opt := trainer.EvalOptions{Horizon: spec.Horizon, Stride: spec.EvalStride, MaxWindows: spec.MaxEvalWindows}
+	var err error
+	if mr.OOD, err = trainer.Evaluate(ctx, tr.rollers, data.OOD, opt); err != nil {
+		return mr, fmt.Errorf("experiment: %s OOD evaluation: %w", ms.Name, err)
+	}
+	if mr.ID, err = trainer.Evaluate(ctx, tr.rollers, data.ID, opt); err != nil {
+		return mr, fmt.Errorf("experiment: %s ID evaluation: %w", ms.Name, err)
+	}
+	mr.OODARMSE, mr.IDARMSE = mr.OOD.MSE, mr.ID.MSE
+	for _, h := range spec.Horizons {
+		o := opt
+		o.Horizon = h
+		row := HorizonRow{Horizon: h, IDMSE: math.NaN(), OODMSE: math.NaN()}
+		if r, err := trainer.Evaluate(ctx, tr.rollers, data.ID, o); err == nil {
+			row.IDMSE = r.MSE
+		}
+		if r, err := trainer.Evaluate(ctx, tr.rollers, data.OOD, o); err == nil {
+			row.OODMSE = r.MSE
+		}
+		mr.MultiHorizon = append(mr.MultiHorizon, row)
+	}
+	states := liftedStates(data.OOD, 256)
+	switch {
+	case tr.sym != nil:
+		m := tr.sym
+		mr.FLOPsPerStep = m.CountFLOPs().Total()
+		zs := make([][]float64, len(states))
+		l := m.Layout
+		for i, s := range states {
+			z := make([]float64, l.Dim())
+			l.Section(z, s[:l.StateDim()], s[l.StateDim():])
+			m.Norm.Apply(l, z)
+			zs[i] = z
+		}
+		if mr.SymplecticResidualMean, mr.SymplecticResidualMax, err = m.ResidualStats(zs); err != nil {
+			return mr, err
+		}
+		m.Meta.Name = ms.Name
+		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
+		m.Meta.Metrics = map[string]float64{"ood_ar_mse": mr.OODARMSE, "id_ar_mse": mr.IDARMSE, "horizon": float64(mr.Horizon)}
+		m.Meta.Provenance = map[string]string{"system": spec.System, "trainer": "calisym experiment"}
+		mr.File = "calisym-" + ms.Kind + ".safetensors"
+		if err := m.Save(filepath.Join(outDir, mr.File)); err != nil {
+			return mr, err
+		}
+	case tr.mlp != nil:
+		mr.FLOPsPerStep = tr.mlp.Net.FLOPs()
+		mr.SymplecticResidualMean, mr.SymplecticResidualMax = mlpResidual(tr.mlp, states)
+		cfg, wts, err := tr.mlp.Net.Export()
+		if err != nil {
+			return mr, err
+		}
+		b, err := json.Marshal(map[string]any{"config": json.RawMessage(cfg), "weights": wts})
+		if err != nil {
+			return mr, fmt.Errorf("experiment: %w", err)
+		}
+		mr.File = "mlp.json"
+		if err := os.WriteFile(filepath.Join(outDir, mr.File), b, 0o644); err != nil {
+			return mr, fmt.Errorf("experiment: %w", err)
+		}
+	}
+	return mr, nil
+}
+
+// liftedStates picks up to n samples (x, e) evenly from ds.
+func liftedStates(ds *dataset.Dataset, n int) [][]float64 {
+	nx, ne := ds.StateDim(), ds.PortDim()
+	total := 0
+	for _, ep := range ds.Episodes {
+		total += ep.Len
+	}
+	var out [][]float64
+	stride := max(1, total/n)
+	k := 0
+	for _, ep := range ds.Episodes {
+		for t := 0; t < ep.Len; t++ {
+			if k%stride == 0 && len(out) < n {
+				s := append(append([]float64{}, ep.X[t*nx:(t+1)*nx]...), ep.E[t*ne:(t+1)*ne]...)
+				out = append(out, s)
+			}
+			k++
+		}
+	}
+	return out
+}
+
+// mlpResidual returns ε_J of the MLP's state map x_t ↦ x_{t+1} (ports
+// fixed) by central differences, in the standardised coordinates.
+func mlpResidual(m *trainer.MLP, states [][]float64) (mean, maxv float64) {
+	cfg := m.Net.Config()
+	nx := cfg.StateDim
+	norm := m.Net.Norm()
+	jac := make([]float64, nx*nx)
+	xp, xm := make([]float64, nx), make([]float64, nx)
+	yp, ym := make([]float64, nx), make([]float64, nx)
+	for _, s := range states {
+		x, e := s[:nx], s[nx:]
+		for j := range nx {
+			h := 1e-6 * norm.SX[j]
+			copy(xp, x)
+			copy(xm, x)
+			xp[j] += h
+			xm[j] -= h
+			m.Net.Step(xp, e, yp)
+			m.Net.Step(xm, e, ym)
+			for i := range nx {
+				// standardised: ∂(y_i/s_i)/∂(x_j/s_j)
+				jac[i*nx+j] = (yp[i] - ym[i]) / (2 * h) * norm.SX[j] / norm.SX[i]
+			}
+		}
+		r, err := predictor.SymplecticResidual(jac, nx)
+		if err != nil {
+			continue
+		}
+		mean += r
+		maxv = max(maxv, r)
+	}
+	return mean / math.Max(1, float64(len(states))), maxv
+}
