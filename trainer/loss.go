@@ -86,6 +86,9 @@ type sympWorker struct {
 
 // LossGrad implements Worker.
 func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	if b.N == 0 {
+		return 0
+	}
 	m := w.s.M
 	l := m.Layout
 	n, d := l.N, l.D()

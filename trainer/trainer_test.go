@@ -1,0 +1,333 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
+)
+
+// toyDataset builds a small dataset of a damped, driven oscillator pair in
+// (q, p) with control ports, so every loss term is exercised.
+func toyDataset(t testing.TB, episodes, length int, nu, nc int, seed uint64) *dataset.Dataset {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	const n = 2
+	ds := &dataset.Dataset{Meta: dataset.Meta{FormatVersion: 1, N: n, NU: nu, NC: nc, Dt: 0.01, WindowLen: 20, Stride: 5}}
+	nx, ne := 2*n, nu+nc
+	off := 0
+	for e := range episodes {
+		x := make([]float64, length*nx)
+		u := make([]float64, length*ne)
+		q := [n]float64{rng.NormFloat64(), rng.NormFloat64()}
+		p := [n]float64{rng.NormFloat64(), rng.NormFloat64()}
+		for k := range length {
+			for i := range ne {
+				u[k*ne+i] = math.Sin(0.05*float64(k)+float64(i)+float64(e)) + 0.1*rng.NormFloat64()
+			}
+			for i := range n {
+				x[k*nx+i], x[k*nx+n+i] = q[i], p[i]
+			}
+			for i := range n {
+				f := 0.0
+				if i < ne {
+					f = u[k*ne+i]
+				}
+				p[i] += 0.05 * (-math.Sin(q[i]) - 0.1*p[i] + f)
+				q[i] += 0.05 * p[i]
+			}
+		}
+		ds.Episodes = append(ds.Episodes, dataset.Episode{Name: "toy", Len: length, Offset: off, X: x, E: u})
+		off += length
+	}
+	if err := ds.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func symplecticLearner(t testing.TB, ds *dataset.Dataset, kind predictor.Kind, seed uint64) *Symplectic {
+	t.Helper()
+	l := predictor.Layout{N: ds.N, NU: ds.NU, NC: ds.NC}
+	a := predictor.Arch{Kind: kind, Layers: 3, Width: 5, StepSize: 1}
+	if kind == predictor.KindGRB {
+		a.RidgeDim, a.Spline = 2, predictor.Spline{Intervals: 6, Lo: -3, Hi: 3}
+	}
+	m, err := predictor.New(l, a, rand.New(rand.NewPCG(seed, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// larger ridge outputs than the near-identity initialisation, so the
+	// nonlinear terms matter in the gradient check
+	m.Init(rand.New(rand.NewPCG(seed, 2)), 3)
+	st, err := Stats(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Norm = st.Normalization(l)
+	return &Symplectic{M: m, W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 3}}
+}
+
+func fullBatch(ds *dataset.Dataset) Batch {
+	tb := newTransitionBatches(ds)
+	b := newBatch(len(tb.trans), tb.nx, tb.ne)
+	tb.fill(&b, tb.order(nil))
+	return b
+}
+
+// TestLossGradientFiniteDifference checks the full one-step loss gradient
+// (analytic backward passes through loss, projection, map, normalisation)
+// against central differences for GR, GRB and the MLP.
+func TestLossGradientFiniteDifference(t *testing.T) {
+	ds := toyDataset(t, 2, 25, 2, 1, 3)
+	mlpL, err := NewMLP(ds, []int{7, 6}, LossWeights{Q: 10, P: 5}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		l    Learner
+	}{
+		{"gr", symplecticLearner(t, ds, predictor.KindGR, 1)},
+		{"grb", symplecticLearner(t, ds, predictor.KindGRB, 2)},
+		{"mlp", mlpL},
+	}
+	b := fullBatch(ds)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := c.l.NewWorker(b.N)
+			theta := c.l.Theta()
+			grad := make([]float64, len(theta))
+			w.LossGrad(b, grad, nil)
+			scratch := make([]float64, len(theta))
+			loss := func() float64 {
+				c.l.Sync()
+				return w.LossGrad(b, scratch, nil)
+			}
+			var gmax float64
+			for _, g := range grad {
+				gmax = max(gmax, math.Abs(g))
+			}
+			rng := rand.New(rand.NewPCG(9, 9))
+			worst := 0.0
+			for range 60 {
+				i := rng.IntN(len(theta))
+				h := 1e-4 * math.Max(1, math.Abs(theta[i]))
+				orig := theta[i]
+				f := func(s float64) float64 { theta[i] = orig + s*h; return loss() }
+				fd := (-f(2) + 8*f(1) - 8*f(-1) + f(-2)) / (12 * h)
+				theta[i] = orig
+				c.l.Sync()
+				rel := math.Abs(fd-grad[i]) / math.Max(math.Abs(fd), 1e-3*gmax)
+				worst = max(worst, rel)
+				if rel > 1e-6 {
+					t.Errorf("θ[%d]: analytic %.12g, finite differences %.12g (rel %.2e)", i, grad[i], fd, rel)
+				}
+			}
+			t.Logf("worst relative error %.2e over 60 parameters", worst)
+		})
+	}
+}
+
+// TestUniqueTransitionsEqualWindows checks that the weighted loss over unique
+// transitions equals the loss summed over every (overlapping) window.
+func TestUniqueTransitionsEqualWindows(t *testing.T) {
+	ds := toyDataset(t, 3, 57, 2, 0, 5)
+	s := symplecticLearner(t, ds, predictor.KindGRB, 3)
+	nx, ne := ds.StateDim(), ds.PortDim()
+	// windows, transition by transition, weight 1 each
+	var wb Batch
+	for _, win := range ds.Windows() {
+		ep := &ds.Episodes[win.Episode]
+		for k := range ds.WindowLen - 1 {
+			t0 := win.Start + k
+			wb.X = append(wb.X, ep.X[t0*nx:(t0+1)*nx]...)
+			wb.XNext = append(wb.XNext, ep.X[(t0+1)*nx:(t0+2)*nx]...)
+			wb.E = append(wb.E, ep.E[t0*ne:(t0+1)*ne]...)
+			wb.W = append(wb.W, 1)
+			wb.N++
+		}
+	}
+	ub := fullBatch(ds)
+	if ub.N*2 > wb.N {
+		t.Fatalf("expected the windows to repeat transitions: %d unique, %d in windows", ub.N, wb.N)
+	}
+	lw := s.NewWorker(wb.N).LossGrad(wb, make([]float64, len(s.Theta())), nil)
+	lu := s.NewWorker(ub.N).LossGrad(ub, make([]float64, len(s.Theta())), nil)
+	var sw, su float64
+	for _, v := range ub.W[:ub.N] {
+		su += v
+	}
+	sw = float64(wb.N)
+	if su != sw {
+		t.Fatalf("total weight %v of unique transitions, %v transitions in windows", su, sw)
+	}
+	if rel := math.Abs(lw/sw-lu/su) / (lw / sw); rel > 1e-12 {
+		t.Errorf("mean loss over windows %.17g, over unique transitions %.17g (rel %.2e)", lw/sw, lu/su, rel)
+	}
+	t.Logf("%d unique transitions stand for %d window transitions; mean loss %.15g", ub.N, wb.N, lu/su)
+}
+
+// TestTrainingReducesLoss trains tiny models for a few epochs and requires
+// the one-step loss to fall by at least a factor of 5.
+func TestTrainingReducesLoss(t *testing.T) {
+	ds := toyDataset(t, 4, 200, 2, 0, 11)
+	for _, opt := range []string{"adamw", "muon"} {
+		t.Run(opt, func(t *testing.T) {
+			s := symplecticLearner(t, ds, predictor.KindGR, 4)
+			s.M.Init(rand.New(rand.NewPCG(4, 4)), 1)
+			cfg := DefaultConfig()
+			cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR = 30, 64, opt, 5e-3
+			if opt == "muon" {
+				cfg.MuonLR = 0.02
+			}
+			h, err := Train(context.Background(), s, ds, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, last := h.Epochs[0].Loss, h.Epochs[len(h.Epochs)-1].Loss
+			t.Logf("%s: loss %.4g → %.4g", opt, first, last)
+			if !(last < first/5) {
+				t.Errorf("loss %.4g → %.4g: less than a factor 5", first, last)
+			}
+		})
+	}
+}
+
+// TestCheckpointResume interrupts a run, resumes it from the checkpoint and
+// requires the same parameters as an uninterrupted run.
+func TestCheckpointResume(t *testing.T) {
+	ds := toyDataset(t, 2, 80, 2, 0, 12)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Workers = 4, 32, 1
+	ref := symplecticLearner(t, ds, predictor.KindGR, 6)
+	if _, err := Train(context.Background(), ref, ds, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run.ckpt")
+	c2 := cfg
+	c2.CheckpointPath, c2.CheckpointEvery, c2.Epochs = path, 1, 2
+	a := symplecticLearner(t, ds, predictor.KindGR, 6)
+	if _, err := Train(context.Background(), a, ds, nil, c2); err != nil {
+		t.Fatal(err)
+	}
+	c2.Epochs = 4
+	b := symplecticLearner(t, ds, predictor.KindGR, 6)
+	h, err := Train(context.Background(), b, ds, nil, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Epochs) != 4 {
+		t.Errorf("resumed history has %d epochs", len(h.Epochs))
+	}
+	for i, v := range ref.Theta() {
+		if b.Theta()[i] != v {
+			t.Fatalf("θ[%d] = %v after resume, %v uninterrupted", i, b.Theta()[i], v)
+		}
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	ds := toyDataset(t, 2, 50, 2, 0, 13)
+	s := symplecticLearner(t, ds, predictor.KindGR, 7)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize = 1, 32
+	ck := filepath.Join(dir, "c.ckpt")
+	cfg.CheckpointPath, cfg.CheckpointEvery = ck, 1
+	if _, err := Train(context.Background(), s, ds, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0xff
+	if err := os.WriteFile(ck, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("corrupt checkpoint", func(t *testing.T) {
+		cfg.Epochs = 2
+		_, err := Train(context.Background(), s, ds, nil, cfg)
+		if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), ck) || !strings.Contains(err.Error(), "checksum") {
+			t.Errorf("got %v, want a checksum error naming %s", err, ck)
+		}
+	})
+	t.Run("truncated checkpoint", func(t *testing.T) {
+		if err := os.WriteFile(ck, raw[:10], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCheckpoint(ck)
+		if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), ck) {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("checkpoint of another model", func(t *testing.T) {
+		os.Remove(ck)
+		c := cfg
+		c.Epochs = 1
+		if _, err := Train(context.Background(), s, ds, nil, c); err != nil {
+			t.Fatal(err)
+		}
+		other := symplecticLearner(t, ds, predictor.KindGRB, 7)
+		c.Epochs = 2
+		_, err := Train(context.Background(), other, ds, nil, c)
+		if !errors.Is(err, ErrCheckpoint) {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("NaN in data", func(t *testing.T) {
+		bad := toyDataset(t, 2, 50, 2, 0, 13)
+		bad.Episodes[1].X[17] = math.NaN()
+		_, err := Train(context.Background(), s, bad, nil, DefaultConfig())
+		if !errors.Is(err, dataset.ErrDataset) || !strings.Contains(err.Error(), "NaN") || !strings.Contains(err.Error(), "sample 4") {
+			t.Errorf("got %v", err)
+		}
+		p := filepath.Join(dir, "nan")
+		bad.Episodes[1].X[17] = 1
+		if err := bad.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		// corrupt x.npy on disk: a NaN where a value was
+		x, r, c, err := dataset.LoadNpy(filepath.Join(p, "x.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x[70] = math.NaN()
+		if err := dataset.SaveNpy(filepath.Join(p, "x.npy"), x, r, c); err != nil {
+			t.Fatal(err)
+		}
+		_, err = dataset.Load(p)
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "NaN") {
+			t.Errorf("loading a dataset with NaN: %v", err)
+		}
+	})
+	t.Run("diverging", func(t *testing.T) {
+		c := DefaultConfig()
+		c.Epochs, c.BatchSize = 3, 16
+		d := &nanLearner{symplecticLearner(t, ds, predictor.KindGR, 8)}
+		_, err := Train(context.Background(), d, ds, nil, c)
+		if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "epoch 0") {
+			t.Errorf("got %v, want ErrDiverged naming the epoch", err)
+		}
+	})
+}
+
+// nanLearner's loss turns non-finite, as a diverging run's does.
+type nanLearner struct{ *Symplectic }
+
+func (n *nanLearner) NewWorker(c int) Worker { return nanWorker{n.Symplectic.NewWorker(c)} }
+
+type nanWorker struct{ Worker }
+
+func (w nanWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	w.Worker.LossGrad(b, grad, pred)
+	return math.NaN()
+}
