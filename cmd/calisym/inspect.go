@@ -33,7 +33,7 @@ type inspectReport struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var preset string
+	var preset, save string
 	var asJSON bool
 	var states int
 	var seed uint64
@@ -48,6 +48,8 @@ model file, or of a preset with random parameters (--preset pendulum|quadrotor|q
 			var m *predictor.Model
 			var rep inspectReport
 			switch {
+			case save != "" && preset == "":
+				return fmt.Errorf("--save writes a freshly initialised --preset")
 			case len(args) == 1 && preset != "":
 				return fmt.Errorf("give a model file or --preset, not both")
 			case len(args) == 1:
@@ -66,6 +68,12 @@ model file, or of a preset with random parameters (--preset pendulum|quadrotor|q
 				}
 				rep.Source = "preset:" + preset
 				rep.PaperParams, rep.PaperFLOPs = p.PaperParams, p.PaperFLOPs
+				if save != "" {
+					m.Meta.Name = "preset " + preset + " (untrained)"
+					if err := m.Save(save); err != nil {
+						return err
+					}
+				}
 			default:
 				return fmt.Errorf("give a model file or --preset NAME (one of %v)", predictor.PresetNames())
 			}
@@ -84,6 +92,7 @@ model file, or of a preset with random parameters (--preset pendulum|quadrotor|q
 	}
 	cmd.Flags().StringVar(&preset, "preset", "", "inspect a freshly initialised preset instead of a file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().StringVar(&save, "save", "", "with --preset: also write the initialised model to this file")
 	cmd.Flags().IntVar(&states, "states", 300, "random lifted states for the ε_J statistics")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for the preset's parameters and the random states")
 	return cmd
