@@ -1,0 +1,417 @@
+package convert
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/mechanics"
+)
+
+// ErrNoWindows reports a conversion in which every window was rejected.
+var ErrNoWindows = errors.New("convert: no window passed validation")
+
+// Options configures a conversion.
+type Options struct {
+	// DataRoot resolves relative input patterns, parameter files and URDFs.
+	DataRoot string
+	// Open opens each input as a Source; nil means OpenTableSource (CSV
+	// and parquet). A message-log source plugs in here.
+	Open Opener
+	// Params names the params file, recorded in the datasets' provenance.
+	Params string
+}
+
+// Result is a finished conversion: one dataset per split and the report.
+type Result struct {
+	// Splits maps split names ("id", "ood", …) to their datasets.
+	Splits map[string]*dataset.Dataset
+	// Report is the conversion report (also in every dataset's Meta.Report).
+	Report *Report
+}
+
+// Save writes every split into dir/<split> and the report into
+// dir/report.json.
+func (r *Result) Save(dir string) error {
+	for name, d := range r.Splits {
+		if err := d.Save(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("convert: split %s: %w", name, err)
+		}
+	}
+	raw, err := json.MarshalIndent(r.Report, "", "  ")
+	if err != nil {
+		return fmt.Errorf("convert: report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	return nil
+}
+
+// Converter converts logs according to a spec. It is not safe for
+// concurrent use.
+type Converter struct {
+	spec  *Spec
+	opts  Options
+	model Model
+	alloc Allocation
+	plan  *plan
+}
+
+// NewConverter fills in the spec's defaults (Spec.Defaults), checks it and
+// builds its mechanics model.
+func NewConverter(spec *Spec, opts Options) (*Converter, error) {
+	spec.Defaults()
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	m, err := NewModel(spec, opts.DataRoot)
+	if err != nil {
+		return nil, err
+	}
+	c := &Converter{spec: spec, opts: opts, model: m, plan: newPlan(spec)}
+	if spec.Control.Kind == ControlQuadrotor {
+		if c.alloc, err = QuadrotorAllocation(spec.Control.Quadrotor); err != nil {
+			return nil, err
+		}
+	}
+	if c.opts.Open == nil {
+		c.opts.Open = OpenTableSource
+	}
+	return c, nil
+}
+
+// Model returns the converter's mechanics model.
+func (c *Converter) Model() Model { return c.model }
+
+// Convert converts the spec's inputs: NewConverter, then Run.
+func Convert(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	c, err := NewConverter(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.Run(ctx)
+}
+
+// Inputs expands the spec's input patterns (relative to the data root) to
+// the sorted list of files. A pattern that matches nothing is an error.
+func (c *Converter) Inputs() ([]string, error) {
+	var out []string
+	for i, pat := range c.spec.Inputs {
+		m, err := filepath.Glob(resolve(c.opts.DataRoot, pat))
+		if err != nil {
+			return nil, specError(fmt.Sprintf("inputs[%d]", i), "bad pattern %q: %v", pat, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%w: %s.inputs[%d]: %q matches no file under %q", ErrSpec, SpecKey, i, pat, c.opts.DataRoot)
+		}
+		out = append(out, m...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Run converts every input file, assigns the kept windows to splits and
+// assembles one dataset per split.
+func (c *Converter) Run(ctx context.Context) (*Result, error) {
+	files, err := c.Inputs()
+	if err != nil {
+		return nil, err
+	}
+	var data []*fileData
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fd, err := c.convertFile(path)
+		if err != nil {
+			return nil, err
+		}
+		data = append(data, fd)
+	}
+	return c.assemble(data)
+}
+
+// convertFile converts one input file with the configured opener.
+func (c *Converter) convertFile(path string) (*fileData, error) {
+	rel := path
+	if c.opts.DataRoot != "" {
+		if r, err := filepath.Rel(c.opts.DataRoot, path); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+	}
+	src, err := c.opts.Open(path, c.spec)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %s: %w", rel, err)
+	}
+	defer src.Close()
+	fd, err := c.process(src, rel)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %s: %w", rel, err)
+	}
+	return fd, nil
+}
+
+// ConvertSource converts one already opened source into a Result of its
+// own (splits by file use name as the file's path).
+func (c *Converter) ConvertSource(src Source, name string) (*Result, error) {
+	fd, err := c.process(src, name)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %s: %w", name, err)
+	}
+	return c.assemble([]*fileData{fd})
+}
+
+// assemble assigns splits and builds the datasets and the report.
+func (c *Converter) assemble(data []*fileData) (*Result, error) {
+	s := c.spec
+	rep := &Report{Robot: s.Robot, Rate: s.Resample.Rate, WindowLen: s.Window.Length, Stride: s.Window.Stride, Splits: map[string]SplitReport{}}
+	for _, fd := range data {
+		rep.Files = append(rep.Files, fd.report)
+		rep.Windows.add(fd.report.Windows)
+	}
+	if rep.Windows.Kept == 0 {
+		var b strings.Builder
+		writeReasons(&b, rep.Windows.Rejected)
+		return nil, fmt.Errorf("%w: %d candidate windows in %d files%s", ErrNoWindows, rep.Windows.Total, len(data), b.String())
+	}
+	if err := c.assignSplits(data); err != nil {
+		return nil, err
+	}
+	splitNames := map[string]bool{}
+	for _, fd := range data {
+		for _, w := range fd.windows {
+			if w.reason == "" {
+				splitNames[w.split] = true
+			}
+		}
+	}
+	res := &Result{Splits: map[string]*dataset.Dataset{}, Report: rep}
+	for name := range splitNames {
+		d, sr := c.buildSplit(name, data)
+		res.Splits[name] = d
+		rep.Splits[name] = sr
+	}
+	m, err := rep.asMap()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range res.Splits {
+		d.Report = m
+		if err := d.Validate(); err != nil {
+			return nil, fmt.Errorf("convert: split %s: %w", d.Split, err)
+		}
+	}
+	return res, nil
+}
+
+// assignSplits sets the split of every kept window.
+func (c *Converter) assignSplits(data []*fileData) error {
+	sp := &c.spec.Split
+	L := c.spec.Window.Length
+	var energies []float64
+	if sp.By == SplitByEnergy {
+		for _, fd := range data {
+			for _, w := range fd.windows {
+				if w.reason == "" {
+					energies = append(energies, fd.energy[w.start])
+				}
+			}
+		}
+		slices.Sort(energies)
+	}
+	for _, fd := range data {
+		for i := range fd.windows {
+			w := &fd.windows[i]
+			if w.reason != "" {
+				continue
+			}
+			w.split = sp.Default
+			for _, r := range sp.Rules {
+				if c.ruleMatches(r, fd, w.start, L, energies) {
+					w.split = r.Split
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Converter) ruleMatches(r SplitRule, fd *fileData, start, L int, energies []float64) bool {
+	switch c.spec.Split.By {
+	case SplitByFile:
+		for _, pat := range r.Files {
+			if ok, _ := filepath.Match(pat, fd.rel); ok {
+				return true
+			}
+			if ok, _ := filepath.Match(pat, filepath.Base(fd.rel)); ok {
+				return true
+			}
+		}
+	case SplitByTime:
+		t := fd.t[start]
+		return t >= r.Time[0] && t < r.Time[1]
+	case SplitByEnergy:
+		e := fd.energy[start]
+		if len(r.Energy) > 0 {
+			return e >= r.Energy[0] && (len(r.Energy) == 1 || e < r.Energy[1])
+		}
+		f := float64(sort.SearchFloat64s(energies, e)) / float64(len(energies))
+		return f >= r.Quantile[0] && (f < r.Quantile[1] || r.Quantile[1] == 1)
+	}
+	return false
+}
+
+// buildSplit assembles the dataset of one split: consecutive kept windows
+// of a file become one episode when q is absolute (joints), every window
+// its own episode when q is relative to the window's first pose.
+func (c *Converter) buildSplit(name string, data []*fileData) (*dataset.Dataset, SplitReport) {
+	s := c.spec
+	L, S := s.Window.Length, s.Window.Stride
+	nv := c.model.NV()
+	nj := len(s.State.Joints)
+	nu, ne := c.portDims()
+	coords := coordinateNames(s)
+	ctrl, cont := portNames(s)
+	d := &dataset.Dataset{Meta: dataset.Meta{
+		N: nv, NU: nu, NC: ne - nu, Dt: 1 / s.Resample.Rate,
+		Coordinates: coords, Ports: append(slices.Clone(ctrl), cont...),
+		WindowLen: L, Stride: S, Split: name,
+		Source: map[string]string{
+			"robot": s.Robot, "params": c.opts.Params, "model": s.Model.Kind, "state": s.State.Kind,
+			"control": s.Control.Kind, "filter": filterDescription(s),
+		},
+	}}
+	cols := append(append(slices.Clone(coords), momentumNames(s)...), d.Ports...)
+	st := make([]*stats, len(cols))
+	for i, n := range cols {
+		st[i] = newStats(n)
+	}
+	sr := SplitReport{EnergyRange: [2]float64{math.Inf(1), math.Inf(-1)}}
+	relative := s.State.Kind != StateJoints
+	perWindow := relative && s.Window.Storage == StorageWindow
+	d.Source["q_origin"] = "window_start"
+	if relative && !perWindow {
+		d.Source["q_origin"] = "episode_start"
+	}
+	var inputs []string
+	for fi, fd := range data {
+		var runs [][2]int // [first start, last start] of merged windows
+		for _, w := range fd.windows {
+			if w.reason != "" || w.split != name {
+				continue
+			}
+			sr.Windows++
+			e := fd.energy[w.start]
+			sr.EnergyRange[0] = math.Min(sr.EnergyRange[0], e)
+			sr.EnergyRange[1] = math.Max(sr.EnergyRange[1], e)
+			if n := len(runs); n > 0 && !perWindow && runs[n-1][1]+S == w.start {
+				runs[n-1][1] = w.start
+				continue
+			}
+			runs = append(runs, [2]int{w.start, w.start})
+		}
+		if len(runs) > 0 {
+			inputs = append(inputs, fd.rel)
+		}
+		for _, r := range runs {
+			a, b := r[0], r[1]+L
+			ep := dataset.Episode{
+				Name: fmt.Sprintf("%s@%d", fd.rel, a),
+				Len:  b - a,
+				Tags: map[string]float64{"file": float64(fi), "t0": fd.t[a], "energy0": fd.energy[a], "windows": float64((r[1]-r[0])/S + 1)},
+				X:    make([]float64, 0, (b-a)*2*nv),
+				E:    make([]float64, 0, (b-a)*ne),
+			}
+			T0 := fd.pose[a]
+			for j := a; j < b; j++ {
+				start := len(ep.X)
+				if relative {
+					var q [6]float64
+					if s.State.Kind == StateFloatingBase {
+						xi := mechanics.LogSE3(T0.Inverse().Mul(fd.pose[j]))
+						q = xi
+					} else {
+						q = gravityCoordinates(T0, fd.pose[j])
+					}
+					ep.X = append(ep.X, q[:]...)
+				}
+				ep.X = append(ep.X, fd.joints[j*nj:(j+1)*nj]...)
+				ep.X = append(ep.X, fd.p[j*nv:(j+1)*nv]...)
+				ep.E = append(ep.E, fd.ports[j*ne:(j+1)*ne]...)
+				for i, x := range ep.X[start:] {
+					st[i].add(x)
+				}
+				for i, x := range fd.ports[j*ne : (j+1)*ne] {
+					st[2*nv+i].add(x)
+				}
+			}
+			d.Episodes = append(d.Episodes, ep)
+			sr.Episodes++
+			sr.Samples += ep.Len
+		}
+	}
+	d.Source["inputs"] = strings.Join(inputs, ",")
+	for _, x := range st {
+		sr.Channels = append(sr.Channels, x.result())
+	}
+	return d, sr
+}
+
+func filterDescription(s *Spec) string {
+	if s.Filter.Kind != "butterworth" {
+		return "none"
+	}
+	return fmt.Sprintf("zero-phase Butterworth order %d, %g Hz", s.Filter.Order, s.Filter.Cutoff)
+}
+
+// RebaseSE3 re-expresses q, the SE(3) logarithm (ρ, φ) of a pose relative
+// to some origin, relative to the pose q0 (given the same way) instead:
+// log(exp(q0)⁻¹·exp(q)). It turns StorageEpisode configurations into the
+// window-relative ones of StorageWindow exactly.
+func RebaseSE3(q0, q [6]float64) [6]float64 {
+	return mechanics.LogSE3(mechanics.ExpSE3(q0).Inverse().Mul(mechanics.ExpSE3(q)))
+}
+
+// RebaseGravity re-expresses gravity-aware coordinates (x, y, z, roll,
+// pitch, yaw) given relative to some origin relative to the pose q0 (given
+// the same way) instead, as gravityCoordinates would have computed them
+// with q0's pose as the window's first pose.
+func RebaseGravity(q0, q [6]float64) [6]float64 {
+	pose := func(c [6]float64) mechanics.SE3 {
+		return mechanics.SE3{R: mechanics.RPY(c[3], c[4], c[5]), P: mechanics.Vec3{c[0], c[1], c[2]}}
+	}
+	return gravityCoordinates(pose(q0), pose(q))
+}
+
+// gravityCoordinates returns (x, y, z, roll, pitch, yaw) of pose T relative
+// to the window's first pose T0 in the gravity-aware variant: position
+// T.P − T0.P in the yaw-only frame of T0, roll and pitch of T absolute, yaw
+// relative to T0's yaw (wrapped to (−π, π]). Angles are ZYX Euler angles,
+// R = Rz(yaw)·Ry(pitch)·Rx(roll).
+func gravityCoordinates(T0, T mechanics.SE3) [6]float64 {
+	_, _, yaw0 := EulerZYX(T0.R)
+	roll, pitch, yaw := EulerZYX(T.R)
+	rz := mechanics.RPY(0, 0, yaw0)
+	d := rz.T().MulVec(T.P.Sub(T0.P))
+	dy := math.Remainder(yaw-yaw0, 2*math.Pi)
+	return [6]float64{d[0], d[1], d[2], roll, pitch, dy}
+}
+
+// EulerZYX returns the roll, pitch and yaw of R = Rz(yaw)·Ry(pitch)·Rx(roll)
+// (mechanics.RPY), with pitch in [−π/2, π/2].
+func EulerZYX(R mechanics.Mat3) (roll, pitch, yaw float64) {
+	pitch = math.Asin(math.Max(-1, math.Min(1, -R[2][0])))
+	roll = math.Atan2(R[2][1], R[2][2])
+	yaw = math.Atan2(R[1][0], R[0][0])
+	return roll, pitch, yaw
+}

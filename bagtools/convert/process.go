@@ -1,0 +1,825 @@
+package convert
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/calisym/calisym/bagtools/signal"
+	"github.com/calisym/calisym/mechanics"
+)
+
+// Per-sample codes at the working rate, in the priority order in which they
+// are reported as a window's rejection reason.
+const (
+	codeOK = iota
+	codeGap
+	codeNaN
+	codeQuat
+	codeJump
+	codeShort
+	numCodes
+)
+
+// Rejection reasons counted in the conversion report.
+const (
+	// ReasonGap: a window covers a stretch where some input has no samples
+	// within validate.max_gap, or lies outside some input's time span.
+	ReasonGap = "gap"
+	// ReasonNaN: a window covers a NaN input value.
+	ReasonNaN = "nan"
+	// ReasonQuaternion: a window covers a quaternion whose norm is off by
+	// more than validate.max_quat_norm_error.
+	ReasonQuaternion = "quaternion"
+	// ReasonJump: a window covers a step of the raw configuration faster
+	// than validate.max_speed, max_angular_speed or max_joint_speed.
+	ReasonJump = "jump"
+	// ReasonShortSegment: a window covers valid samples in a stretch too
+	// short to filter (at most the filter's padding long).
+	ReasonShortSegment = "short_segment"
+	// ReasonMomentumJump: a window covers a momentum step beyond
+	// validate.max_momentum_step or validate.momentum_jump_mad.
+	ReasonMomentumJump = "momentum_jump"
+)
+
+func codeReason(c int) string {
+	return [...]string{"", ReasonGap, ReasonNaN, ReasonQuaternion, ReasonJump, ReasonShortSegment}[c]
+}
+
+// fileData is one input converted to the dataset rate, before windows are
+// assigned to splits.
+type fileData struct {
+	rel     string
+	t       []float64 // decimated times since the start of the file
+	valid   []bool
+	joints  []float64 // J × nj joint positions (spec order)
+	pose    []mechanics.SE3
+	p       []float64 // J × nv momenta
+	ports   []float64 // J × ne
+	energy  []float64
+	windows []windowRec
+	report  FileReport
+}
+
+// windowRec is one candidate window.
+type windowRec struct {
+	start  int // decimated index of the first sample
+	reason string
+	split  string
+}
+
+// streamSet is the set of aligned streams of one file and which scalar
+// inputs they carry.
+type streamSet struct {
+	streams  []signal.Stream
+	ofScalar []int // stream index of each scalar (−1 for constants and orientation members)
+	constant []float64
+	orient   int   // stream of the orientation quaternion, −1 if none
+	flags    []int // streams of raw-sample flags (quaternion norm, jumps)
+	quatFlag int
+	dataEnd  int // streams [0, dataEnd) carry data; the rest are flags
+}
+
+// process converts one source.
+func (c *Converter) process(src Source, rel string) (*fileData, error) {
+	s := c.spec
+	names := c.plan.names()
+	if err := c.checkChannels(src); err != nil {
+		return nil, err
+	}
+	series, err := src.Read(names)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]Series, len(series))
+	for _, se := range series {
+		byName[se.Name] = se
+	}
+	fd := &fileData{rel: rel}
+	rep := &fd.report
+	rep.Path = rel
+	rep.NaN = map[string]int{}
+	if len(series) > 0 {
+		rep.Rows = len(series[0].Time)
+	}
+	for _, se := range series {
+		n := 0
+		for _, v := range se.Values {
+			if math.IsNaN(v) {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		rep.NaN[se.Name] = n
+		if n == len(se.Values) {
+			return nil, fmt.Errorf("%w: channel %q is NaN in all %d samples", ErrNaN, se.Name, n)
+		}
+		if f := s.Validate.MaxNaNFraction; f > 0 && float64(n) > f*float64(len(se.Values)) {
+			return nil, fmt.Errorf("%w: channel %q is NaN in %d of %d samples (%.1f%%), more than validate.max_nan_fraction = %g", ErrNaN, se.Name, n, len(se.Values), 100*float64(n)/float64(len(se.Values)), f)
+		}
+	}
+	ss, err := c.buildStreams(byName, rep)
+	if err != nil {
+		return nil, err
+	}
+
+	// Working and target rates.
+	rep.InputRate = medianRate(ss.streams[0].Time)
+	workRate := s.Resample.WorkRate
+	if workRate == 0 {
+		d := math.Max(1, math.Round(rep.InputRate/s.Resample.Rate))
+		workRate = d * s.Resample.Rate
+	}
+	D := int(math.Round(workRate / s.Resample.Rate))
+	rep.WorkRate = workRate
+	al, err := signal.Align(ss.streams, signal.AlignOptions{Rate: workRate, MaxGap: s.Validate.MaxGap})
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	K := len(al.Time)
+	rep.Duration = al.Time[K-1] - al.Time[0]
+	// Channels of one message or row share their gaps: count each
+	// interval once.
+	seenGap := map[[2]float64]bool{}
+	for _, g := range al.Gaps {
+		if key := [2]float64{g.From, g.To}; !seenGap[key] {
+			seenGap[key] = true
+			rep.Gaps++
+			rep.GapSeconds += g.To - g.From
+		}
+	}
+
+	// Sample codes.
+	code := make([]uint8, K)
+	for k := range K {
+		switch {
+		case !al.Valid[k]:
+			code[k] = codeGap
+		case hasNaN(al, ss.dataEnd, k, ss.streams):
+			code[k] = codeNaN
+		case ss.quatFlag >= 0 && al.Values[ss.quatFlag][k] > 0:
+			code[k] = codeQuat
+		case anyFlag(al, ss.flags, k):
+			code[k] = codeJump
+		}
+	}
+
+	// Segments, filtering.
+	var zp *signal.ZeroPhase
+	pad := 0
+	if s.Filter.Kind == "butterworth" {
+		sos, err := signal.Butter(s.Filter.Order, s.Filter.Cutoff, workRate)
+		if err != nil {
+			return nil, fmt.Errorf("convert: filter at the working rate %g Hz: %w", workRate, err)
+		}
+		zp = signal.NewZeroPhase(sos)
+		pad = zp.PadLen()
+	}
+	seg := make([]int, K) // segment id, −1 outside
+	segs := segments(code)
+	for i, sg := range segs {
+		if sg[1]-sg[0] <= max(pad, 2) {
+			for k := sg[0]; k < sg[1]; k++ {
+				code[k] = codeShort
+			}
+			segs[i] = [2]int{}
+		}
+	}
+	for k := range seg {
+		seg[k] = -1
+	}
+	for i, sg := range segs {
+		for k := sg[0]; k < sg[1]; k++ {
+			seg[k] = i
+		}
+		if zp != nil && sg[1] > sg[0] {
+			if err := c.filterSegment(zp, al, ss, sg); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// State at the dataset rate.
+	J := (K + D - 1) / D
+	nj := len(s.State.Joints)
+	nv := c.model.NV()
+	_, ne := c.portDims()
+	fd.t = make([]float64, J)
+	fd.valid = make([]bool, J)
+	fd.joints = make([]float64, J*nj)
+	fd.pose = make([]mechanics.SE3, J)
+	fd.p = make([]float64, J*nv)
+	fd.ports = make([]float64, J*ne)
+	fd.energy = make([]float64, J)
+	dt := 1 / workRate
+	M := make([]float64, nv*nv)
+	v := make([]float64, nv)
+	for j := range J {
+		k := j * D
+		fd.t[j] = al.Time[k] - al.Time[0]
+		if code[k] != codeOK {
+			fill(fd.p[j*nv:(j+1)*nv], math.NaN())
+			continue
+		}
+		fd.valid[j] = true
+		sg := segs[seg[k]]
+		qj := fd.joints[j*nj : (j+1)*nj]
+		for i := range nj {
+			qj[i] = c.value(al, ss, c.plan.jointPos[i], k)
+			if vi := c.plan.jointVel[i]; vi >= 0 {
+				v[nv-nj+i] = c.value(al, ss, vi, k)
+			} else {
+				v[nv-nj+i] = derivative(func(k int) float64 { return c.value(al, ss, c.plan.jointPos[i], k) }, k, sg, dt)
+			}
+		}
+		if c.model.Floating() {
+			fd.pose[j] = c.pose(al, ss, k)
+			tw := c.bodyTwist(al, ss, k, sg, dt, fd.pose[j])
+			copy(v[:6], tw[:])
+		} else {
+			fd.pose[j] = mechanics.IdentitySE3()
+		}
+		if err := c.model.MassMatrix(M, qj); err != nil {
+			return nil, err
+		}
+		p := fd.p[j*nv : (j+1)*nv]
+		var kin float64
+		for r := range nv {
+			var acc float64
+			for q := range nv {
+				acc += M[r*nv+q] * v[q]
+			}
+			p[r] = acc
+			kin += 0.5 * acc * v[r]
+		}
+		fd.energy[j] = kin + c.model.Potential(fd.pose[j], qj)
+		c.portValues(fd.ports[j*ne:(j+1)*ne], al, ss, k)
+	}
+
+	// Momentum jumps between consecutive valid samples of one segment.
+	jumpStep := c.momentumJumps(fd, seg, D, nv)
+	for _, b := range jumpStep {
+		if b {
+			rep.MomentumJumps++
+		}
+	}
+
+	// Windows.
+	L, S := s.Window.Length, s.Window.Stride
+	prefix := make([][]int, numCodes)
+	for cd := range prefix {
+		prefix[cd] = make([]int, K+1)
+	}
+	for k := range K {
+		for cd := range prefix {
+			prefix[cd][k+1] = prefix[cd][k]
+		}
+		prefix[code[k]][k+1]++
+	}
+	jp := make([]int, J)
+	for j := 1; j < J; j++ {
+		jp[j] = jp[j-1]
+		if jumpStep[j-1] {
+			jp[j]++
+		}
+	}
+	rep.Windows.Rejected = map[string]int{}
+	for st := 0; st+L <= J; st += S {
+		w := windowRec{start: st}
+		a, b := st*D, (st+L-1)*D+1
+		for cd := codeGap; cd < numCodes; cd++ {
+			if prefix[cd][b]-prefix[cd][a] > 0 {
+				w.reason = codeReason(cd)
+				break
+			}
+		}
+		if w.reason == "" && jp[st+L-1]-jp[st] > 0 {
+			w.reason = ReasonMomentumJump
+		}
+		rep.Windows.Total++
+		if w.reason == "" {
+			rep.Windows.Kept++
+		} else {
+			rep.Windows.Rejected[w.reason]++
+		}
+		fd.windows = append(fd.windows, w)
+	}
+	rep.Samples = J
+	if w, ok := src.(Warner); ok {
+		rep.Warnings = append(rep.Warnings, w.Warnings()...)
+	}
+	return fd, nil
+}
+
+// checkChannels reports every spec field whose channel the source lacks,
+// listing the channels it has.
+func (c *Converter) checkChannels(src Source) error {
+	have := src.Channels()
+	var missing []string
+	for _, sc := range c.plan.scalars {
+		if sc.ch.Const == nil && !slices.Contains(have, sc.ch.Name) {
+			missing = append(missing, fmt.Sprintf("%q (%s)", sc.ch.Name, sc.field))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: no channel %s; available: %s", ErrMissingChannel, strings.Join(missing, ", "), strings.Join(have, ", "))
+}
+
+// buildStreams converts the read series into streams for alignment and the
+// raw-sample flags of validation.
+func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*streamSet, error) {
+	s := c.spec
+	p := c.plan
+	ss := &streamSet{ofScalar: make([]int, len(p.scalars)), constant: make([]float64, len(p.scalars)), orient: -1, quatFlag: -1}
+	conv := func(i int) Series {
+		sc := p.scalars[i]
+		se := byName[sc.ch.Name]
+		f, off := sc.ch.factor(), sc.ch.Offset
+		vals := make([]float64, len(se.Values))
+		for k, x := range se.Values {
+			vals[k] = x*f + off
+		}
+		return Series{Name: se.Name, Time: se.Time, Values: vals}
+	}
+	isOrient := make([]bool, len(p.scalars))
+	for _, i := range p.orient {
+		isOrient[i] = true
+	}
+	for i, sc := range p.scalars {
+		ss.ofScalar[i] = -1
+		if sc.ch.Const != nil {
+			ss.constant[i] = *sc.ch.Const
+			continue
+		}
+		if isOrient[i] {
+			continue
+		}
+		se := conv(i)
+		mode := signal.Linear
+		if sc.port {
+			mode = p.portMode
+			if slices.Contains(p.contact, i) {
+				mode = p.contMode
+			}
+		}
+		ss.ofScalar[i] = len(ss.streams)
+		ss.streams = append(ss.streams, signal.Stream{Name: sc.ch.Name, Time: se.Time, Values: se.Values, Width: 1, Interp: mode})
+	}
+	if len(p.orient) > 0 {
+		quat, times, err := c.orientation(conv)
+		if err != nil {
+			return nil, err
+		}
+		ss.orient = len(ss.streams)
+		ss.streams = append(ss.streams, signal.Stream{Name: "orientation", Time: times, Values: quat, Width: 4, Interp: signal.Slerp})
+		if len(ss.streams) == 1 {
+			return nil, fmt.Errorf("convert: the spec reads no channel besides the orientation")
+		}
+	}
+	if len(ss.streams) == 0 {
+		return nil, fmt.Errorf("convert: the spec reads no channel (all constant)")
+	}
+	ss.dataEnd = len(ss.streams)
+
+	// Raw-sample validation flags.
+	v := &s.Validate
+	if ss.orient >= 0 {
+		o := &ss.streams[ss.orient]
+		flag := make([]float64, len(o.Time))
+		raw := c.rawQuatNorms(conv)
+		for k, n := range raw {
+			e := math.Abs(n - 1)
+			if finite(e) {
+				rep.MaxQuatNormError = math.Max(rep.MaxQuatNormError, e)
+			}
+			if v.MaxQuatNormError > 0 && e > v.MaxQuatNormError {
+				flag[k] = 1
+				rep.QuatRejected++
+			}
+		}
+		if rep.QuatRejected > 0 {
+			ss.quatFlag = len(ss.streams)
+			ss.streams = append(ss.streams, signal.Stream{Name: "quaternion_norm", Time: o.Time, Values: flag, Width: 1})
+		}
+		if v.MaxAngularSpeed > 0 {
+			flag := make([]float64, len(o.Time))
+			for k := 1; k < len(o.Time); k++ {
+				dt := o.Time[k] - o.Time[k-1]
+				a := quatAngle(o.Values[4*(k-1):4*k], o.Values[4*k:4*k+4])
+				if dt > 0 && a/dt > v.MaxAngularSpeed {
+					flag[k-1], flag[k] = 1, 1
+					rep.Jumps++
+				}
+			}
+			c.addFlag(ss, "angular_jump", o.Time, flag)
+		}
+	}
+	if len(p.basePos) == 3 && v.MaxSpeed > 0 && !slices.Contains(p.basePos, -1) {
+		xs := make([]Series, 3)
+		for a, i := range p.basePos {
+			if ss.ofScalar[i] < 0 {
+				xs = nil
+				break
+			}
+			st := ss.streams[ss.ofScalar[i]]
+			xs[a] = Series{Time: st.Time, Values: st.Values}
+		}
+		if xs != nil && sameTimes(xs[0].Time, xs[1].Time) && sameTimes(xs[0].Time, xs[2].Time) {
+			t := xs[0].Time
+			flag := make([]float64, len(t))
+			for k := 1; k < len(t); k++ {
+				dt := t[k] - t[k-1]
+				var d2 float64
+				for a := range 3 {
+					d := xs[a].Values[k] - xs[a].Values[k-1]
+					d2 += d * d
+				}
+				if dt > 0 && math.Sqrt(d2)/dt > v.MaxSpeed {
+					flag[k-1], flag[k] = 1, 1
+					rep.Jumps++
+				}
+			}
+			c.addFlag(ss, "position_jump", t, flag)
+		}
+	}
+	if v.MaxJointSpeed > 0 {
+		for _, i := range p.jointPos {
+			si := ss.ofScalar[i]
+			if si < 0 {
+				continue
+			}
+			st := ss.streams[si]
+			flag := make([]float64, len(st.Time))
+			for k := 1; k < len(st.Time); k++ {
+				dt := st.Time[k] - st.Time[k-1]
+				if dt > 0 && math.Abs(st.Values[k]-st.Values[k-1])/dt > v.MaxJointSpeed {
+					flag[k-1], flag[k] = 1, 1
+					rep.Jumps++
+				}
+			}
+			c.addFlag(ss, st.Name+"_jump", st.Time, flag)
+		}
+	}
+	return ss, nil
+}
+
+// addFlag adds a flag stream when any raw sample is flagged.
+func (c *Converter) addFlag(ss *streamSet, name string, t, flag []float64) {
+	if !slices.Contains(flag, 1) {
+		return
+	}
+	ss.flags = append(ss.flags, len(ss.streams))
+	ss.streams = append(ss.streams, signal.Stream{Name: name, Time: t, Values: flag, Width: 1})
+}
+
+// orientation returns the raw orientation as (w, x, y, z) rows, normalised
+// later by slerp, and their times.
+func (c *Converter) orientation(conv func(int) Series) ([]float64, []float64, error) {
+	p := c.plan
+	comps := make([]Series, len(p.orient))
+	for a, i := range p.orient {
+		if p.scalars[i].ch.Const != nil {
+			return nil, nil, specError(p.scalars[i].field, "orientation channels cannot be constant")
+		}
+		comps[a] = conv(i)
+		if !sameTimes(comps[a].Time, comps[0].Time) {
+			return nil, nil, fmt.Errorf("convert: orientation channels %q and %q have different timestamps; they must come from one message or row", comps[0].Name, comps[a].Name)
+		}
+	}
+	t := comps[0].Time
+	q := make([]float64, 4*len(t))
+	for k := range t {
+		if len(comps) == 4 {
+			for a := range 4 {
+				q[4*k+a] = comps[a].Values[k]
+			}
+			continue
+		}
+		r := comps[0].Values[k]
+		pi := comps[1].Values[k]
+		y := comps[2].Values[k]
+		if !finite(r) || !finite(pi) || !finite(y) {
+			fill(q[4*k:4*k+4], math.NaN())
+			continue
+		}
+		qq := mechanics.QuatFromRotation(mechanics.RPY(r, pi, y))
+		q[4*k], q[4*k+1], q[4*k+2], q[4*k+3] = qq.W, qq.X, qq.Y, qq.Z
+	}
+	return q, t, nil
+}
+
+// rawQuatNorms returns the norms of the raw quaternions (1 for roll, pitch,
+// yaw orientations).
+func (c *Converter) rawQuatNorms(conv func(int) Series) []float64 {
+	p := c.plan
+	comps := make([]Series, len(p.orient))
+	for a, i := range p.orient {
+		comps[a] = conv(i)
+	}
+	out := make([]float64, len(comps[0].Time))
+	for k := range out {
+		if len(comps) != 4 {
+			out[k] = 1
+			continue
+		}
+		var n2 float64
+		for a := range 4 {
+			n2 += comps[a].Values[k] * comps[a].Values[k]
+		}
+		out[k] = math.Sqrt(n2)
+	}
+	return out
+}
+
+func sameTimes(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	return slices.Equal(a, b)
+}
+
+// quatAngle returns the rotation angle between two (w, x, y, z) rows.
+func quatAngle(a, b []float64) float64 {
+	qa, err1 := mechanics.Quat{W: a[0], X: a[1], Y: a[2], Z: a[3]}.Normalized()
+	qb, err2 := mechanics.Quat{W: b[0], X: b[1], Y: b[2], Z: b[3]}.Normalized()
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	d := math.Abs(qa.W*qb.W + qa.X*qb.X + qa.Y*qb.Y + qa.Z*qb.Z)
+	return 2 * math.Acos(math.Min(1, d))
+}
+
+func hasNaN(al *signal.Aligned, end, k int, streams []signal.Stream) bool {
+	for i := range end {
+		w := streams[i].Width
+		for _, x := range al.Values[i][k*w : (k+1)*w] {
+			if math.IsNaN(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anyFlag(al *signal.Aligned, flags []int, k int) bool {
+	for _, f := range flags {
+		if al.Values[f][k] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// segments returns the maximal runs [a, b) of codeOK samples.
+func segments(code []uint8) [][2]int {
+	var out [][2]int
+	start := -1
+	for k, c := range code {
+		if c == codeOK && start < 0 {
+			start = k
+		}
+		if c != codeOK && start >= 0 {
+			out = append(out, [2]int{start, k})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, [2]int{start, len(code)})
+	}
+	return out
+}
+
+// filterSegment low-passes every data stream over one segment; quaternions
+// are made sign-continuous, filtered component-wise and renormalised.
+func (c *Converter) filterSegment(zp *signal.ZeroPhase, al *signal.Aligned, ss *streamSet, sg [2]int) error {
+	n := sg[1] - sg[0]
+	buf := make([]float64, n)
+	for i := range ss.dataEnd {
+		st := ss.streams[i]
+		if i != ss.orient && c.isPortStream(ss, i) && c.spec.Filter.SkipPorts {
+			continue
+		}
+		w := st.Width
+		vals := al.Values[i]
+		if i == ss.orient {
+			for k := sg[0] + 1; k < sg[1]; k++ {
+				a, b := vals[4*(k-1):4*k], vals[4*k:4*k+4]
+				if a[0]*b[0]+a[1]*b[1]+a[2]*b[2]+a[3]*b[3] < 0 {
+					for x := range 4 {
+						b[x] = -b[x]
+					}
+				}
+			}
+		}
+		for comp := range w {
+			for k := range n {
+				buf[k] = vals[(sg[0]+k)*w+comp]
+			}
+			if _, err := zp.Apply(buf, buf); err != nil {
+				return fmt.Errorf("convert: filter %s: %w", st.Name, err)
+			}
+			for k := range n {
+				vals[(sg[0]+k)*w+comp] = buf[k]
+			}
+		}
+		if i == ss.orient {
+			for k := sg[0]; k < sg[1]; k++ {
+				q := vals[4*k : 4*k+4]
+				nq := math.Sqrt(q[0]*q[0] + q[1]*q[1] + q[2]*q[2] + q[3]*q[3])
+				for x := range 4 {
+					q[x] /= nq
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Converter) isPortStream(ss *streamSet, stream int) bool {
+	for i, si := range ss.ofScalar {
+		if si == stream {
+			return c.plan.scalars[i].port
+		}
+	}
+	return false
+}
+
+// value returns scalar i at working sample k.
+func (c *Converter) value(al *signal.Aligned, ss *streamSet, i, k int) float64 {
+	if si := ss.ofScalar[i]; si >= 0 {
+		return al.Values[si][k]
+	}
+	return ss.constant[i]
+}
+
+// pose returns the base pose at working sample k.
+func (c *Converter) pose(al *signal.Aligned, ss *streamSet, k int) mechanics.SE3 {
+	q := al.Values[ss.orient][4*k : 4*k+4]
+	var P mechanics.Vec3
+	for a, i := range c.plan.basePos {
+		P[a] = c.value(al, ss, i, k)
+	}
+	return mechanics.SE3{R: mechanics.Quat{W: q[0], X: q[1], Y: q[2], Z: q[3]}.Rotation(), P: P}
+}
+
+// bodyTwist returns the base's body twist (v, ω) at working sample k, from
+// the velocity channels or by differentiating the poses of the segment.
+func (c *Converter) bodyTwist(al *signal.Aligned, ss *streamSet, k int, sg [2]int, dt float64, T mechanics.SE3) mechanics.Twist {
+	b := &c.spec.State.Base
+	if len(c.plan.linVel) == 3 {
+		var lin, ang mechanics.Vec3
+		for a := range 3 {
+			lin[a] = c.value(al, ss, c.plan.linVel[a], k)
+			ang[a] = c.value(al, ss, c.plan.angVel[a], k)
+		}
+		Rt := T.R.T()
+		if b.LinearVelocity.Frame == FrameWorld {
+			lin = Rt.MulVec(lin)
+		}
+		if b.AngularVelocity.Frame == FrameWorld {
+			ang = Rt.MulVec(ang)
+		}
+		return mechanics.Twist{lin[0], lin[1], lin[2], ang[0], ang[1], ang[2]}
+	}
+	lo, hi := max(k-1, sg[0]), min(k+1, sg[1]-1)
+	if hi == lo {
+		return mechanics.Twist{}
+	}
+	xi := mechanics.LogSE3(c.pose(al, ss, lo).Inverse().Mul(c.pose(al, ss, hi)))
+	s := 1 / (float64(hi-lo) * dt)
+	for a := range xi {
+		xi[a] *= s
+	}
+	return xi
+}
+
+// derivative returns the central difference of f at k within the segment
+// (one-sided at its ends).
+func derivative(f func(int) float64, k int, sg [2]int, dt float64) float64 {
+	lo, hi := max(k-1, sg[0]), min(k+1, sg[1]-1)
+	if hi == lo {
+		return 0
+	}
+	return (f(hi) - f(lo)) / (float64(hi-lo) * dt)
+}
+
+// portDims returns n_u and n_u + n_c.
+func (c *Converter) portDims() (nu, ne int) {
+	cn, kn := portNames(c.spec)
+	return len(cn), len(cn) + len(kn)
+}
+
+// portValues writes (u, f_c) at working sample k.
+func (c *Converter) portValues(dst []float64, al *signal.Aligned, ss *streamSet, k int) {
+	nu, _ := c.portDims()
+	if c.spec.Control.Kind == ControlQuadrotor {
+		f := make([]float64, len(c.plan.control))
+		for i, sc := range c.plan.control {
+			f[i] = Thrust(c.spec.Control.Quadrotor.ThrustPoly, c.value(al, ss, sc, k))
+		}
+		w := c.alloc.Wrench(f)
+		copy(dst, w[:])
+	} else {
+		for i, sc := range c.plan.control {
+			dst[i] = c.value(al, ss, sc, k)
+		}
+	}
+	for i, sc := range c.plan.contact {
+		dst[nu+i] = c.value(al, ss, sc, k)
+	}
+}
+
+// momentumJumps flags the steps j → j+1 (both valid, one segment) whose
+// momentum change exceeds the absolute or robust thresholds.
+func (c *Converter) momentumJumps(fd *fileData, seg []int, D, nv int) []bool {
+	J := len(fd.valid)
+	out := make([]bool, max(J-1, 0))
+	v := &c.spec.Validate
+	if len(v.MaxMomentumStep) == 0 && v.MomentumJumpMAD == 0 {
+		return out
+	}
+	ok := func(j int) bool {
+		return fd.valid[j] && fd.valid[j+1] && seg[j*D] == seg[(j+1)*D]
+	}
+	var med, scale []float64
+	if v.MomentumJumpMAD > 0 {
+		med, scale = make([]float64, nv), make([]float64, nv)
+		var d []float64
+		for r := range nv {
+			d = d[:0]
+			for j := range J - 1 {
+				if ok(j) {
+					d = append(d, fd.p[(j+1)*nv+r]-fd.p[j*nv+r])
+				}
+			}
+			if len(d) == 0 {
+				continue
+			}
+			med[r] = median(d)
+			for i := range d {
+				d[i] = math.Abs(d[i] - med[r])
+			}
+			scale[r] = 1.4826 * median(d)
+		}
+	}
+	for j := range J - 1 {
+		if !ok(j) {
+			continue
+		}
+		for r := range nv {
+			d := fd.p[(j+1)*nv+r] - fd.p[j*nv+r]
+			if n := len(v.MaxMomentumStep); n > 0 {
+				lim := v.MaxMomentumStep[0]
+				if n > 1 {
+					lim = v.MaxMomentumStep[r]
+				}
+				if math.Abs(d) > lim {
+					out[j] = true
+				}
+			}
+			if scale != nil && scale[r] > 0 && math.Abs(d-med[r]) > v.MomentumJumpMAD*scale[r] {
+				out[j] = true
+			}
+		}
+	}
+	return out
+}
+
+// median returns the median of x, reordering x.
+func median(x []float64) float64 {
+	sort.Float64s(x)
+	n := len(x)
+	if n%2 == 1 {
+		return x[n/2]
+	}
+	return (x[n/2-1] + x[n/2]) / 2
+}
+
+// medianRate returns 1 / the median positive time step of t.
+func medianRate(t []float64) float64 {
+	var d []float64
+	for i := 1; i < len(t); i++ {
+		if s := t[i] - t[i-1]; s > 0 {
+			d = append(d, s)
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	return 1 / median(d)
+}
+
+func fill(v []float64, x float64) {
+	for i := range v {
+		v[i] = x
+	}
+}
