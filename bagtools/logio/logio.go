@@ -6,6 +6,11 @@
 // [NewBagReader]. Column tables (CSV and parquet) are read row by row as
 // float64 through a [Table] obtained from [OpenCSV] or [OpenParquet].
 //
+// [ROS2Writer] writes MCAP files the way rosbag2 records them (profile
+// "ros2", CDR messages, ros2msg schemas, QoS metadata, indexes and
+// statistics), so that `ros2 bag play` and Foxglove open what calisym
+// records.
+//
 // Every reader streams: memory is bounded by the largest chunk, record or
 // page of the input, never by the length of the log. Lengths read from the
 // input are checked against the bytes that remain and against the limits in
