@@ -4,9 +4,9 @@ import "sync"
 
 // BatchRoller rolls out many trajectories at once (a planner scoring
 // candidate port sequences). Rows are split into contiguous blocks, one per
-// worker; each block advances with BLAS-3 kernels. Worker goroutines persist
-// for the roller's lifetime, so a rollout allocates nothing. Close releases
-// them. A BatchRoller is not safe for concurrent use.
+// worker; each block advances with matrix–matrix kernels. Worker goroutines
+// persist for the roller's lifetime, so a rollout allocates nothing. Close
+// releases them. A BatchRoller is not safe for concurrent use.
 type BatchRoller struct {
 	p       *Plan
 	maxRows int
@@ -55,10 +55,12 @@ func (b *BatchRoller) Rollout(x0, ports []float64, rows, horizon int, out []floa
 		return errBatchTooLarge(rows, b.maxRows)
 	}
 	n2, ne := 2*b.p.Layout.N, b.p.Layout.PortDim()
-	per := b.ws[0].rows
+	// Spread the rows over the workers in blocks of a multiple of four rows
+	// (the height of the kernels' register tiles) where the capacity allows.
+	per := (rows + len(b.ws) - 1) / len(b.ws)
+	per = min((per+3)&^3, b.ws[0].rows)
 	start := per
-	for i, ch := range b.jobs {
-		_ = i
+	for _, ch := range b.jobs {
 		if start >= rows {
 			break
 		}

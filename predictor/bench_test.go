@@ -46,3 +46,32 @@ func BenchmarkRolloutStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTrainStep measures one training pass over a batch of 256 lifted
+// states: Forward on a tape, then Backward with the parameter gradient.
+// ns/row is per batch row.
+func BenchmarkTrainStep(b *testing.B) {
+	const rows = 256
+	for _, name := range PresetNames() {
+		b.Run(name, func(b *testing.B) {
+			m := testModel(b, name, 0.5, 62)
+			rng := rand.New(rand.NewPCG(2, 2))
+			d2 := m.Layout.Dim()
+			z0 := randVec(rng, rows*d2, 0.5)
+			z := make([]float64, rows*d2)
+			zbar := make([]float64, rows*d2)
+			grad := make([]float64, m.NumParams())
+			tape := m.NewTape(rows)
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(z, z0)
+				m.Forward(tape, z, rows)
+				copy(zbar, z)
+				clear(grad)
+				m.Backward(tape, zbar, grad)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

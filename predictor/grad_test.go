@@ -224,3 +224,30 @@ func TestPresetGradientSample(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainingPassAllocatesNothing checks that Forward, Backward and Tangent
+// on a batch run without heap allocations (all products go through the
+// allocation-free kernels).
+func TestTrainingPassAllocatesNothing(t *testing.T) {
+	for _, name := range []string{"pendulum", "quadrotor"} {
+		m := testModel(t, name, 0.5, 3)
+		const rows = 64
+		d2 := m.Layout.Dim()
+		rng := rand.New(rand.NewPCG(4, 4))
+		z0 := randVec(rng, rows*d2, 0.5)
+		z, zbar, dz := make([]float64, rows*d2), make([]float64, rows*d2), make([]float64, rows*d2)
+		grad := make([]float64, m.NumParams())
+		tape := m.NewTape(rows)
+		a := testing.AllocsPerRun(5, func() {
+			copy(z, z0)
+			m.Forward(tape, z, rows)
+			copy(zbar, z)
+			m.Backward(tape, zbar, grad)
+			copy(dz, z0)
+			m.Tangent(tape, dz)
+		})
+		if a != 0 {
+			t.Errorf("%s: training pass allocates %v times", name, a)
+		}
+	}
+}

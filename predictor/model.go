@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/blas"
 )
 
 // Kind names a symplectic map architecture.
@@ -253,13 +251,13 @@ func (m *Model) Sync() {
 			a, b = b, a
 		}
 		// a = I + S1 S2
-		gemm(blas.NoTrans, blas.NoTrans, 1, gen(s1, d, d, d), gen(s2, d, d, d), 0, gen(t, d, d, d))
+		gemm(noTrans, noTrans, 1, gen(s1, d, d, d), gen(s2, d, d, d), 0, gen(t, d, d, d))
 		copy(a, t)
 		for k := range d {
 			a[k*d+k]++
 		}
 		// b = S1 + S1 S2 S3 + S3
-		gemm(blas.NoTrans, blas.NoTrans, 1, gen(t, d, d, d), gen(s3, d, d, d), 0, gen(b, d, d, d))
+		gemm(noTrans, noTrans, 1, gen(t, d, d, d), gen(s3, d, d, d), 0, gen(b, d, d, d))
 		for k := range b {
 			b[k] += s1[k] + s3[k]
 		}

@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/calisym/calisym/predictor/kernel"
 )
 
 // Plan is a model compiled for inference. Each layer's ridge coordinate is
@@ -15,11 +14,15 @@ import (
 //
 // so that a layer costs two matrix–vector products of size k×2d:
 //
-//	y = M Z,  g = ∇K̂(y),  t = Mᵀ g,  Q += h t_P,  P −= h t_Q.
+//	y = M Z,  g = ∇K̂(y),  Q += h M_Pᵀ g,  P −= h M_Qᵀ g,
 //
-// The rollout works in normalised coordinates and converts only at its
-// boundaries. A Plan is read-only after Compile and safe for concurrent use by
-// any number of Rollers.
+// with M_Q, M_P the column blocks of M acting on Q and P. Batches of rows
+// run the same as matrix products. The rollout works in normalised
+// coordinates and converts only at its boundaries; in its first layer the
+// product skips the columns that the data section σₑ sets to zero, and in
+// its last layer the update computes only q and p, the coordinates Π keeps.
+// A Plan is read-only after Compile and safe for concurrent use by any number
+// of Rollers.
 type Plan struct {
 	Layout Layout
 	Kind   Kind
@@ -90,7 +93,7 @@ func (m *Model) Compile() (*Plan, error) {
 			pl.coef = append([]float64(nil), rp[md*d:md*d+nc]...)
 			pl.tp = append([]float64(nil), rp[md*d+nc:]...)
 		}
-		gemm(blas.NoTrans, blas.NoTrans, 1, gen(left, p.k, d, d), gen(cat, d, 2*d, 2*d), 0, gen(pl.m, p.k, 2*d, 2*d))
+		gemm(noTrans, noTrans, 1, gen(left, p.k, d, d), gen(cat, d, 2*d, 2*d), 0, gen(pl.m, p.k, 2*d, 2*d))
 		p.layers = append(p.layers, pl)
 	}
 	p.muX = make([]float64, 2*n)
@@ -109,88 +112,106 @@ type workspace struct {
 	rows int
 	z    []float64 // rows×2d
 	y, g []float64 // rows×k
-	tv   []float64 // rows×2d
+	tv   []float64 // 2d, Mᵀ g of a single row
 	xn   []float64 // rows×2n normalised state
 	en   []float64 // rows×ne normalised ports
-	tz   []float64 // rows×width tail pre-activations (GRB)
-	tg   []float64 // rows×m
+	tz   []float64 // tail pre-activations of one row (GRB, width)
 	row  splineRow
 }
 
 func (p *Plan) newWorkspace(rows int) *workspace {
 	d2, n2, ne := 2*p.d, 2*p.Layout.N, p.Layout.PortDim()
 	w := &workspace{rows: rows,
-		z: make([]float64, rows*d2), tv: make([]float64, rows*d2),
+		z: make([]float64, rows*d2), tv: make([]float64, d2),
 		y: make([]float64, rows*p.k), g: make([]float64, rows*p.k),
 		xn: make([]float64, rows*n2), en: make([]float64, rows*ne)}
 	if p.Kind == KindGRB {
 		w.tz = make([]float64, p.tail.width)
-		w.tg = make([]float64, p.k)
 	}
 	return w
 }
 
-// mapRows applies the network map (normalised coordinates) to rows rows of w.z.
-func (p *Plan) mapRows(w *workspace, rows int) {
+// mapRows applies the network map (normalised coordinates) to rows rows of
+// w.z. With fromSection set, the rows are data sections σₑ (for large lifts
+// the zeros of the section are not multiplied); with projOnly set, the last
+// layer updates only the coordinates q and p of a batch (Π keeps no others).
+func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 	d, k, h := p.d, p.k, p.h
 	d2 := 2 * d
+	l := p.Layout
+	n := l.N
+	Z := gen(w.z, rows, d2, d2)
+	Y := gen(w.y, rows, k, k)
+	G := gen(w.g, rows, k, k)
 	for li := range p.layers {
 		pl := &p.layers[li]
-		M := blas64.General{Rows: k, Cols: d2, Stride: d2, Data: pl.m}
-		if rows == 1 {
-			blas64.Gemv(blas.NoTrans, 1, M, blas64.Vector{N: d2, Inc: 1, Data: w.z}, 0, blas64.Vector{N: k, Inc: 1, Data: w.y})
-		} else {
-			gemm(blas.NoTrans, blas.Trans, 1, gen(w.z, rows, d2, d2), M, 0, gen(w.y, rows, k, k))
+		M := gen(pl.m, k, d2, d2)
+		switch {
+		case li == 0 && fromSection && d >= sectionSkipMin:
+			// Non-zero columns of σₑ: q, λ_c (the tail of Q) and p, μ_u (contiguous in P).
+			oc, op := l.OffLambdaC(), l.OffP()
+			gemm(noTrans, trans, 1, gen(w.z, rows, n, d2), gen(pl.m, k, n, d2), 0, Y)
+			gemm(noTrans, trans, 1, gen(w.z[oc:], rows, d-oc, d2), gen(pl.m[oc:], k, d-oc, d2), 1, Y)
+			gemm(noTrans, trans, 1, gen(w.z[op:], rows, n+l.NU, d2), gen(pl.m[op:], k, n+l.NU, d2), 1, Y)
+		case rows == 1:
+			kernel.MatVec(k, d2, pl.m, d2, w.z, w.y)
+		default:
+			gemm(noTrans, trans, 1, Z, M, 0, Y)
 		}
 		p.ridge(w, pl, rows)
-		if rows == 1 {
-			blas64.Gemv(blas.Trans, 1, M, blas64.Vector{N: k, Inc: 1, Data: w.g}, 0, blas64.Vector{N: d2, Inc: 1, Data: w.tv})
-		} else {
-			gemm(blas.NoTrans, blas.NoTrans, 1, gen(w.g, rows, k, k), M, 0, gen(w.tv, rows, d2, d2))
-		}
-		for r := range rows {
-			z := w.z[r*d2 : (r+1)*d2 : (r+1)*d2]
-			t := w.tv[r*d2 : (r+1)*d2 : (r+1)*d2]
-			zq, zp := z[:d:d], z[d:d2:d2]
-			tq, tp := t[:d:d], t[d:d2:d2]
+		switch {
+		case rows == 1:
+			// t = Mᵀ g, Q += h t_P, P −= h t_Q.
+			kernel.MatTVec(k, d2, pl.m, d2, w.g, w.tv)
+			zq, zp := w.z[:d:d], w.z[d:d2:d2]
+			tq, tp := w.tv[:d:d], w.tv[d:d2:d2]
 			for j := range zq {
 				zq[j] += h * tp[j]
 				zp[j] -= h * tq[j]
 			}
+		case li == len(p.layers)-1 && projOnly:
+			// q += h g M_P[:, q], p −= h g M_Q[:, y] (p pairs with y).
+			gemm(noTrans, noTrans, h, G, gen(pl.m[d:], k, n, d2), 1, gen(w.z, rows, n, d2))
+			gemm(noTrans, noTrans, -h, G, gen(pl.m[n:], k, n, d2), 1, gen(w.z[d+n:], rows, n, d2))
+		default:
+			// Q += h g M_P, P −= h g M_Q.
+			gemm(noTrans, noTrans, h, G, gen(pl.m[d:], k, d, d2), 1, gen(w.z, rows, d, d2))
+			gemm(noTrans, noTrans, -h, G, gen(pl.m, k, d, d2), 1, gen(w.z[d:], rows, d, d2))
 		}
 	}
 }
+
+// sectionSkipMin is the smallest d for which the first layer of a rollout
+// multiplies only the non-zero blocks of the data section: below it the
+// extra kernel calls cost more than the skipped products.
+const sectionSkipMin = 32
 
 // ridge writes g = ∇K̂(y) for rows rows.
 func (p *Plan) ridge(w *workspace, pl *planLayer, rows int) {
 	k := p.k
 	switch p.Kind {
 	case KindGR:
-		for r := range rows {
-			y := w.y[r*k : (r+1)*k : (r+1)*k]
-			g := w.g[r*k : (r+1)*k : (r+1)*k]
-			for j, v := range y {
-				t := math.Tanh(v + pl.b[j])
-				g[j] = pl.a[j] * (1 - t*t)
-			}
-		}
+		kernel.Sech2(rows, k, w.y, k, pl.b, pl.a, w.g, k)
 	case KindGRB:
 		tw, tb, ta := p.tail.split(pl.tp)
-		md := k
+		md, width := k, p.tail.width
 		for r := range rows {
 			eta := w.y[r*md : (r+1)*md]
 			g := w.g[r*md : (r+1)*md]
 			clear(g)
 			p.spl.eval(eta, &w.row)
 			p.spl.gradHess(pl.coef, &w.row, g, nil)
-			for j := range p.tail.width {
-				z := tb[j]
-				wj := tw[j*md : (j+1)*md]
+			// Tail: g += Σ_j a_j sech²(w_j·η + b_j) w_j.
+			for j := range width {
+				var z float64
 				for i, e := range eta {
-					z += wj[i] * e
+					z += tw[j*md+i] * e
 				}
-				t := math.Tanh(z)
-				c := ta[j] * (1 - t*t)
+				w.tz[j] = z
+			}
+			kernel.Sech2(1, width, w.tz, width, tb, ta, w.tz, width)
+			for j, c := range w.tz[:width] {
+				wj := tw[j*md : (j+1)*md]
 				for i := range g {
 					g[i] += c * wj[i]
 				}
@@ -241,7 +262,7 @@ func (p *Plan) rollRows(w *workspace, rows, horizon int, x0, ports, out []float6
 			normInto(w.en[r*ne:(r+1)*ne], e, p.muE, p.sE)
 		}
 		p.embed(w, rows)
-		p.mapRows(w, rows)
+		p.mapRows(w, rows, true, true)
 		p.project(w, rows)
 		for r := range rows {
 			denormInto(out[(r*horizon+k)*n2:(r*horizon+k+1)*n2], w.xn[r*n2:(r+1)*n2], p.muX, p.sX)
@@ -295,6 +316,6 @@ func (r *Roller) Step(x, e, xnext []float64) error {
 // place, as the rollout does.
 func (r *Roller) LiftedMap(z []float64) {
 	copy(r.w.z, z)
-	r.p.mapRows(r.w, 1)
+	r.p.mapRows(r.w, 1, false, false)
 	copy(z, r.w.z)
 }

@@ -1,23 +1,46 @@
 package predictor
 
 import (
+	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/calisym/calisym/predictor/kernel"
 )
 
-// gen wraps a row-major slice as a blas64.General.
-func gen(data []float64, rows, cols, stride int) blas64.General {
-	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data}
+// view is a row-major matrix: element (i, j) is data[i*stride+j].
+type view struct {
+	rows, cols, stride int
+	data               []float64
 }
 
-// gemm computes C = alpha·op(A)·op(B) + beta·C on row-major views.
-func gemm(tA, tB blas.Transpose, alpha float64, a, b blas64.General, beta float64, c blas64.General) {
-	if c.Rows == 0 || c.Cols == 0 {
-		return
+// gen wraps a row-major slice as a matrix view.
+func gen(data []float64, rows, cols, stride int) view {
+	return view{rows: rows, cols: cols, stride: stride, data: data}
+}
+
+// Transpose flags of gemm.
+const (
+	noTrans = false
+	trans   = true
+)
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C on row-major views, where
+// op(X) is Xᵀ when the flag is trans. Every matrix product of the package
+// goes through it, to the allocation-free kernels of package kernel; as in
+// BLAS, C is not read when beta is 0.
+func gemm(tA, tB bool, alpha float64, a, b view, beta float64, c view) {
+	m, k := a.rows, a.cols
+	if tA {
+		m, k = k, m
 	}
-	blas64.Gemm(tA, tB, alpha, a, b, beta, c)
+	kb, n := b.rows, b.cols
+	if tB {
+		kb, n = n, kb
+	}
+	if m != c.rows || n != c.cols || k != kb {
+		panic(fmt.Sprintf("predictor: gemm shapes %d×%d · %d×%d → %d×%d", m, k, kb, n, c.rows, c.cols))
+	}
+	kernel.Gemm(tA, tB, m, n, k, alpha, a.data, a.stride, b.data, b.stride, beta, c.data, c.stride)
 }
 
 // tanhRidge is the scalar function K(x) = Σ_j a_j tanh(w_j·x + b_j) on an
@@ -37,7 +60,7 @@ func (r tanhRidge) split(p []float64) (w, b, a []float64) {
 func (r tanhRidge) grad(p []float64, n int, x, g, t, s []float64) {
 	w, b, a := r.split(p)
 	W := gen(w, r.width, r.in, r.in)
-	gemm(blas.NoTrans, blas.Trans, 1, gen(x, n, r.in, r.in), W, 0, gen(t, n, r.width, r.width))
+	gemm(noTrans, trans, 1, gen(x, n, r.in, r.in), W, 0, gen(t, n, r.width, r.width))
 	for i := range n {
 		tr := t[i*r.width : (i+1)*r.width]
 		sr := s[i*r.width : (i+1)*r.width]
@@ -47,7 +70,7 @@ func (r tanhRidge) grad(p []float64, n int, x, g, t, s []float64) {
 			sr[j] = a[j] * (1 - tv*tv)
 		}
 	}
-	gemm(blas.NoTrans, blas.NoTrans, 1, gen(s, n, r.width, r.width), W, 0, gen(g, n, r.in, r.in))
+	gemm(noTrans, noTrans, 1, gen(s, n, r.width, r.width), W, 0, gen(g, n, r.in, r.in))
 }
 
 // hvp writes out = ∇²K(x)·v for n rows, using the cached t and scratch u (n×width).
@@ -55,7 +78,7 @@ func (r tanhRidge) hvp(p []float64, n int, t, v, out, u []float64) {
 	w, _, a := r.split(p)
 	W := gen(w, r.width, r.in, r.in)
 	U := gen(u, n, r.width, r.width)
-	gemm(blas.NoTrans, blas.Trans, 1, gen(v, n, r.in, r.in), W, 0, U)
+	gemm(noTrans, trans, 1, gen(v, n, r.in, r.in), W, 0, U)
 	for i := range n {
 		tr := t[i*r.width : (i+1)*r.width]
 		ur := u[i*r.width : (i+1)*r.width]
@@ -63,7 +86,7 @@ func (r tanhRidge) hvp(p []float64, n int, t, v, out, u []float64) {
 			ur[j] *= a[j] * (-2 * tv * (1 - tv*tv))
 		}
 	}
-	gemm(blas.NoTrans, blas.NoTrans, 1, U, W, 0, gen(out, n, r.in, r.in))
+	gemm(noTrans, noTrans, 1, U, W, 0, gen(out, n, r.in, r.in))
 }
 
 // backward takes gbar, the adjoint of g = ∇K(x), writes xbar = ∇²K(x)·gbar and
@@ -75,7 +98,7 @@ func (r tanhRidge) backward(p, dp []float64, n int, x, t, gbar, xbar, u, s []flo
 	W := gen(w, r.width, r.in, r.in)
 	U := gen(u, n, r.width, r.width)
 	S := gen(s, n, r.width, r.width)
-	gemm(blas.NoTrans, blas.Trans, 1, gen(gbar, n, r.in, r.in), W, 0, U)
+	gemm(noTrans, trans, 1, gen(gbar, n, r.in, r.in), W, 0, U)
 	for i := range n {
 		tr := t[i*r.width : (i+1)*r.width]
 		ur := u[i*r.width : (i+1)*r.width]
@@ -93,9 +116,9 @@ func (r tanhRidge) backward(p, dp []float64, n int, x, t, gbar, xbar, u, s []flo
 	}
 	dW := gen(dw, r.width, r.in, r.in)
 	// W̄ += Sᵀ gbar + Vᵀ x, with V stored in u.
-	gemm(blas.Trans, blas.NoTrans, 1, S, gen(gbar, n, r.in, r.in), 1, dW)
-	gemm(blas.Trans, blas.NoTrans, 1, U, gen(x, n, r.in, r.in), 1, dW)
-	gemm(blas.NoTrans, blas.NoTrans, 1, U, W, 0, gen(xbar, n, r.in, r.in))
+	gemm(trans, noTrans, 1, S, gen(gbar, n, r.in, r.in), 1, dW)
+	gemm(trans, noTrans, 1, U, gen(x, n, r.in, r.in), 1, dW)
+	gemm(noTrans, noTrans, 1, U, W, 0, gen(xbar, n, r.in, r.in))
 }
 
 // value returns K(x) for a single input.

@@ -124,10 +124,70 @@ func TestRolloutAllocatesNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { _ = r.Rollout(x0, ports, h, out) }); a != 0 {
 		t.Errorf("single rollout allocates %v times per call", a)
 	}
-	br := plan.NewBatchRoller(16, 2)
+	for _, rows := range []int{16, 256} {
+		br := plan.NewBatchRoller(rows, 2)
+		defer br.Close()
+		bx, bp, bo := make([]float64, rows*l.StateDim()), make([]float64, rows*h*l.PortDim()), make([]float64, rows*h*l.StateDim())
+		if a := testing.AllocsPerRun(5, func() { _ = br.Rollout(bx, bp, rows, h, bo) }); a != 0 {
+			t.Errorf("batch rollout of %d rows allocates %v times per call", rows, a)
+		}
+	}
+}
+
+// TestBatchRollerPartialBatch rolls batches smaller than the roller's
+// capacity (spread over the workers in blocks of four) and compares every row
+// with a single-trajectory rollout.
+func TestBatchRollerPartialBatch(t *testing.T) {
+	m := testModel(t, "quadrotor", 0.5, 43)
+	plan, err := m.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Layout
+	n2, ne := l.StateDim(), l.PortDim()
+	rng := rand.New(rand.NewPCG(8, 8))
+	horizon := 7
+	br := plan.NewBatchRoller(64, 3)
 	defer br.Close()
-	bx, bp, bo := make([]float64, 16*l.StateDim()), make([]float64, 16*h*l.PortDim()), make([]float64, 16*h*l.StateDim())
-	if a := testing.AllocsPerRun(20, func() { _ = br.Rollout(bx, bp, 16, h, bo) }); a != 0 {
-		t.Errorf("batch rollout allocates %v times per call", a)
+	single := plan.NewRoller()
+	one := make([]float64, horizon*n2)
+	for _, rows := range []int{0, 1, 5, 9, 13, 64} {
+		x0 := randVec(rng, rows*n2, 1)
+		ports := randVec(rng, rows*horizon*ne, 1)
+		out := make([]float64, rows*horizon*n2)
+		if err := br.Rollout(x0, ports, rows, horizon, out); err != nil {
+			t.Fatal(err)
+		}
+		for r := range rows {
+			if err := single.Rollout(x0[r*n2:], ports[r*horizon*ne:], horizon, one); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range one {
+				if w := out[r*horizon*n2+i]; math.Abs(v-w) > 1e-12*math.Max(1, math.Abs(v)) {
+					t.Fatalf("rows=%d: row %d differs from single rollout at %d: %v vs %v", rows, r, i, w, v)
+				}
+			}
+		}
+	}
+}
+
+// TestLiftedMapEqualsForward checks the compiled map on arbitrary lifted
+// states (not data sections, full update) against the training-path Forward.
+func TestLiftedMapEqualsForward(t *testing.T) {
+	for _, name := range PresetNames() {
+		m := testModel(t, name, 0.5, 44)
+		plan, err := m.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		z := randVec(rng, m.Layout.Dim(), 1)
+		want := forwardCopy(m, z, 1)
+		plan.NewRoller().LiftedMap(z)
+		for i := range z {
+			if relErr(z[i], want[i], 1) > 1e-12 {
+				t.Fatalf("%s: LiftedMap[%d] = %v, Forward %v", name, i, z[i], want[i])
+			}
+		}
 	}
 }

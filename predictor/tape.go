@@ -1,9 +1,5 @@
 package predictor
 
-import (
-	"gonum.org/v1/gonum/blas"
-)
-
 // Tape holds what a batched forward pass of the map records for the backward
 // pass and tangent maps: per layer the input state, the ridge coordinate and
 // the ridge function's intermediate values. One Tape serves batches of up to
@@ -90,13 +86,13 @@ func (m *Model) Forward(t *Tape, z []float64, n int) {
 		Q, P := gen(z, n, d, 2*d), gen(z[d:], n, d, 2*d)
 		xi := gen(t.xi[i], n, d, d)
 		// ξ = P Aᵀ + Q Bᵀ (row form of A P + B Q)
-		gemm(blas.NoTrans, blas.Trans, 1, P, A, 0, xi)
-		gemm(blas.NoTrans, blas.Trans, 1, Q, B, 1, xi)
+		gemm(noTrans, trans, 1, P, A, 0, xi)
+		gemm(noTrans, trans, 1, Q, B, 1, xi)
 		m.ridgeGrad(t, i, df, n)
 		G := gen(t.g[i], n, d, d)
 		// Q += h G A ; P −= h G B
-		gemm(blas.NoTrans, blas.NoTrans, h, G, A, 1, Q)
-		gemm(blas.NoTrans, blas.NoTrans, -h, G, B, 1, P)
+		gemm(noTrans, noTrans, h, G, A, 1, Q)
+		gemm(noTrans, noTrans, -h, G, B, 1, P)
 	}
 }
 
@@ -113,7 +109,7 @@ func (m *Model) ridgeGrad(t *Tape, i int, df layerDef, n int) {
 		c := p[md*d : md*d+m.spl().nParams()]
 		tp := p[md*d+len(c):]
 		eta, geta := t.eta[i], t.geta[i]
-		gemm(blas.NoTrans, blas.Trans, 1, gen(t.xi[i], n, d, d), R, 0, gen(eta, n, md, md))
+		gemm(noTrans, trans, 1, gen(t.xi[i], n, d, d), R, 0, gen(eta, n, md, md))
 		m.tail().grad(tp, n, eta, geta, t.t[i], t.s[i])
 		sr := m.spl()
 		for r := range n {
@@ -121,7 +117,7 @@ func (m *Model) ridgeGrad(t *Tape, i int, df layerDef, n int) {
 			sr.eval(eta[r*md:(r+1)*md], row)
 			sr.gradHess(c, row, geta[r*md:(r+1)*md], nil)
 		}
-		gemm(blas.NoTrans, blas.NoTrans, 1, gen(geta, n, md, md), R, 0, gen(t.g[i], n, d, d))
+		gemm(noTrans, noTrans, 1, gen(geta, n, md, md), R, 0, gen(t.g[i], n, d, d))
 	}
 }
 
@@ -140,22 +136,22 @@ func (m *Model) Backward(t *Tape, zbar, grad []float64) {
 		G := gen(t.g[i], n, d, d)
 		gb := gen(t.gbar, n, d, d)
 		// ḡ = h (Q̄' Aᵀ − P̄' Bᵀ)
-		gemm(blas.NoTrans, blas.Trans, h, Qb, A, 0, gb)
-		gemm(blas.NoTrans, blas.Trans, -h, Pb, B, 1, gb)
+		gemm(noTrans, trans, h, Qb, A, 0, gb)
+		gemm(noTrans, trans, -h, Pb, B, 1, gb)
 		dA, dB := gen(t.dA, d, d, d), gen(t.dB, d, d, d)
 		// Ā = h Gᵀ Q̄' ; B̄ = −h Gᵀ P̄'
-		gemm(blas.Trans, blas.NoTrans, h, G, Qb, 0, dA)
-		gemm(blas.Trans, blas.NoTrans, -h, G, Pb, 0, dB)
+		gemm(trans, noTrans, h, G, Qb, 0, dA)
+		gemm(trans, noTrans, -h, G, Pb, 0, dB)
 		m.ridgeBackward(t, i, df, n, grad)
 		xb := gen(t.xibar, n, d, d)
 		zin := t.zin[i]
 		Qin, Pin := gen(zin, n, d, 2*d), gen(zin[d:], n, d, 2*d)
 		// Ā += ξ̄ᵀ P ; B̄ += ξ̄ᵀ Q
-		gemm(blas.Trans, blas.NoTrans, 1, xb, Pin, 1, dA)
-		gemm(blas.Trans, blas.NoTrans, 1, xb, Qin, 1, dB)
+		gemm(trans, noTrans, 1, xb, Pin, 1, dA)
+		gemm(trans, noTrans, 1, xb, Qin, 1, dB)
 		// Q̄ = Q̄' + ξ̄ B ; P̄ = P̄' + ξ̄ A
-		gemm(blas.NoTrans, blas.NoTrans, 1, xb, B, 1, Qb)
-		gemm(blas.NoTrans, blas.NoTrans, 1, xb, A, 1, Pb)
+		gemm(noTrans, noTrans, 1, xb, B, 1, Qb)
+		gemm(noTrans, noTrans, 1, xb, A, 1, Pb)
 		m.abToS(t, df, grad)
 	}
 }
@@ -178,7 +174,7 @@ func (m *Model) ridgeBackward(t *Tape, i int, df layerDef, n int, grad []float64
 		tp, dtp := p[md*d+nc:], dp[md*d+nc:]
 		gEb := gen(t.gEtaBar, n, md, md)
 		// ḡη = ḡ Rᵀ
-		gemm(blas.NoTrans, blas.Trans, 1, gen(t.gbar, n, d, d), R, 0, gEb)
+		gemm(noTrans, trans, 1, gen(t.gbar, n, d, d), R, 0, gEb)
 		// tail: η̄ = H_tail ḡη, tail parameter gradients
 		m.tail().backward(tp, dtp, n, t.eta[i], t.t[i], t.gEtaBar, t.etaBar, t.u, t.s2)
 		sr := m.spl()
@@ -200,9 +196,9 @@ func (m *Model) ridgeBackward(t *Tape, i int, df layerDef, n int, grad []float64
 			}
 		}
 		// R̄ += gηᵀ ḡ + η̄ᵀ ξ ; ξ̄ = η̄ R
-		gemm(blas.Trans, blas.NoTrans, 1, gen(t.geta[i], n, md, md), gen(t.gbar, n, d, d), 1, dR)
-		gemm(blas.Trans, blas.NoTrans, 1, gen(t.etaBar, n, md, md), gen(t.xi[i], n, d, d), 1, dR)
-		gemm(blas.NoTrans, blas.NoTrans, 1, gen(t.etaBar, n, md, md), R, 0, gen(t.xibar, n, d, d))
+		gemm(trans, noTrans, 1, gen(t.geta[i], n, md, md), gen(t.gbar, n, d, d), 1, dR)
+		gemm(trans, noTrans, 1, gen(t.etaBar, n, md, md), gen(t.xi[i], n, d, d), 1, dR)
+		gemm(noTrans, noTrans, 1, gen(t.etaBar, n, md, md), R, 0, gen(t.xibar, n, d, d))
 	}
 }
 
@@ -224,21 +220,21 @@ func (m *Model) abToS(t *Tape, df layerDef, grad []float64) {
 	dS := gen(t.dS, d, d, d)
 	tmp := gen(t.tmp, d, d, d)
 	// S̄1 = Āc S2 + B̄c + B̄c S3 S2
-	gemm(blas.NoTrans, blas.NoTrans, 1, Ab, S2, 0, dS)
-	gemm(blas.NoTrans, blas.NoTrans, 1, Bb, S3, 0, tmp)
-	gemm(blas.NoTrans, blas.NoTrans, 1, tmp, S2, 1, dS)
+	gemm(noTrans, noTrans, 1, Ab, S2, 0, dS)
+	gemm(noTrans, noTrans, 1, Bb, S3, 0, tmp)
+	gemm(noTrans, noTrans, 1, tmp, S2, 1, dS)
 	for k := range t.dS {
 		t.dS[k] += dBc[k]
 	}
 	addSym(grad[df.s1:df.s1+d*d], t.dS, d)
 	// S̄2 = S1 Āc + S1 B̄c S3
-	gemm(blas.NoTrans, blas.NoTrans, 1, S1, Ab, 0, dS)
-	gemm(blas.NoTrans, blas.NoTrans, 1, S1, Bb, 0, tmp)
-	gemm(blas.NoTrans, blas.NoTrans, 1, tmp, S3, 1, dS)
+	gemm(noTrans, noTrans, 1, S1, Ab, 0, dS)
+	gemm(noTrans, noTrans, 1, S1, Bb, 0, tmp)
+	gemm(noTrans, noTrans, 1, tmp, S3, 1, dS)
 	addSym(grad[df.s2:df.s2+d*d], t.dS, d)
 	// S̄3 = B̄c + S2 S1 B̄c
-	gemm(blas.NoTrans, blas.NoTrans, 1, S2, S1, 0, tmp)
-	gemm(blas.NoTrans, blas.NoTrans, 1, tmp, Bb, 0, dS)
+	gemm(noTrans, noTrans, 1, S2, S1, 0, tmp)
+	gemm(noTrans, noTrans, 1, tmp, Bb, 0, dS)
 	for k := range t.dS {
 		t.dS[k] += dBc[k]
 	}
@@ -265,12 +261,12 @@ func (m *Model) Tangent(t *Tape, dz []float64) {
 		A, B := gen(a, d, d, d), gen(b, d, d, d)
 		dQ, dP := gen(dz, n, d, 2*d), gen(dz[d:], n, d, 2*d)
 		dxi := gen(t.gbar, n, d, d)
-		gemm(blas.NoTrans, blas.Trans, 1, dP, A, 0, dxi)
-		gemm(blas.NoTrans, blas.Trans, 1, dQ, B, 1, dxi)
+		gemm(noTrans, trans, 1, dP, A, 0, dxi)
+		gemm(noTrans, trans, 1, dQ, B, 1, dxi)
 		m.ridgeHVP(t, i, df, n, t.gbar, t.xibar)
 		dg := gen(t.xibar, n, d, d)
-		gemm(blas.NoTrans, blas.NoTrans, h, dg, A, 1, dQ)
-		gemm(blas.NoTrans, blas.NoTrans, -h, dg, B, 1, dP)
+		gemm(noTrans, noTrans, h, dg, A, 1, dQ)
+		gemm(noTrans, noTrans, -h, dg, B, 1, dP)
 	}
 }
 
@@ -287,7 +283,7 @@ func (m *Model) ridgeHVP(t *Tape, i int, df layerDef, n int, v, out []float64) {
 		nc := m.spl().nParams()
 		c, tp := p[md*d:md*d+nc], p[md*d+nc:]
 		ve := gen(t.gEtaBar, n, md, md)
-		gemm(blas.NoTrans, blas.Trans, 1, gen(v, n, d, d), R, 0, ve)
+		gemm(noTrans, trans, 1, gen(v, n, d, d), R, 0, ve)
 		m.tail().hvp(tp, n, t.t[i], t.gEtaBar, t.etaBar, t.u)
 		sr := m.spl()
 		for r := range n {
@@ -303,7 +299,7 @@ func (m *Model) ridgeHVP(t *Tape, i int, df layerDef, n int, v, out []float64) {
 				}
 			}
 		}
-		gemm(blas.NoTrans, blas.NoTrans, 1, gen(t.etaBar, n, md, md), R, 0, gen(out, n, d, d))
+		gemm(noTrans, noTrans, 1, gen(t.etaBar, n, md, md), R, 0, gen(out, n, d, d))
 	}
 }
 

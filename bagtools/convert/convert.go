@@ -23,11 +23,16 @@ var ErrNoWindows = errors.New("convert: no window passed validation")
 type Options struct {
 	// DataRoot resolves relative input patterns, parameter files and URDFs.
 	DataRoot string
-	// Open opens each input as a Source; nil means OpenTableSource (CSV
-	// and parquet). A message-log source plugs in here.
+	// Open opens each input as a Source; nil means OpenSource: MCAP files
+	// and ROS 1 bags as a MessageSource, CSV and parquet files as a
+	// TableSource.
 	Open Opener
 	// Params names the params file, recorded in the datasets' provenance.
 	Params string
+	// Progress, when set and Open is nil, is called while a message log is
+	// streamed with its path, the bytes read so far and its size (see
+	// MessageLogOptions.Progress).
+	Progress func(path string, done, total int64)
 }
 
 // Result is a finished conversion: one dataset per split and the report.
@@ -84,7 +89,14 @@ func NewConverter(spec *Spec, opts Options) (*Converter, error) {
 		}
 	}
 	if c.opts.Open == nil {
-		c.opts.Open = OpenTableSource
+		progress := c.opts.Progress
+		c.opts.Open = func(path string, spec *Spec) (Source, error) {
+			var p func(done, total int64)
+			if progress != nil {
+				p = func(done, total int64) { progress(path, done, total) }
+			}
+			return openSource(path, spec, p)
+		}
 	}
 	return c, nil
 }

@@ -5,9 +5,11 @@
 //
 //  1. A Source yields the named channels the spec maps to q, v, u and f_c,
 //     each with its own timestamps. TableSource reads CSV and parquet
-//     files (bagtools/logio); a message-log source (MCAP, ROS 1 bag)
-//     plugs in through Options.Open. A missing channel is an error that
-//     lists the available ones; units are converted to SI.
+//     files (bagtools/logio); MessageSource streams MCAP files and ROS 1
+//     bags, reading message paths ("/joint_states.position[name==\"j1\"]")
+//     on the header-stamp or log-time clock; OpenSource picks one by the
+//     extension. A missing channel is an error that lists the available
+//     ones; units are converted to SI.
 //  2. Validation on the raw samples: NaN counts (a channel that is all NaN
 //     fails), quaternion norms, configuration steps faster than the speed
 //     limits (position jumps).

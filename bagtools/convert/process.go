@@ -720,7 +720,7 @@ func (c *Converter) portDims() (nu, ne int) {
 
 // portValues writes (u, f_c) at working sample k.
 func (c *Converter) portValues(dst []float64, al *signal.Aligned, ss *streamSet, k int) {
-	nu, _ := c.portDims()
+	nu := len(dst) - len(c.plan.contact) // not portDims: no allocation per sample
 	if c.spec.Control.Kind == ControlQuadrotor {
 		f := make([]float64, len(c.plan.control))
 		for i, sc := range c.plan.control {

@@ -35,8 +35,8 @@ type Series struct {
 
 // Source yields named numeric channels with timestamps. Tables (CSV,
 // parquet) are sources through TableSource; message logs (MCAP, ROS 1
-// bags) become sources by decoding the configured message paths and
-// stamping each value with the header stamp or log time the spec's clock
+// bags) through MessageSource, which decodes the configured message paths
+// and stamps each value with the header stamp or log time the spec's clock
 // selects.
 type Source interface {
 	// Name identifies the source (its file) in errors and reports.
@@ -61,10 +61,10 @@ type Warner interface {
 // and source sections).
 type Opener func(path string, spec *Spec) (Source, error)
 
-// OpenTableSource is the default Opener: it opens CSV and parquet files
-// (chosen by spec.Source.Format or the extension) as a TableSource with the
-// spec's time column, and refuses message logs, whose source plugs in
-// through Options.Open.
+// OpenTableSource opens CSV and parquet files (chosen by
+// spec.Source.Format or the extension) as a TableSource with the spec's
+// time column, and refuses message logs, which OpenSource (the default
+// Opener) opens as a MessageSource.
 func OpenTableSource(path string, spec *Spec) (Source, error) {
 	format := spec.Source.Format
 	if format == "" {
@@ -74,7 +74,7 @@ func OpenTableSource(path string, spec *Spec) (Source, error) {
 		case ".parquet", ".pq":
 			format = "parquet"
 		case ".mcap", ".bag":
-			return nil, fmt.Errorf("convert: %s files are message logs and need a message-log source (Options.Open); OpenTableSource reads CSV and parquet only", filepath.Ext(path))
+			return nil, fmt.Errorf("convert: %s files are message logs and need a message-log source (OpenSource, OpenMessageLog); OpenTableSource reads CSV and parquet only", filepath.Ext(path))
 		default:
 			return nil, fmt.Errorf("convert: cannot tell the format from the extension %q; set source.format", filepath.Ext(path))
 		}

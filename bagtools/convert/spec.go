@@ -56,7 +56,9 @@ type Spec struct {
 
 // SourceSpec configures the table readers.
 type SourceSpec struct {
-	// Format is "csv", "parquet" or "" to choose by file extension.
+	// Format is "csv", "parquet", "mcap" or "bag" (message logs, whose
+	// reader is chosen by the file's magic bytes), or "" to choose by file
+	// extension.
 	Format string `yaml:"format" mapstructure:"format"`
 	// NoHeader says that CSV files have no header line; Columns then names
 	// their columns.
@@ -78,8 +80,10 @@ const (
 // ClockSpec says which timestamps to trust.
 type ClockSpec struct {
 	// Stamp chooses, for message logs, between StampHeader and
-	// StampLogTime (default StampHeader, falling back to the log time for
-	// messages without a header is up to the message-log source).
+	// StampLogTime (default StampHeader). Under StampHeader, messages of
+	// a type without a header, or with a zero stamp, are stamped with
+	// their log time, and the conversion report's warnings say so (see
+	// MessageSource).
 	Stamp string `yaml:"stamp" mapstructure:"stamp"`
 	// Column is the time column of tables.
 	Column string `yaml:"column" mapstructure:"column"`
@@ -640,7 +644,7 @@ func (s *Spec) Check() error {
 		return specError("inputs", "no input files")
 	}
 	if s.Source.Format != "" {
-		if err := oneOf("source.format", s.Source.Format, "csv", "parquet"); err != nil {
+		if err := oneOf("source.format", s.Source.Format, "csv", "parquet", "mcap", "bag"); err != nil {
 			return err
 		}
 	}

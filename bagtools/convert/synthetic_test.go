@@ -303,7 +303,7 @@ func TestSyntheticErrors(t *testing.T) {
 		{"NaN fraction", halfNaN, func(s *Spec) { s.Validate.MaxNaNFraction = 0.1 }, ErrNaN, []string{`"tau2"`, "201 of 401", "max_nan_fraction"}},
 		{"corrupt row", ragged, nil, logio.ErrRaggedRow, []string{"ragged.csv", "line 51"}},
 		{"empty file", empty, nil, nil, []string{"empty.csv", "empty"}},
-		{"message log without a source", mcap, nil, nil, []string{"log.mcap", "message-log source"}},
+		{"table channels on a message log", mcap, nil, ErrMissingChannel, []string{"log.mcap", `"q1" names no topic`}},
 		{"no matching input", filepath.Join(dir, "*.parquet"), nil, ErrSpec, []string{"inputs[0]", "matches no file"}},
 	}
 	for _, tc := range tests {

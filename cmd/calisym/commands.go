@@ -4,5 +4,6 @@ import "github.com/spf13/cobra"
 
 // addCommands registers the commands beyond inspect.
 func addCommands(root *cobra.Command) {
-	root.AddCommand(newDemoCmd(), newSimCmd(), newTrainCmd(), newEvalCmd())
+	root.AddCommand(newDemoCmd(), newSimCmd(), newTrainCmd(), newEvalCmd(), newBenchCmd(), newConvertCmd(), newTopicsCmd())
+	root.AddCommand(newReplayCmd(), newNodeCmd())
 }

@@ -20,12 +20,19 @@ import (
 func newSimCmd() *cobra.Command {
 	var out, preset string
 	var seed int64
+	var withMCAP bool
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate the double-pendulum benchmark data (train, id, ood datasets)",
 		Long: `sim integrates the controlled dissipative double pendulum of the paper
 (DOP853, zero-order-hold sinusoidal torques, 100 Hz) and writes the train,
-id and ood datasets (.npy arrays and meta.json) under --out.`,
+id and ood datasets (.npy arrays and meta.json) under --out.
+
+With --mcap it also records every split as a ROS 2 MCAP log next to its
+dataset (--out/train.mcap, …): sensor_msgs/JointState on /joint_states
+(position q, velocity q̇, effort the torque) and std_msgs/Float64MultiArray
+on /torque_command, stamped with the sample times. 'calisym convert
+--params params/pendulum_sim.yaml' turns them back into the same windows.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			data, _, err := experiment.PendulumPreset(preset)
@@ -35,16 +42,26 @@ id and ood datasets (.npy arrays and meta.json) under --out.`,
 			if cmd.Flags().Changed("seed") {
 				data.Seed = seed
 			}
-			sets, err := experiment.SimulatePendulum(cmd.Context(), data)
-			if err != nil {
+			if err := data.Validate(); err != nil {
 				return err
 			}
-			for _, ds := range sets {
+			for _, s := range data.Splits() {
+				ds, trs, err := data.SimulateDataset(cmd.Context(), s)
+				if err != nil {
+					return err
+				}
 				dir := filepath.Join(out, ds.Split)
 				if err := ds.Save(dir); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d episodes, %d windows -> %s\n", ds.Split, len(ds.Episodes), len(ds.Windows()), dir)
+				if withMCAP {
+					path := filepath.Join(out, ds.Split+".mcap")
+					if err := experiment.WritePendulumMCAP(path, trs, nil); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d trajectories -> %s\n", ds.Split, len(trs), path)
+				}
 			}
 			return nil
 		},
@@ -52,6 +69,7 @@ id and ood datasets (.npy arrays and meta.json) under --out.`,
 	cmd.Flags().StringVar(&out, "out", "out/pendulum-data", "output directory")
 	cmd.Flags().StringVar(&preset, "preset", "default", fmt.Sprintf("data preset %v", experiment.PendulumPresetNames()))
 	cmd.Flags().Int64Var(&seed, "seed", 1, "random seed of the simulation (splits use seed, seed+1, seed+2)")
+	cmd.Flags().BoolVar(&withMCAP, "mcap", false, "also write each split as a ROS 2 MCAP log, --out/<split>.mcap")
 	return cmd
 }
 

@@ -128,3 +128,94 @@ func BenchmarkMulNN(b *testing.B) {
 		})
 	}
 }
+
+// gemmShape is one product C (m×n) = op(A)·op(B) with inner dimension k.
+type gemmShape struct {
+	tA, tB  bool
+	m, n, k int
+}
+
+func (s gemmShape) String() string {
+	t := func(b bool) string {
+		if b {
+			return "T"
+		}
+		return "N"
+	}
+	return fmt.Sprintf("%s%s_%dx%dx%d", t(s.tA), t(s.tB), s.m, s.n, s.k)
+}
+
+// gemmShapes are the products of the predictor: the rollout of a block of 8
+// quadruped trajectories (NT then NN with the folded 66×264 layer matrix) and
+// the training passes over a batch of 256 (forward NT/NN, weight gradient TN).
+var gemmShapes = []gemmShape{
+	{false, true, 8, 66, 264}, {false, false, 8, 264, 66},
+	{false, true, 128, 66, 264}, {false, false, 128, 264, 66},
+	{false, true, 256, 132, 132}, {false, false, 256, 132, 132}, {true, false, 132, 132, 256},
+	{true, false, 36, 36, 1024},
+	{false, true, 256, 66, 66}, {false, false, 256, 66, 66}, {true, false, 66, 66, 256},
+}
+
+func BenchmarkGemm(b *testing.B) {
+	for _, s := range gemmShapes {
+		b.Run(s.String(), func(b *testing.B) {
+			impls(b, func(b *testing.B, impl string) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				a, bb, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), randSlice(rng, s.m*s.n)
+				lda, ldb := s.k, s.n
+				if s.tA {
+					lda = s.m
+				}
+				if s.tB {
+					ldb = s.k
+				}
+				bs := benchShape{R: s.m, m: s.n, n: s.k}
+				if impl == "gonum" {
+					tr := func(t bool) blas.Transpose {
+						if t {
+							return blas.Trans
+						}
+						return blas.NoTrans
+					}
+					ar, ac, br, bc := s.m, s.k, s.k, s.n
+					if s.tA {
+						ar, ac = ac, ar
+					}
+					if s.tB {
+						br, bc = bc, br
+					}
+					A := blas64.General{Rows: ar, Cols: ac, Stride: lda, Data: a}
+					B := blas64.General{Rows: br, Cols: bc, Stride: ldb, Data: bb}
+					C := blas64.General{Rows: s.m, Cols: s.n, Stride: s.n, Data: c}
+					bench(b, bs, func() { blas64.Gemm(tr(s.tA), tr(s.tB), 1, A, B, 1, C) })
+					return
+				}
+				bench(b, bs, func() { Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 1, c, s.n) })
+			})
+		})
+	}
+}
+
+func BenchmarkSech2(b *testing.B) {
+	for _, n := range []int{8, 66, 8 * 66} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			saved := useAsm
+			defer func() { useAsm = saved }()
+			for _, impl := range []string{"asm", "go"} {
+				if impl == "asm" && !hasAsm {
+					continue
+				}
+				useAsm = impl == "asm"
+				b.Run(impl, func(b *testing.B) {
+					rng := rand.New(rand.NewPCG(1, 1))
+					x, bb, a, y := randSlice(rng, n), randSlice(rng, n), randSlice(rng, n), make([]float64, n)
+					b.ReportAllocs()
+					for b.Loop() {
+						Sech2(max(1, n/66), min(n, 66), x, 66, bb, a, y, 66)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
+				})
+			}
+		})
+	}
+}

@@ -45,3 +45,34 @@ func TestGuardPages(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardPagesGemm runs Gemm in every transpose combination, and Sech2,
+// with all operands ending at a page boundary.
+func TestGuardPagesGemm(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		for _, tc := range transCases {
+			for _, m := range []int{1, 2, 3, 4, 5, 13} {
+				for _, n := range []int{1, 2, 3, 5, 6, 7, 9, 11, 13, 17, 25} {
+					for _, k := range []int{1, 2, 3, 5, 13} {
+						for _, beta := range []float64{0, 1} {
+							ar, ac := m, k
+							if tc.tA {
+								ar, ac = k, m
+							}
+							br, bc := k, n
+							if tc.tB {
+								br, bc = n, k
+							}
+							Gemm(tc.tA, tc.tB, m, n, k, 1, guarded(t, ar*ac), ac, guarded(t, br*bc), bc, beta, guarded(t, m*n), n)
+						}
+					}
+				}
+			}
+		}
+		for rows := 1; rows < 4; rows++ {
+			for n := 1; n < 10; n++ {
+				Sech2(rows, n, guarded(t, rows*n), n, guarded(t, n), guarded(t, n), guarded(t, rows*n), n)
+			}
+		}
+	})
+}

@@ -7,25 +7,36 @@ import "golang.org/x/sys/cpu"
 // hasAsm reports whether the CPU and OS support the AVX2 + FMA3 kernels.
 var hasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// matVecAsm computes y = A x for m ≥ 1, n ≥ 1.
-//
-//go:noescape
-func matVecAsm(m, n int, a *float64, lda int, x, y *float64)
+// In all matrix kernels below the accumulated products are multiplied by
+// alpha; when acc is non-zero they are then added to the output, otherwise
+// the output is overwritten without being read.
 
-// matTVecAsm computes y = Aᵀ x for m ≥ 1, n ≥ 1.
+// matVecAsm computes y = alpha·A x (+ y) for m ≥ 1, n ≥ 1.
 //
 //go:noescape
-func matTVecAsm(m, n int, a *float64, lda int, x, y *float64)
+func matVecAsm(m, n int, a *float64, lda int, x, y *float64, alpha float64, acc int)
 
-// mulNTAsm computes Y[r][l] = Σ_j X[r][j]·a_l[j] for r < R, l < k, j < n,
-// where a_0..a_3 are rows of A (rows past k may repeat earlier ones) and
-// Y[r] starts at y + r*ldy. R, n ≥ 1, 1 ≤ k ≤ 4.
+// matTVecAsm computes y = alpha·Aᵀ x (+ y) for m ≥ 1, n ≥ 1.
 //
 //go:noescape
-func mulNTAsm(R, n int, x *float64, ldx int, a0, a1, a2, a3 *float64, y *float64, ldy int, k int)
+func matTVecAsm(m, n int, a *float64, lda int, x, y *float64, alpha float64, acc int)
 
-// mulNNAsm computes y_r[j] = Σ_i x_r[i]·A[i][j] for the four rows r < 4
-// (x_r, y_r may repeat a row; the results are then identical), i < m, j < n.
+// dotTileAsm computes Y[r][l] = alpha·Σ_j X[r][j]·b_l[j] (+ Y[r][l]) for
+// r < R, l < k, j < n, where b_0..b_2 are rows of B (rows past k may repeat
+// earlier ones) and Y[r] starts at y + r*ldy. R, n ≥ 1, 1 ≤ k ≤ 3.
 //
 //go:noescape
-func mulNNAsm(m, n int, x0, x1, x2, x3 *float64, a *float64, lda int, y0, y1, y2, y3 *float64)
+func dotTileAsm(R, n int, x *float64, ldx int, b0, b1, b2 *float64, y *float64, ldy int, k int, alpha float64, acc int)
+
+// panelAsm computes C[i][j] = alpha·Σ_p a[i*rsA+p*csA]·b[p*ldb+j] (+ C[i][j])
+// for i < m, j < w, p < k, C[i] starting at c + i*ldc. m, k ≥ 1; w is 12 or
+// 1..8.
+//
+//go:noescape
+func panelAsm(m, k int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, alpha float64, acc, w int)
+
+// sech2Asm computes Y[r][j] = a[j]·sech²(X[r][j]+b[j]) for r < rows, j < n,
+// X[r] starting at x + r*ldx and Y[r] at y + r*ldy; rows, n ≥ 1.
+//
+//go:noescape
+func sech2Asm(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int)

@@ -4,14 +4,22 @@ package kernel
 
 const hasAsm = false
 
-func matVecAsm(m, n int, a *float64, lda int, x, y *float64) { panic("kernel: no assembly") }
-
-func matTVecAsm(m, n int, a *float64, lda int, x, y *float64) { panic("kernel: no assembly") }
-
-func mulNTAsm(R, n int, x *float64, ldx int, a0, a1, a2, a3 *float64, y *float64, ldy int, k int) {
+func matVecAsm(m, n int, a *float64, lda int, x, y *float64, alpha float64, acc int) {
 	panic("kernel: no assembly")
 }
 
-func mulNNAsm(m, n int, x0, x1, x2, x3 *float64, a *float64, lda int, y0, y1, y2, y3 *float64) {
+func matTVecAsm(m, n int, a *float64, lda int, x, y *float64, alpha float64, acc int) {
+	panic("kernel: no assembly")
+}
+
+func dotTileAsm(R, n int, x *float64, ldx int, b0, b1, b2 *float64, y *float64, ldy int, k int, alpha float64, acc int) {
+	panic("kernel: no assembly")
+}
+
+func panelAsm(m, k int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, alpha float64, acc, w int) {
+	panic("kernel: no assembly")
+}
+
+func sech2Asm(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int) {
 	panic("kernel: no assembly")
 }

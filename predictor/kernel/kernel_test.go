@@ -61,9 +61,15 @@ func outMat(rows, cols, ld int) []float64 {
 	return s
 }
 
-// check compares got[r*ld+c] with want (computed as Σ terms, with absSum the
-// sum of |terms|) and verifies the padding was not written.
+// checkOut compares got[r*ld+c] with want (computed as Σ terms, with absSum
+// the sum of |terms|) and verifies the padding was not written.
 func checkOut(t *testing.T, what string, rows, cols, ld int, got []float64, want, absSum func(r, c int) float64) {
+	t.Helper()
+	checkOutTol(t, what, rows, cols, ld, got, want, absSum, 1e-13)
+}
+
+// checkOutTol is checkOut with the relative tolerance tol.
+func checkOutTol(t *testing.T, what string, rows, cols, ld int, got []float64, want, absSum func(r, c int) float64, tol float64) {
 	t.Helper()
 	for i, v := range got {
 		r, c := i/ld, i%ld
@@ -74,7 +80,7 @@ func checkOut(t *testing.T, what string, rows, cols, ld int, got []float64, want
 			continue
 		}
 		w, s := want(r, c), absSum(r, c)
-		if math.IsNaN(v) || math.Abs(v-w) > 1e-13*s+1e-300 {
+		if math.IsNaN(v) || math.Abs(v-w) > tol*s+1e-300 {
 			t.Fatalf("%s: [%d][%d] = %v, want %v (diff %g, scale %g)", what, r, c, v, w, v-w, s)
 		}
 	}

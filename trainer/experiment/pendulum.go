@@ -120,25 +120,36 @@ func SimulatePendulum(ctx context.Context, p PendulumData) ([]*dataset.Dataset, 
 	}
 	var out []*dataset.Dataset
 	for _, s := range p.Splits() {
-		trs, err := p.SimulateSplit(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		src := map[string]string{
-			"simulator":   "calisym double pendulum, DOP853, zero-order-hold torques",
-			"energy_min":  strconv.FormatFloat(s.Energy[0], 'g', -1, 64),
-			"energy_max":  strconv.FormatFloat(s.Energy[1], 'g', -1, 64),
-			"seed":        strconv.FormatInt(s.Seed, 10),
-			"torque_amp":  strconv.FormatFloat(p.Sim.TorqueAmp, 'g', -1, 64),
-			"sinusoids":   strconv.Itoa(p.Sim.NumSinusoids),
-			"steps":       strconv.Itoa(p.Sim.Steps),
-			"sample_rate": strconv.FormatFloat(1/p.Sim.Dt, 'g', -1, 64),
-		}
-		ds, err := PendulumDataset(trs, p.Sim.Dt, p.WindowLen, p.Stride, s.Name, src)
+		ds, _, err := p.SimulateDataset(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ds)
 	}
 	return out, nil
+}
+
+// SimulateDataset simulates one split and returns its dataset
+// (PendulumDataset, with the simulation's provenance) and the trajectories
+// behind it, for instance to record them with WritePendulumMCAP.
+func (p PendulumData) SimulateDataset(ctx context.Context, s Split) (*dataset.Dataset, []mechanics.Trajectory, error) {
+	trs, err := p.SimulateSplit(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := map[string]string{
+		"simulator":   "calisym double pendulum, DOP853, zero-order-hold torques",
+		"energy_min":  strconv.FormatFloat(s.Energy[0], 'g', -1, 64),
+		"energy_max":  strconv.FormatFloat(s.Energy[1], 'g', -1, 64),
+		"seed":        strconv.FormatInt(s.Seed, 10),
+		"torque_amp":  strconv.FormatFloat(p.Sim.TorqueAmp, 'g', -1, 64),
+		"sinusoids":   strconv.Itoa(p.Sim.NumSinusoids),
+		"steps":       strconv.Itoa(p.Sim.Steps),
+		"sample_rate": strconv.FormatFloat(1/p.Sim.Dt, 'g', -1, 64),
+	}
+	ds, err := PendulumDataset(trs, p.Sim.Dt, p.WindowLen, p.Stride, s.Name, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ds, trs, nil
 }

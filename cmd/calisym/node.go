@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/nodes/foxglove"
+	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/nodes/replay"
+	"github.com/calisym/calisym/trainer/experiment"
+)
+
+func newNodeCmd() *cobra.Command {
+	var paramsPath, modelPath, transport, addr, input, dataRoot string
+	var simPendulum, loop, check bool
+	var speed float64
+	cmd := &cobra.Command{
+		Use:   "node --params FILE [--model MODEL] --transport foxglove [--input LOG | --sim-pendulum]",
+		Short: "Serve the predictor node live (Foxglove WebSocket)",
+		Long: `node runs the predictor node on the wall clock: it builds the state from the
+latest inputs with the params file's convert mapping, predicts over the
+horizon and publishes the prediction, the predicted joint states, the
+predicted base path of a floating base and diagnostics.
+
+--transport foxglove serves everything, inputs included, over the Foxglove
+WebSocket protocol on --addr (127.0.0.1:8765 by default: this machine only).
+Its inputs come from --input LOG, played in real time with fresh stamps
+(--loop to repeat), or from --sim-pendulum, the simulated double pendulum
+of params/pendulum_sim.yaml (what 'calisym sim --mcap' records).
+
+The ROS 2 transport is the calisym_ros2 binary of the Go module in
+nodes/ros2 (it needs a sourced ROS 2 and cgo; see nodes/ros2/README.md and
+the launch files). --check only loads the params and checks every topic
+and message path they name.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if check {
+				p, err := node.LoadParams(paramsPath)
+				if err != nil {
+					return err
+				}
+				if err := p.CheckTopics(); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d input topics, trigger %s %s)\n", paramsPath, len(p.Node.Topics), p.Node.Trigger.Kind, p.Node.Trigger.Topic)
+				return nil
+			}
+			switch transport {
+			case "foxglove":
+			case "ros2":
+				return errors.New("the ROS 2 transport is the calisym_ros2 binary built from nodes/ros2 (a Go module of its own that needs a sourced ROS 2 and cgo): see nodes/ros2/README.md, or 'ros2 launch calisym <robot>.launch.py'")
+			default:
+				return fmt.Errorf("--transport %q: want foxglove (or ros2, the calisym_ros2 binary)", transport)
+			}
+			if (input == "") == !simPendulum {
+				return errors.New("give the inputs: --input LOG or --sim-pendulum")
+			}
+			ls, err := loadLive(paramsPath, modelPath, dataRoot)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			srv, pub, err := startFoxglove(ctx, addr, false, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			now := func() int64 { return time.Now().UnixNano() }
+			nd, err := node.New(node.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Now: now, Publisher: pub})
+			if err != nil {
+				return err
+			}
+			bus := &node.Bus{}
+			runErr := make(chan error, 1)
+			go func() { runErr <- nd.Run(ctx, node.Compose(pub, bus), node.RunOptions{Echo: true}) }()
+			deliver := func(topic string, data []byte) { bus.Deliver(topic, data) }
+			types := nd.InputTypes()
+			fmt.Fprintf(cmd.ErrOrStderr(), "predicting %d steps of %g s from %s\n", nd.Horizon(), nd.Dt(), topicList(types))
+			var playErr error
+			if simPendulum {
+				playErr = playPendulum(cmd, deliver, speed)
+			} else {
+				playErr = playLog(cmd, input, types, deliver, loop, speed)
+			}
+			if playErr != nil && ctx.Err() == nil {
+				return playErr
+			}
+			if ctx.Err() == nil {
+				// Inputs ended: keep serving until interrupted.
+				<-ctx.Done()
+			}
+			if err := <-runErr; err != nil {
+				return err
+			}
+			st := nd.Stats()
+			fmt.Fprintf(cmd.OutOrStdout(), "%d predictions, %d suppressed, %d diagnostics; %d messages dropped by Foxglove clients' queues\n",
+				st.Predictions, st.Suppressed, st.Diagnostics, srv.Stats().Dropped)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&paramsPath, "params", "", "params YAML with convert: and node: sections")
+	f.StringVar(&modelPath, "model", "", "model file (.safetensors); default: node.model of the params")
+	f.StringVar(&transport, "transport", "foxglove", "foxglove (ros2: see nodes/ros2)")
+	f.StringVar(&addr, "addr", foxglove.DefaultAddr, "Foxglove WebSocket address (0.0.0.0:8765 to listen on every interface)")
+	f.StringVar(&input, "input", "", "play this log (MCAP or ROS 1 bag) as the live inputs")
+	f.BoolVar(&simPendulum, "sim-pendulum", false, "feed the simulated double pendulum (params/pendulum_sim.yaml topics)")
+	f.BoolVar(&loop, "loop", false, "repeat --input")
+	f.Float64Var(&speed, "speed", 1, "input playback rate")
+	f.BoolVar(&check, "check", false, "only check the params against the topics they name")
+	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
+	return cmd
+}
+
+// playPendulum feeds the simulated pendulum in real time, as
+// experiment.WritePendulumMCAP records it (joint state, then the torque
+// command held until the next sample), until the context ends.
+func playPendulum(cmd *cobra.Command, deliver func(string, []byte), speed float64) error {
+	data, _, err := experiment.PendulumPreset("default")
+	if err != nil {
+		return err
+	}
+	trs, err := data.SimulateSplit(cmd.Context(), experiment.Split{Name: "live", Energy: data.TrainEnergy, Seed: 11, Count: 6})
+	if err != nil {
+		return err
+	}
+	if speed <= 0 {
+		speed = 1
+	}
+	ctx := cmd.Context()
+	torque := msgs.Float64MultiArray{Layout: msgs.MultiArrayLayout{Dim: []msgs.MultiArrayDimension{{Label: "joint", Size: 2, Stride: 2}}}, Data: make([]float64, 2)}
+	js := msgs.JointState{Name: experiment.PendulumJointNames[:], Position: make([]float64, 2), Velocity: make([]float64, 2), Effort: make([]float64, 2)}
+	step := time.Duration(data.Sim.Dt / speed * float64(time.Second))
+	next := time.Now()
+	var buf []byte
+	for {
+		for _, tr := range trs {
+			for k := range tr.Len() {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(time.Until(next)):
+				}
+				next = next.Add(step)
+				js.Header.Stamp = msgs.TimeFromNanos(time.Now().UnixNano())
+				copy(js.Position, tr.Q[2*k:2*k+2])
+				copy(js.Velocity, tr.V[2*k:2*k+2])
+				copy(js.Effort, tr.U[2*k:2*k+2])
+				buf = msgs.AppendMarshal(buf[:0], &js)
+				deliver(experiment.PendulumJointTopic, buf)
+				copy(torque.Data, tr.U[2*k:2*k+2])
+				buf = msgs.AppendMarshal(buf[:0], &torque)
+				deliver(experiment.PendulumTorqueTopic, buf)
+			}
+		}
+	}
+}
+
+// playLog plays the input topics of a log in real time, looping if asked.
+func playLog(cmd *cobra.Command, path string, types map[string]node.TopicType, deliver func(string, []byte), loop bool, speed float64) error {
+	var topics []string
+	for t := range types {
+		topics = append(topics, t)
+	}
+	for {
+		r, err := logio.Open(path)
+		if err != nil {
+			return err
+		}
+		err = replay.Play(cmd.Context(), r, deliver, replay.PlayOptions{Topics: topics, Speed: speed})
+		r.Close()
+		if err != nil || !loop {
+			return err
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/nodes/foxglove"
+	"github.com/calisym/calisym/nodes/foxglove/bridge"
+	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/nodes/replay"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer/experiment"
+)
+
+// liveSetup is what replay and node share: the params, the model and its
+// identity.
+type liveSetup struct {
+	params *node.Params
+	model  *predictor.Model
+	sha    string
+	root   string
+}
+
+// loadLive loads the params file and the model (the flag, else the params'
+// node.model), and resolves the data root (the flag, else $CALISYM_DATA,
+// else the params file's directory).
+func loadLive(paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
+	if paramsPath == "" {
+		return nil, errors.New("--params is required")
+	}
+	p, err := node.LoadParams(paramsPath)
+	if err != nil {
+		return nil, err
+	}
+	if modelPath == "" {
+		modelPath = p.Resolve(p.Node.Model)
+	}
+	if modelPath == "" {
+		return nil, fmt.Errorf("no model: give --model or node.model in %s", paramsPath)
+	}
+	raw, err := os.ReadFile(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	saved, err := experiment.Open(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	if saved.Model == nil {
+		return nil, fmt.Errorf("model %s is a %s baseline; the predictor node serves CaLiSym models (.safetensors)", modelPath, saved.Kind)
+	}
+	sum := sha256.Sum256(raw)
+	if dataRoot == "" {
+		dataRoot = os.Getenv("CALISYM_DATA")
+	}
+	return &liveSetup{params: p, model: saved.Model, sha: hex.EncodeToString(sum[:]), root: dataRoot}, nil
+}
+
+func newReplayCmd() *cobra.Command {
+	var paramsPath, modelPath, out, fox, compression, distro, dataRoot string
+	var speed float64
+	cmd := &cobra.Command{
+		Use:   "replay --params FILE --model MODEL LOG [--out OUT.mcap] [--foxglove ADDR]",
+		Short: "Run the predictor node over a recorded log: MCAP out, or live to Foxglove",
+		Long: `replay hands every message of LOG (MCAP or ROS 1 bag) on the node's input
+topics to the predictor node at its log time, on a clock that is the log time,
+so the output depends on the log alone: the same command writes the same
+bytes. --out writes the inputs and every output (predictions, predicted joint
+states and base path, diagnostics) to a ROS 2 MCAP file that Foxglove and
+'ros2 bag play' open. The latencies in it are zero: the log clock does not
+advance while the node computes.
+
+--foxglove ADDR also serves everything over the Foxglove WebSocket protocol
+(foxglove.websocket.v1) on ADDR (use 127.0.0.1:8765; only loopback unless you
+say otherwise) and paces the replay in real time (--speed changes the rate).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" && fox == "" {
+				return errors.New("give --out, --foxglove or both")
+			}
+			ls, err := loadLive(paramsPath, modelPath, dataRoot)
+			if err != nil {
+				return err
+			}
+			r, err := logio.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			ctx := cmd.Context()
+			o := replay.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Speed: speed}
+			var w *logio.ROS2Writer
+			if out != "" {
+				if w, err = logio.CreateROS2(out, &logio.ROS2WriterOptions{Compression: compression, Distro: distro}); err != nil {
+					return err
+				}
+				defer w.Close()
+				o.Out = w
+			}
+			if fox != "" {
+				srv, pub, err := startFoxglove(ctx, fox, true, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer srv.Close()
+				o.Live = pub
+				if !cmd.Flags().Changed("speed") {
+					o.Speed = 1
+				}
+			}
+			res, err := replay.Run(ctx, r, o)
+			if res != nil {
+				printReplay(cmd.OutOrStdout(), res)
+			}
+			if err != nil {
+				return err
+			}
+			if w != nil {
+				if err := w.Close(); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&paramsPath, "params", "", "params YAML with convert: and node: sections")
+	f.StringVar(&modelPath, "model", "", "model file (.safetensors); default: node.model of the params")
+	f.StringVar(&out, "out", "", "MCAP file to write")
+	f.StringVar(&fox, "foxglove", "", "also serve over Foxglove WebSocket on this address (e.g. 127.0.0.1:8765), in real time")
+	f.Float64Var(&speed, "speed", 0, "pace: 0 as fast as possible, 1 real time (the default with --foxglove)")
+	f.StringVar(&compression, "compression", "zstd", "MCAP chunk compression: zstd, lz4 or none")
+	f.StringVar(&distro, "distro", "jazzy", "ROS 2 distribution whose rosbag2 conventions the MCAP follows")
+	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
+	return cmd
+}
+
+func printReplay(w io.Writer, res *replay.Result) {
+	st := res.Stats
+	fmt.Fprintf(w, "%d input messages, %d predictions, %d suppressed, %d diagnostics\n", res.Messages, st.Predictions, st.Suppressed, st.Diagnostics)
+	for topic, in := range st.Inputs {
+		if in.Received != in.Accepted {
+			fmt.Fprintf(w, "  %s: %d received, %d accepted, %d NaN, %d mismatched, %d undecodable, %d out of order, %d duplicates\n",
+				topic, in.Received, in.Accepted, in.RejectedNaN, in.RejectedMismatch, in.RejectedDecode, in.OutOfOrder, in.Duplicates)
+		}
+	}
+	if res.Skipped > 0 {
+		fmt.Fprintf(w, "  %d input messages not copied to the MCAP (not CDR)\n", res.Skipped)
+	}
+}
+
+// startFoxglove starts a Foxglove WebSocket server on addr and returns it
+// with a node publisher on it.
+func startFoxglove(ctx context.Context, addr string, logTime bool, log io.Writer) (*foxglove.Server, *bridge.Publisher, error) {
+	o := &foxglove.Options{Addr: addr}
+	if logTime {
+		o.Capabilities = []string{foxglove.CapabilityTime}
+	}
+	srv, err := foxglove.NewServer(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	bound, err := srv.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(log, "serving Foxglove WebSocket on ws://%s (open it in Foxglove: Open connection → Foxglove WebSocket)\n", bound)
+	return srv, bridge.New(srv, &bridge.Options{BroadcastTime: logTime}), nil
+}
+
+// topicList formats topics for messages.
+func topicList(m map[string]node.TopicType) string {
+	var s []string
+	for t, typ := range m {
+		s = append(s, t+" ("+typ.Type+")")
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,435 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/spf13/viper"
+
+	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/msgs"
+)
+
+// ErrConfig wraps every problem found in the "node:" section of a params
+// file.
+var ErrConfig = errors.New("node: invalid config")
+
+// ConfigKey is the key of the node's section in a params YAML file.
+const ConfigKey = "node"
+
+// Trigger kinds.
+const (
+	// TriggerMessage predicts once per message on the trigger topic.
+	TriggerMessage = "message"
+	// TriggerTimer predicts at a fixed rate from the latest inputs.
+	TriggerTimer = "timer"
+)
+
+// Port forecasts.
+const (
+	// ForecastHold holds the latest ports over the whole horizon.
+	ForecastHold = "hold"
+	// ForecastTopic takes the ports of each step from a port trajectory a
+	// planner publishes (std_msgs/Float64MultiArray), holding its last row
+	// beyond its end, and falls back to ForecastHold when it is missing or
+	// stale.
+	ForecastTopic = "topic"
+)
+
+// Stamp sources of an input.
+const (
+	// StampHeader uses the message's header.stamp.
+	StampHeader = "header"
+	// StampReceive uses the time the node received the message.
+	StampReceive = "receive"
+)
+
+// Config is the "node:" section of a params file: how the predictor node
+// reads its inputs, when it predicts and what it publishes. The mapping
+// from input fields to the state and ports is the "convert:" section, the
+// one the dataset conversion uses.
+type Config struct {
+	// Model is the model file (relative to the params file unless
+	// absolute); the command line may override it.
+	Model string `mapstructure:"model"`
+	// ModelID names the model in predictions (default: the model's
+	// metadata name, else the file's base name).
+	ModelID string `mapstructure:"model_id"`
+	// Horizon is the number of predicted steps (default 100).
+	Horizon int `mapstructure:"horizon"`
+	// FrameID is the frame of the predicted base path (default "odom").
+	FrameID string `mapstructure:"frame_id"`
+	// Topics lists every input topic with its type. Every topic the
+	// convert section's message paths name must be here.
+	Topics []TopicConfig `mapstructure:"topics"`
+	// Channels maps the convert section's channel names (table columns of
+	// the training logs) to the message paths they are read from live;
+	// see convert.SamplerOptions.
+	Channels []ChannelMap `mapstructure:"channels"`
+	// MaxAge is the default age [s] beyond which an input is stale and no
+	// prediction is made (default 0.1).
+	MaxAge float64 `mapstructure:"max_age"`
+	// Trigger says when to predict.
+	Trigger TriggerConfig `mapstructure:"trigger"`
+	// Ports says which ports to assume over the horizon.
+	Ports PortsConfig `mapstructure:"ports"`
+	// Outputs names the published topics.
+	Outputs OutputsConfig `mapstructure:"outputs"`
+	// PreviewStep is the step (1…Horizon) whose predicted joint positions
+	// are published as a JointState (default: Horizon).
+	PreviewStep int `mapstructure:"preview_step"`
+	// DiagnosticsPeriod is the period [s] of the diagnostics (default 1);
+	// a change of status is published at once.
+	DiagnosticsPeriod float64 `mapstructure:"diagnostics_period"`
+	// Definitions is a directory of .msg files (Definitions.Dir) for input
+	// types msgs does not know, relative to the params file unless
+	// absolute.
+	Definitions string `mapstructure:"definitions"`
+	// Queue bounds the messages waiting for the live node; beyond it the
+	// oldest is dropped and counted (default 64).
+	Queue int `mapstructure:"queue"`
+}
+
+// TopicConfig is one input topic.
+type TopicConfig struct {
+	// Topic is the topic name.
+	Topic string `mapstructure:"topic"`
+	// Type is the message type, "pkg/msg/Type".
+	Type string `mapstructure:"type"`
+	// Stamp is StampHeader or StampReceive (default: header where the type
+	// has a std_msgs/Header field "header", else receive).
+	Stamp string `mapstructure:"stamp"`
+	// MaxAge overrides Config.MaxAge for this topic [s].
+	MaxAge float64 `mapstructure:"max_age"`
+}
+
+// ChannelMap maps one channel of the convert section to a live channel.
+type ChannelMap struct {
+	// From is the channel name in the convert section.
+	From string `mapstructure:"from"`
+	// Channel is the live channel: a message path with an optional unit,
+	// scale and offset that turn its value into the logged quantity.
+	convert.Channel `mapstructure:",squash"`
+}
+
+// TriggerConfig says when the node predicts.
+type TriggerConfig struct {
+	// Kind is TriggerMessage (default) or TriggerTimer.
+	Kind string `mapstructure:"kind"`
+	// Topic is the trigger topic of TriggerMessage, and the topic whose
+	// stamp a prediction starts from (default: the first of Topics).
+	Topic string `mapstructure:"topic"`
+	// Rate is the rate of TriggerTimer [Hz].
+	Rate float64 `mapstructure:"rate"`
+}
+
+// PortsConfig says which ports the rollout assumes.
+type PortsConfig struct {
+	// Forecast is ForecastHold (default) or ForecastTopic.
+	Forecast string `mapstructure:"forecast"`
+	// Topic is the port trajectory topic of ForecastTopic
+	// (std_msgs/msg/Float64MultiArray, steps × ports row-major).
+	Topic string `mapstructure:"topic"`
+	// MaxAge is the age [s] beyond which the port trajectory is ignored
+	// (default Config.MaxAge).
+	MaxAge float64 `mapstructure:"max_age"`
+}
+
+// OutputsConfig names the published topics; an empty name (after
+// defaults, "-") publishes nothing there.
+type OutputsConfig struct {
+	// Prediction is the calisym/msg/PredictedTrajectory topic (default
+	// "/calisym/prediction").
+	Prediction string `mapstructure:"prediction"`
+	// Joints is the sensor_msgs/msg/JointState of the predicted joint
+	// positions at PreviewStep (default "/calisym/predicted_joint_states").
+	Joints string `mapstructure:"joints"`
+	// Path is the nav_msgs/msg/Path of the predicted base poses, floating
+	// bases only (default "/calisym/predicted_path").
+	Path string `mapstructure:"path"`
+	// Diagnostics is the diagnostic_msgs/msg/DiagnosticArray topic
+	// (default "/diagnostics").
+	Diagnostics string `mapstructure:"diagnostics"`
+}
+
+// Params is a params file: its conversion spec and node config.
+type Params struct {
+	// Path is the params file.
+	Path string
+	// Spec is the "convert:" section.
+	Spec *convert.Spec
+	// Node is the "node:" section.
+	Node *Config
+}
+
+// LoadParams reads the "convert:" and "node:" sections of the params YAML
+// file at path, fills in defaults and checks both (see Config.Check).
+func LoadParams(path string) (*Params, error) {
+	v := viper.New()
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		return nil, fmt.Errorf("node: read params %s: %w", path, err)
+	}
+	spec, err := convert.SpecFromViper(v, path)
+	if err != nil {
+		return nil, err
+	}
+	if !v.IsSet(ConfigKey) {
+		return nil, fmt.Errorf("%s: %w: no %q section", path, ErrConfig, ConfigKey)
+	}
+	sub := v.Sub(ConfigKey)
+	if sub == nil {
+		return nil, fmt.Errorf("%s: %w: %q is not a mapping", path, ErrConfig, ConfigKey)
+	}
+	var c Config
+	if err := sub.UnmarshalExact(&c, viper.DecodeHook(channelHook)); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", path, ErrConfig, strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	c.Defaults()
+	if err := c.Check(spec); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Params{Path: path, Spec: spec, Node: &c}, nil
+}
+
+// channelHook decodes a bare string into convert.Channel{Name: s}.
+func channelHook(from, to reflect.Type, data any) (any, error) {
+	if to == reflect.TypeFor[convert.Channel]() && from.Kind() == reflect.String {
+		return convert.Channel{Name: data.(string)}, nil
+	}
+	return data, nil
+}
+
+// Resolve returns path relative to the params file's directory unless it
+// is absolute or empty.
+func (p *Params) Resolve(path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(filepath.Dir(p.Path), path)
+}
+
+// DefinitionsDir returns the params file's definitions directory.
+func (p *Params) DefinitionsDir() string { return p.Resolve(p.Node.Definitions) }
+
+// Defaults fills in the defaults of unset fields.
+func (c *Config) Defaults() {
+	if c.Horizon == 0 {
+		c.Horizon = 100
+	}
+	if c.FrameID == "" {
+		c.FrameID = "odom"
+	}
+	if c.MaxAge == 0 {
+		c.MaxAge = 0.1
+	}
+	if c.Trigger.Kind == "" {
+		c.Trigger.Kind = TriggerMessage
+	}
+	if c.Trigger.Topic == "" && len(c.Topics) > 0 {
+		c.Trigger.Topic = c.Topics[0].Topic
+	}
+	if c.Ports.Forecast == "" {
+		c.Ports.Forecast = ForecastHold
+	}
+	if c.Ports.MaxAge == 0 {
+		c.Ports.MaxAge = c.MaxAge
+	}
+	o := &c.Outputs
+	for _, f := range []struct {
+		p   *string
+		def string
+	}{{&o.Prediction, "/calisym/prediction"}, {&o.Joints, "/calisym/predicted_joint_states"}, {&o.Path, "/calisym/predicted_path"}, {&o.Diagnostics, "/diagnostics"}} {
+		if *f.p == "" {
+			*f.p = f.def
+		}
+	}
+	if c.PreviewStep == 0 {
+		c.PreviewStep = c.Horizon
+	}
+	if c.DiagnosticsPeriod == 0 {
+		c.DiagnosticsPeriod = 1
+	}
+	if c.Queue == 0 {
+		c.Queue = 64
+	}
+}
+
+func configError(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s.%s: %s", ErrConfig, ConfigKey, field, fmt.Sprintf(format, args...))
+}
+
+func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+
+// SamplerOptions returns the options that map the spec's channels to the
+// live ones (Channels).
+func (c *Config) SamplerOptions(dataRoot string) convert.SamplerOptions {
+	o := convert.SamplerOptions{DataRoot: dataRoot}
+	if len(c.Channels) > 0 {
+		o.Channels = make(map[string]convert.Channel, len(c.Channels))
+		for _, m := range c.Channels {
+			o.Channels[m.From] = m.Channel
+		}
+	}
+	return o
+}
+
+// Topic returns the input topic named name, or nil.
+func (c *Config) Topic(name string) *TopicConfig {
+	for i := range c.Topics {
+		if c.Topics[i].Topic == name {
+			return &c.Topics[i]
+		}
+	}
+	return nil
+}
+
+// Check validates the config (after Defaults) against spec: values in
+// range, every topic the spec's live channels name listed with a type,
+// no listed topic unused, the trigger topic an input.
+func (c *Config) Check(spec *convert.Spec) error {
+	if c.Horizon < 1 || c.Horizon > 100000 {
+		return configError("horizon", "must be in [1, 100000], got %d", c.Horizon)
+	}
+	if c.PreviewStep < 1 || c.PreviewStep > c.Horizon {
+		return configError("preview_step", "must be in [1, horizon = %d], got %d", c.Horizon, c.PreviewStep)
+	}
+	if !positive(c.MaxAge) {
+		return configError("max_age", "must be positive, got %g", c.MaxAge)
+	}
+	if !positive(c.DiagnosticsPeriod) {
+		return configError("diagnostics_period", "must be positive, got %g", c.DiagnosticsPeriod)
+	}
+	if c.Queue < 1 {
+		return configError("queue", "must be at least 1, got %d", c.Queue)
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Topics {
+		f := fmt.Sprintf("topics[%d]", i)
+		if !strings.HasPrefix(t.Topic, "/") {
+			return configError(f+".topic", "%q is not an absolute topic name", t.Topic)
+		}
+		if seen[t.Topic] {
+			return configError(f+".topic", "%s is listed twice", t.Topic)
+		}
+		seen[t.Topic] = true
+		if pkg, typ, ok := strings.Cut(msgs.NormalizeType(t.Type), "/"); !ok || pkg == "" || typ == "" || strings.Contains(typ, "/") {
+			return configError(f+".type", "%q is not a message type pkg/msg/Type", t.Type)
+		}
+		if t.Stamp != "" && t.Stamp != StampHeader && t.Stamp != StampReceive {
+			return configError(f+".stamp", "%q is not %q or %q", t.Stamp, StampHeader, StampReceive)
+		}
+		if t.MaxAge != 0 && !positive(t.MaxAge) {
+			return configError(f+".max_age", "must be positive, got %g", t.MaxAge)
+		}
+	}
+	for i, m := range c.Channels {
+		if m.From == "" || m.Name == "" {
+			return configError(fmt.Sprintf("channels[%d]", i), "needs from and name")
+		}
+	}
+	names, fields, err := convert.LiveChannels(spec, c.SamplerOptions(""))
+	if err != nil {
+		return err
+	}
+	used := map[string]bool{}
+	for i, n := range names {
+		topic, err := msgs.TopicOf(n)
+		if err != nil || topic == "" {
+			return configError("channels", "%s reads %q, which is not a message path with a topic; map it to one in node.channels", strings.Join(fields[i], ", "), n)
+		}
+		if !seen[topic] {
+			return configError("topics", "%s reads topic %s, which is not listed (listed: %s)", strings.Join(fields[i], ", "), topic, strings.Join(c.topicNames(), ", "))
+		}
+		used[topic] = true
+	}
+	for _, t := range c.Topics {
+		if !used[t.Topic] {
+			return configError("topics", "%s is listed but no channel reads it", t.Topic)
+		}
+	}
+	switch c.Trigger.Kind {
+	case TriggerMessage:
+	case TriggerTimer:
+		if !positive(c.Trigger.Rate) {
+			return configError("trigger.rate", "kind %q needs a positive rate, got %g", TriggerTimer, c.Trigger.Rate)
+		}
+	default:
+		return configError("trigger.kind", "%q is not %q or %q", c.Trigger.Kind, TriggerMessage, TriggerTimer)
+	}
+	if !seen[c.Trigger.Topic] {
+		return configError("trigger.topic", "%q is not an input topic (inputs: %s)", c.Trigger.Topic, strings.Join(c.topicNames(), ", "))
+	}
+	switch c.Ports.Forecast {
+	case ForecastHold:
+	case ForecastTopic:
+		if !strings.HasPrefix(c.Ports.Topic, "/") || seen[c.Ports.Topic] {
+			return configError("ports.topic", "forecast %q needs an absolute topic name that is not an input, got %q", ForecastTopic, c.Ports.Topic)
+		}
+	default:
+		return configError("ports.forecast", "%q is not %q or %q", c.Ports.Forecast, ForecastHold, ForecastTopic)
+	}
+	if !positive(c.Ports.MaxAge) {
+		return configError("ports.max_age", "must be positive, got %g", c.Ports.MaxAge)
+	}
+	outs := []string{c.Outputs.Prediction, c.Outputs.Joints, c.Outputs.Path, c.Outputs.Diagnostics}
+	for i, o := range outs {
+		if o == "-" {
+			continue
+		}
+		if !strings.HasPrefix(o, "/") || seen[o] || (c.Ports.Forecast == ForecastTopic && o == c.Ports.Topic) || slices.Contains(outs[:i], o) {
+			return configError("outputs", "%q must be an absolute topic name used once and not an input", o)
+		}
+	}
+	return nil
+}
+
+func (c *Config) topicNames() []string {
+	out := make([]string, len(c.Topics))
+	for i, t := range c.Topics {
+		out[i] = t.Topic
+	}
+	return out
+}
+
+// CheckTopics checks the params against the topics they name: every
+// input type's definition is found (msgs' types, then DefinitionsDir),
+// and every message path the mapping reads compiles against its topic's
+// definition to a number. It reads no log and builds no model.
+func (p *Params) CheckTopics() error {
+	names, fields, err := convert.LiveChannels(p.Spec, p.Node.SamplerOptions(""))
+	if err != nil {
+		return err
+	}
+	defs := Definitions{Dir: p.DefinitionsDir()}
+	for _, t := range p.Node.Topics {
+		def, err := defs.Lookup(t.Type)
+		if err != nil {
+			return fmt.Errorf("%s: topic %s: %w", p.Path, t.Topic, err)
+		}
+		x, err := msgs.CompileExtractor(t.Type, "ros2msg", []byte(def), "cdr")
+		if err != nil {
+			return fmt.Errorf("%s: topic %s (%s): %w", p.Path, t.Topic, t.Type, err)
+		}
+		for i, n := range names {
+			if topic, _ := msgs.TopicOf(n); topic == t.Topic {
+				path, err := msgs.CompilePath(x.Schema(), n)
+				if err == nil && !path.Numeric() {
+					err = fmt.Errorf("%w: it does not lead to a number", msgs.ErrPath)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %s reads %s: %w", p.Path, strings.Join(fields[i], ", "), n, err)
+				}
+			}
+		}
+		if _, err := stampMode(t, x.Schema()); err != nil {
+			return fmt.Errorf("%s: topic %s: %w", p.Path, t.Topic, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,904 @@
+// Package node is calisym's predictor node, independent of any transport:
+// it turns the latest joint states, odometry, commanded torques or motor
+// commands and contact forces into the state x_t = (q, p) and ports
+// e_t = (u, f_c) through the params file's "convert:" mapping (the one the
+// dataset conversion uses, convert.Sampler), rolls the learned model out
+// over a horizon and publishes the predicted trajectory
+// (calisym/msg/PredictedTrajectory), the predicted joint positions
+// (sensor_msgs/msg/JointState), the predicted base path of a floating base
+// (nav_msgs/msg/Path) and diagnostics (diagnostic_msgs/msg/DiagnosticArray).
+//
+// A Node is driven by calls: Handle for each input message, Tick for the
+// passage of time. Its clock is injected, so an MCAP replay (package
+// nodes/replay) drives it deterministically on log time, while Run serves
+// it live over a Transport (Foxglove WebSocket, ROS 2) on the wall clock
+// without ever blocking a subscriber.
+//
+// The policies, configured in the "node:" section (Config):
+//
+//   - Staleness: no prediction is made from an input older than its
+//     max_age; the node publishes a diagnostic instead.
+//   - Validation: a message with a NaN or infinite value, joint names that
+//     do not match the mapping's (a path such as
+//     position[name=="LF_HAA"] that finds nothing) or bytes that do not
+//     decode is rejected whole, counted and reported.
+//   - Order: per topic, a message stamped before the newest accepted one
+//     is dropped as out of order, one with the same stamp as a duplicate.
+//   - Port forecast: the latest ports held over the horizon, or a port
+//     trajectory a planner publishes.
+//   - Trigger: every message on the trigger topic, or a timer.
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/predictor"
+)
+
+// ErrModel reports a model that does not fit the params file's mapping.
+var ErrModel = errors.New("node: model does not fit the params")
+
+// TopicType describes the messages of one topic.
+type TopicType struct {
+	// Type is the message type, "pkg/msg/Type".
+	Type string
+	// Definition is the complete message definition.
+	Definition string
+	// SchemaEncoding is "ros2msg" (the default when empty) or "ros1msg".
+	SchemaEncoding string
+	// Encoding is the message encoding, "cdr" (the default when empty) or
+	// "ros1".
+	Encoding string
+}
+
+func (t TopicType) schemaEncoding() string {
+	if t.SchemaEncoding == "" {
+		return "ros2msg"
+	}
+	return t.SchemaEncoding
+}
+
+func (t TopicType) encoding() string {
+	if t.Encoding == "" {
+		return "cdr"
+	}
+	return t.Encoding
+}
+
+// TypeOf returns the TopicType of a typed message (CDR, ros2msg).
+func TypeOf(m msgs.Message) TopicType {
+	return TopicType{Type: m.ROSType(), Definition: m.ROSDefinition()}
+}
+
+// Publisher is the output side of a transport. Publish is called from one
+// goroutine at a time; it must not keep data after it returns and should
+// not block (a transport with a slow link drops rather than waits).
+type Publisher interface {
+	// Advertise declares an output topic before its first Publish.
+	Advertise(topic string, t TopicType) error
+	// Publish sends one serialized message (CDR with its encapsulation
+	// header); stamp is its time in nanoseconds since the Unix epoch.
+	Publish(topic string, stamp int64, data []byte) error
+}
+
+// Input is one message arriving at the node.
+type Input struct {
+	// Topic is the topic it arrived on.
+	Topic string
+	// Data is the serialized message; the node does not keep it.
+	Data []byte
+	// Received is when it arrived, in nanoseconds on the node's clock.
+	Received int64
+}
+
+// Options configures New.
+type Options struct {
+	// Params are the params file's convert and node sections.
+	Params *Params
+	// Model is the predictor; its layout must match the mapping's.
+	Model *predictor.Model
+	// ModelID names the model in predictions (default Config.ModelID, the
+	// model's metadata name, else "calisym").
+	ModelID string
+	// ModelSHA256 is the hex SHA-256 of the model file.
+	ModelSHA256 string
+	// DataRoot resolves the spec's parameter files and URDFs (default: the
+	// params file's directory).
+	DataRoot string
+	// Types overrides the type of input topics (a log's own channel
+	// schemas); other topics take Config.Topics' type and its definition
+	// from Definitions.
+	Types map[string]TopicType
+	// Now is the node's clock in nanoseconds since the Unix epoch: the
+	// wall clock live, the log time in a replay. Required.
+	Now func() int64
+	// Publisher receives the outputs. Required.
+	Publisher Publisher
+}
+
+// input is one input topic.
+type input struct {
+	cfg       TopicConfig
+	typ       TopicType
+	x         *msgs.Extractor
+	slots     []int // sampler slot of each extractor path before the stamp paths
+	stampMode int   // 0 receive, 1 sec+nanosec paths, 2 one seconds path
+	scratch   []float64
+	maxAge    int64
+	last      int64 // stamp of the newest accepted message
+	have      bool
+	counts    InputStats
+	dropped   atomic.Uint64 // by Run's queue, from the subscriber goroutine
+	rejectMsg string        // why the last message was rejected ("" after an accepted one)
+	rejectLvl uint8
+}
+
+// InputStats counts the messages of one input topic.
+type InputStats struct {
+	// Received counts every message handed to the node.
+	Received uint64
+	// Accepted counts the messages whose values were taken.
+	Accepted uint64
+	// RejectedNaN counts messages with a NaN or infinite value.
+	RejectedNaN uint64
+	// RejectedMismatch counts messages that lack an element a path names:
+	// joint names that do not match, arrays too short.
+	RejectedMismatch uint64
+	// RejectedDecode counts messages whose bytes do not decode.
+	RejectedDecode uint64
+	// OutOfOrder counts messages stamped before the newest accepted one.
+	OutOfOrder uint64
+	// Duplicates counts messages stamped as the newest accepted one.
+	Duplicates uint64
+	// Dropped counts messages Run's queue dropped before the node saw them.
+	Dropped uint64
+}
+
+// Stats counts what the node did.
+type Stats struct {
+	// Predictions counts published predictions.
+	Predictions uint64
+	// Suppressed counts triggers that made no prediction (stale or missing
+	// inputs, a bad sample).
+	Suppressed uint64
+	// ForecastFallbacks counts predictions that held the ports because the
+	// port trajectory was missing or stale.
+	ForecastFallbacks uint64
+	// Diagnostics counts published DiagnosticArrays.
+	Diagnostics uint64
+	// Unknown counts messages on topics the node does not read.
+	Unknown uint64
+	// Inputs holds the counts of every input topic.
+	Inputs map[string]InputStats
+	// LastLatency is the latency of the last prediction [ns], from the
+	// arrival of the trigger to publication on the node's clock.
+	LastLatency int64
+}
+
+// Node is the predictor node. Its methods are safe for concurrent use;
+// Run calls Handle and Tick from one goroutine.
+type Node struct {
+	mu      sync.Mutex
+	cfg     *Config
+	params  *Params
+	now     func() int64
+	pub     Publisher
+	sampler *convert.Sampler
+	roller  *predictor.Roller
+	n, ne   int
+	nj      int
+	dt      float64
+	h       int
+	modelID string
+	sha     string
+
+	inputs  []*input
+	byTopic map[string]*input
+	trigger *input
+	values  []float64
+
+	x, e, ports, out []float64
+	joints           []string
+	traj             msgs.PredictedTrajectory
+	js               msgs.JointState
+	path             msgs.Path
+	buf              []byte
+
+	plan struct {
+		topic    string
+		data     []float64
+		rows     int
+		stamp    int64
+		have     bool
+		received uint64
+		rejected uint64
+		reject   string
+		dropped  atomic.Uint64
+	}
+
+	stats      Stats
+	predStatus string // "" ok, else why the last trigger made no prediction
+	predLevel  uint8
+	predState  string
+	lastDiag   string // change key of the last published diagnostics
+	nextDiag   int64
+	nextTick   int64
+	latency    [1024]int64
+	nlat       int
+}
+
+// New builds a node: it binds every input topic to its type and compiles
+// the mapping's message paths against it, checks the model against the
+// mapping and advertises the outputs on the publisher.
+func New(o Options) (*Node, error) {
+	if o.Params == nil || o.Model == nil || o.Now == nil || o.Publisher == nil {
+		return nil, errors.New("node: Options needs Params, Model, Now and Publisher")
+	}
+	p := o.Params
+	cfg := p.Node
+	root := o.DataRoot
+	if root == "" {
+		root = p.Resolve(".")
+	}
+	smp, err := convert.NewSampler(p.Spec, cfg.SamplerOptions(root))
+	if err != nil {
+		return nil, err
+	}
+	nd := &Node{cfg: cfg, params: p, now: o.Now, pub: o.Publisher, sampler: smp, h: cfg.Horizon, sha: o.ModelSHA256}
+	if err := nd.checkModel(o.Model); err != nil {
+		return nil, err
+	}
+	plan, err := o.Model.Compile()
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	nd.roller = plan.NewRoller()
+	nd.modelID = firstNonEmpty(o.ModelID, cfg.ModelID, o.Model.Meta.Name, "calisym")
+	if err := nd.bind(o.Types, Definitions{Dir: p.DefinitionsDir()}); err != nil {
+		return nil, err
+	}
+	if err := nd.advertise(); err != nil {
+		return nil, err
+	}
+	nd.allocate()
+	nd.nextDiag = math.MinInt64
+	nd.nextTick = math.MinInt64
+	return nd, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// checkModel checks the model's layout and names against the mapping.
+func (nd *Node) checkModel(m *predictor.Model) error {
+	n, nu, nc := nd.sampler.Layout()
+	l := m.Layout
+	if l.N != n || l.NU != nu || l.NC != nc {
+		return fmt.Errorf("%w: the model has n=%d, n_u=%d, n_c=%d but the mapping gives n=%d, n_u=%d, n_c=%d", ErrModel, l.N, l.NU, l.NC, n, nu, nc)
+	}
+	if c := m.Meta.Coordinates; len(c) > 0 && !slices.Equal(c, nd.sampler.Coordinates()) {
+		return fmt.Errorf("%w: the model's coordinates %v are not the mapping's %v", ErrModel, c, nd.sampler.Coordinates())
+	}
+	if pn := m.Meta.Ports; len(pn) > 0 && !slices.Equal(pn, nd.sampler.Ports()) {
+		return fmt.Errorf("%w: the model's ports %v are not the mapping's %v", ErrModel, pn, nd.sampler.Ports())
+	}
+	nd.n, nd.ne = n, nu+nc
+	nd.dt = m.Meta.Dt
+	if nd.dt == 0 {
+		nd.dt = 1 / nd.params.Spec.Resample.Rate
+	} else if r := nd.params.Spec.Resample.Rate; math.Abs(nd.dt*r-1) > 1e-9 {
+		return fmt.Errorf("%w: the model was trained at dt = %g s but convert.resample.rate is %g Hz", ErrModel, nd.dt, r)
+	}
+	return nil
+}
+
+// bind compiles every input topic's extractor.
+func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
+	cfg := nd.cfg
+	nd.byTopic = map[string]*input{}
+	names := nd.sampler.Channels()
+	nd.values = make([]float64, len(names))
+	for i := range nd.values {
+		nd.values[i] = math.NaN()
+	}
+	for _, tc := range cfg.Topics {
+		in := &input{cfg: tc}
+		maxAge := tc.MaxAge
+		if maxAge == 0 {
+			maxAge = cfg.MaxAge
+		}
+		in.maxAge = int64(maxAge * 1e9)
+		t, ok := types[tc.Topic]
+		if ok {
+			if msgs.NormalizeType(t.Type) != msgs.NormalizeType(tc.Type) {
+				return fmt.Errorf("node: topic %s has type %s, but the params say %s", tc.Topic, t.Type, tc.Type)
+			}
+		} else {
+			def, err := defs.Lookup(tc.Type)
+			if err != nil {
+				return fmt.Errorf("node: topic %s: %w", tc.Topic, err)
+			}
+			t = TopicType{Type: tc.Type, Definition: def}
+		}
+		in.typ = t
+		var exprs []string
+		for i, name := range names {
+			if topic, _ := msgs.TopicOf(name); topic == tc.Topic {
+				exprs = append(exprs, name)
+				in.slots = append(in.slots, i)
+			}
+		}
+		x, err := msgs.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...)
+		if err != nil {
+			return fmt.Errorf("node: topic %s (%s): %w", tc.Topic, t.Type, err)
+		}
+		if in.stampMode, err = stampMode(tc, x.Schema()); err != nil {
+			return fmt.Errorf("node: topic %s: %w", tc.Topic, err)
+		}
+		switch in.stampMode {
+		case 1:
+			exprs = append(exprs, "header.stamp.sec", "header.stamp.nanosec")
+		case 2:
+			exprs = append(exprs, "header.stamp")
+		}
+		if in.stampMode != 0 {
+			if x, err = msgs.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...); err != nil {
+				return fmt.Errorf("node: topic %s (%s): %w", tc.Topic, t.Type, err)
+			}
+		}
+		in.x = x
+		in.scratch = make([]float64, len(exprs))
+		nd.inputs = append(nd.inputs, in)
+		nd.byTopic[tc.Topic] = in
+	}
+	nd.trigger = nd.byTopic[cfg.Trigger.Topic]
+	if cfg.Ports.Forecast == ForecastTopic {
+		nd.plan.topic = cfg.Ports.Topic
+	}
+	return nil
+}
+
+// stampMode says where an input's stamps come from: 0 the receive time,
+// 1 header.stamp.sec and .nanosec (ROS 2), 2 header.stamp in seconds
+// (ROS 1 time).
+func stampMode(tc TopicConfig, s *msgs.Schema) (int, error) {
+	hasHeader := false
+	var stamp *msgs.Field
+	if i := s.Root.FieldIndex("header"); i >= 0 {
+		f := &s.Root.Fields[i]
+		if f.Msg != nil && msgs.NormalizeType(f.Msg.Name) == "std_msgs/Header" && f.Array == msgs.NotArray {
+			if j := f.Msg.FieldIndex("stamp"); j >= 0 {
+				hasHeader, stamp = true, &f.Msg.Fields[j]
+			}
+		}
+	}
+	switch tc.Stamp {
+	case StampReceive:
+		return 0, nil
+	case StampHeader:
+		if !hasHeader {
+			return 0, fmt.Errorf("stamp %q, but %s has no std_msgs/Header field \"header\"", StampHeader, s.Root.Name)
+		}
+	default:
+		if !hasHeader {
+			return 0, nil
+		}
+	}
+	if stamp.Msg != nil && stamp.Msg.FieldIndex("sec") >= 0 && stamp.Msg.FieldIndex("nanosec") >= 0 {
+		return 1, nil
+	}
+	return 2, nil
+}
+
+// advertise declares the outputs.
+func (nd *Node) advertise() error {
+	o := nd.cfg.Outputs
+	outs := []struct {
+		topic string
+		m     msgs.Message
+	}{
+		{o.Prediction, &msgs.PredictedTrajectory{}},
+		{o.Joints, &msgs.JointState{}},
+		{o.Diagnostics, &msgs.DiagnosticArray{}},
+	}
+	if nd.sampler.Floating() {
+		outs = append(outs, struct {
+			topic string
+			m     msgs.Message
+		}{o.Path, &msgs.Path{}})
+	}
+	for _, out := range outs {
+		if out.topic == "-" {
+			continue
+		}
+		if err := nd.pub.Advertise(out.topic, TypeOf(out.m)); err != nil {
+			return fmt.Errorf("node: advertise %s: %w", out.topic, err)
+		}
+	}
+	return nil
+}
+
+// allocate makes the buffers of one prediction.
+func (nd *Node) allocate() {
+	n, ne, h := nd.n, nd.ne, nd.h
+	nd.x = make([]float64, 2*n)
+	nd.e = make([]float64, ne)
+	nd.ports = make([]float64, h*ne)
+	nd.out = make([]float64, h*2*n)
+	nd.joints = nd.sampler.Joints()
+	nd.traj = msgs.PredictedTrajectory{
+		Header: msgs.Header{FrameID: nd.cfg.FrameID}, Dt: nd.dt, CoordinateNames: nd.sampler.Coordinates(),
+		Horizon: uint32(h), Q: make([]float64, h*n), P: make([]float64, h*n), PortNames: nd.sampler.Ports(),
+		Ports: nd.ports, ModelID: nd.modelID, ModelSHA256: nd.sha,
+	}
+	if !nd.sampler.Floating() {
+		nd.traj.Header.FrameID = ""
+	}
+	nd.js = msgs.JointState{Name: nd.joints, Position: make([]float64, len(nd.joints))}
+	nd.nj = len(nd.joints)
+	if nd.sampler.Floating() {
+		nd.path = msgs.Path{Header: msgs.Header{FrameID: nd.cfg.FrameID}, Poses: make([]msgs.PoseStamped, h+1)}
+		for i := range nd.path.Poses {
+			nd.path.Poses[i].Header.FrameID = nd.cfg.FrameID
+		}
+	}
+}
+
+// Sampler returns the node's state builder.
+func (nd *Node) Sampler() *convert.Sampler { return nd.sampler }
+
+// InputTypes returns the type of every topic the node subscribes to: the
+// inputs and, with ForecastTopic, the port trajectory.
+func (nd *Node) InputTypes() map[string]TopicType {
+	out := make(map[string]TopicType, len(nd.inputs)+1)
+	for _, in := range nd.inputs {
+		out[in.cfg.Topic] = in.typ
+	}
+	if nd.plan.topic != "" {
+		out[nd.plan.topic] = TypeOf(&msgs.Float64MultiArray{})
+	}
+	return out
+}
+
+// Dt returns the model's time step in seconds.
+func (nd *Node) Dt() float64 { return nd.dt }
+
+// Horizon returns the number of predicted steps.
+func (nd *Node) Horizon() int { return nd.h }
+
+// Stats returns the node's counters.
+func (nd *Node) Stats() Stats {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	st := nd.stats
+	st.Inputs = make(map[string]InputStats, len(nd.inputs))
+	for _, in := range nd.inputs {
+		c := in.counts
+		c.Dropped = in.dropped.Load()
+		st.Inputs[in.cfg.Topic] = c
+	}
+	return st
+}
+
+// noteDropped counts a message on topic that Run's queue dropped; it is
+// safe to call from any goroutine.
+func (nd *Node) noteDropped(topic string) {
+	if in := nd.byTopic[topic]; in != nil {
+		in.dropped.Add(1)
+	} else if topic == nd.plan.topic {
+		nd.plan.dropped.Add(1)
+	}
+}
+
+// Handle processes one input message: it decodes and checks it, keeps its
+// values when it passes, and predicts when it is a trigger. Errors are
+// the publisher's; a rejected message is not an error but a diagnostic.
+func (nd *Node) Handle(m Input) error {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	now := nd.now()
+	if m.Topic == nd.plan.topic && m.Topic != "" {
+		nd.handlePlan(m)
+		return nd.maybeDiagnostics(now, false)
+	}
+	in := nd.byTopic[m.Topic]
+	if in == nil {
+		nd.stats.Unknown++
+		return nil
+	}
+	accepted := nd.accept(in, m)
+	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage {
+		if err := nd.predict(now, m.Received); err != nil {
+			return err
+		}
+	}
+	return nd.maybeDiagnostics(now, false)
+}
+
+// accept decodes one message of an input and keeps its values.
+func (nd *Node) accept(in *input, m Input) bool {
+	in.counts.Received++
+	err := in.x.Extract(m.Data, in.scratch)
+	if err != nil {
+		var xerr *msgs.ExtractError
+		switch {
+		case errors.As(err, &xerr) && (errors.Is(err, msgs.ErrNoMatch) || errors.Is(err, msgs.ErrIndexRange)):
+			in.counts.RejectedMismatch++
+			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message: %s does not match it (%v); check joint names and array sizes against the params", xerr.Path, xerr.Err))
+		default:
+			in.counts.RejectedDecode++
+			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message that does not decode as %s: %v", in.typ.Type, err))
+		}
+		return false
+	}
+	stamp := m.Received
+	k := len(in.slots)
+	switch in.stampMode {
+	case 1:
+		stamp = int64(in.scratch[k])*1e9 + int64(in.scratch[k+1])
+	case 2:
+		stamp = int64(math.Round(in.scratch[k] * 1e9))
+	}
+	if in.have && stamp < in.last {
+		in.counts.OutOfOrder++
+		in.reject(msgs.DiagnosticWarn, fmt.Sprintf("dropped a message stamped %.6f s before the newest one", float64(in.last-stamp)/1e9))
+		return false
+	}
+	if in.have && stamp == in.last {
+		in.counts.Duplicates++
+		return false
+	}
+	for i, v := range in.scratch[:k] {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			in.counts.RejectedNaN++
+			f := nd.sampler.Fields(in.slots[i])
+			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message with %g in %s (%s)", v, nd.sampler.Channels()[in.slots[i]], strings.Join(f, ", ")))
+			return false
+		}
+	}
+	for i, slot := range in.slots {
+		nd.values[slot] = in.scratch[i]
+	}
+	in.last, in.have = stamp, true
+	in.counts.Accepted++
+	in.rejectMsg, in.rejectLvl = "", 0
+	return true
+}
+
+func (in *input) reject(level uint8, msg string) { in.rejectMsg, in.rejectLvl = msg, level }
+
+// handlePlan takes a port trajectory: std_msgs/Float64MultiArray with
+// steps × ports values, row-major.
+func (nd *Node) handlePlan(m Input) {
+	nd.plan.received++
+	var a msgs.Float64MultiArray
+	fail := func(msg string) {
+		nd.plan.rejected++
+		nd.plan.reject = msg
+	}
+	if err := msgs.Unmarshal(m.Data, &a); err != nil {
+		fail(fmt.Sprintf("rejected a port trajectory that does not decode: %v", err))
+		return
+	}
+	if nd.ne == 0 || len(a.Data) == 0 || len(a.Data)%nd.ne != 0 {
+		fail(fmt.Sprintf("rejected a port trajectory of %d values: want a positive multiple of the %d ports", len(a.Data), nd.ne))
+		return
+	}
+	if d := a.Layout.Dim; len(d) >= 2 && (int(d[1].Size) != nd.ne || int(d[0].Size)*nd.ne != len(a.Data)) {
+		fail(fmt.Sprintf("rejected a port trajectory laid out %d×%d: want steps × %d ports", d[0].Size, d[1].Size, nd.ne))
+		return
+	}
+	for _, v := range a.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			fail("rejected a port trajectory with a NaN or infinite value")
+			return
+		}
+	}
+	nd.plan.data = append(nd.plan.data[:0], a.Data...)
+	nd.plan.rows = len(a.Data) / nd.ne
+	nd.plan.stamp, nd.plan.have = m.Received, true
+	nd.plan.reject = ""
+}
+
+// Tick lets time pass: it predicts when a timer trigger is due and
+// publishes the periodic diagnostics. Run calls it on its timer; a replay
+// calls it before each message with the message's time on the node's
+// clock already advanced.
+func (nd *Node) Tick() error {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	now := nd.now()
+	if nd.cfg.Trigger.Kind == TriggerTimer {
+		period := int64(1e9 / nd.cfg.Trigger.Rate)
+		if nd.nextTick == math.MinInt64 {
+			nd.nextTick = now
+		}
+		if now >= nd.nextTick {
+			// Missed ticks are not made up: one prediction from the latest inputs.
+			nd.nextTick += period * ((now-nd.nextTick)/period + 1)
+			if err := nd.predict(now, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nd.maybeDiagnostics(now, false)
+}
+
+// NextTick returns when Tick next has something to do, on the node's
+// clock: the next timer trigger or periodic diagnostics.
+func (nd *Node) NextTick() int64 {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	next := nd.nextDiag
+	if nd.cfg.Trigger.Kind == TriggerTimer && nd.nextTick != math.MinInt64 && nd.nextTick < next {
+		next = nd.nextTick
+	}
+	return next
+}
+
+// stale returns why the inputs cannot be used at time now ("" when they
+// can).
+func (nd *Node) stale(now int64) string {
+	for _, in := range nd.inputs {
+		if !in.have {
+			return "no message yet on " + in.cfg.Topic
+		}
+		if age := now - in.last; age > in.maxAge {
+			return fmt.Sprintf("%s is %.3f s old (max_age %.3f s)", in.cfg.Topic, float64(age)/1e9, float64(in.maxAge)/1e9)
+		}
+	}
+	return ""
+}
+
+// predict makes and publishes one prediction from the latest inputs, or
+// records why it cannot.
+func (nd *Node) predict(now, received int64) error {
+	if why := nd.stale(now); why != "" {
+		nd.suppress(msgs.DiagnosticWarn, "stale", "no prediction: "+why)
+		return nil
+	}
+	pose, err := nd.sampler.Sample(nd.values, nd.x, nd.e)
+	if err != nil {
+		nd.suppress(msgs.DiagnosticError, "sample", "no prediction: "+err.Error())
+		return nil
+	}
+	nd.forecast(now)
+	if err := nd.roller.Rollout(nd.x, nd.ports, nd.h, nd.out); err != nil {
+		nd.suppress(msgs.DiagnosticError, "rollout", "no prediction: "+err.Error())
+		return nil
+	}
+	stamp := nd.trigger.last
+	n := nd.n
+	for k := range nd.h {
+		copy(nd.traj.Q[k*n:(k+1)*n], nd.out[k*2*n:k*2*n+n])
+		copy(nd.traj.P[k*n:(k+1)*n], nd.out[k*2*n+n:(k+1)*2*n])
+	}
+	nd.traj.Header.Stamp = msgs.TimeFromNanos(stamp)
+	nd.traj.InferenceLatencyS = float64(nd.now()-received) / 1e9
+	o := nd.cfg.Outputs
+	if o.Prediction != "-" {
+		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.traj)
+		if err := nd.pub.Publish(o.Prediction, stamp, nd.buf); err != nil {
+			return fmt.Errorf("node: publish %s: %w", o.Prediction, err)
+		}
+	}
+	stepNs := int64(math.Round(nd.dt * 1e9))
+	if o.Joints != "-" && nd.nj > 0 {
+		k := nd.cfg.PreviewStep - 1
+		copy(nd.js.Position, nd.traj.Q[k*n+n-nd.nj:(k+1)*n])
+		t := stamp + int64(k+1)*stepNs
+		nd.js.Header.Stamp = msgs.TimeFromNanos(t)
+		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.js)
+		if err := nd.pub.Publish(o.Joints, stamp, nd.buf); err != nil {
+			return fmt.Errorf("node: publish %s: %w", o.Joints, err)
+		}
+	}
+	if o.Path != "-" && nd.sampler.Floating() {
+		nd.path.Header.Stamp = msgs.TimeFromNanos(stamp)
+		setPose(&nd.path.Poses[0], pose, stamp)
+		for k := range nd.h {
+			setPose(&nd.path.Poses[k+1], nd.sampler.BasePose(pose, nd.traj.Q[k*n:k*n+6]), stamp+int64(k+1)*stepNs)
+		}
+		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.path)
+		if err := nd.pub.Publish(o.Path, stamp, nd.buf); err != nil {
+			return fmt.Errorf("node: publish %s: %w", o.Path, err)
+		}
+	}
+	nd.stats.Predictions++
+	lat := nd.now() - received
+	nd.stats.LastLatency = lat
+	nd.latency[nd.nlat%len(nd.latency)] = lat
+	nd.nlat++
+	nd.predStatus, nd.predLevel, nd.predState = "", msgs.DiagnosticOK, ""
+	return nil
+}
+
+func setPose(ps *msgs.PoseStamped, T mechanics.SE3, stamp int64) {
+	ps.Header.Stamp = msgs.TimeFromNanos(stamp)
+	ps.Pose.Position = msgs.Point{X: T.P[0], Y: T.P[1], Z: T.P[2]}
+	q := mechanics.QuatFromRotation(T.R)
+	ps.Pose.Orientation = msgs.Quaternion{X: q.X, Y: q.Y, Z: q.Z, W: q.W}
+}
+
+func (nd *Node) suppress(level uint8, state, msg string) {
+	nd.stats.Suppressed++
+	nd.predStatus, nd.predLevel, nd.predState = msg, level, state
+}
+
+// forecast fills the ports of every step.
+func (nd *Node) forecast(now int64) {
+	ne := nd.ne
+	if ne == 0 {
+		return
+	}
+	usePlan := nd.plan.topic != "" && nd.plan.have && now-nd.plan.stamp <= int64(nd.cfg.Ports.MaxAge*1e9)
+	if nd.plan.topic != "" && !usePlan {
+		nd.stats.ForecastFallbacks++
+	}
+	for k := range nd.h {
+		row := nd.ports[k*ne : (k+1)*ne]
+		if usePlan {
+			r := min(k, nd.plan.rows-1)
+			copy(row, nd.plan.data[r*ne:(r+1)*ne])
+		} else {
+			copy(row, nd.e)
+		}
+	}
+}
+
+// maybeDiagnostics publishes the diagnostics when they are due or their
+// status changed.
+func (nd *Node) maybeDiagnostics(now int64, force bool) error {
+	key := nd.statusKey(now)
+	if !force && now < nd.nextDiag && key == nd.lastDiag {
+		return nil
+	}
+	period := int64(nd.cfg.DiagnosticsPeriod * 1e9)
+	if nd.nextDiag == math.MinInt64 || now >= nd.nextDiag {
+		nd.nextDiag = now + period
+	}
+	nd.lastDiag = key
+	return nd.publishDiagnostics(now)
+}
+
+// inputState returns the level, change key and message of an input's
+// status at time now.
+func (in *input) state(now int64) (uint8, string, string) {
+	switch {
+	case in.rejectMsg != "":
+		return in.rejectLvl, "rejected:" + in.rejectMsg, in.rejectMsg
+	case !in.have:
+		return msgs.DiagnosticStale, "missing", "no message yet"
+	case now-in.last > in.maxAge:
+		return msgs.DiagnosticStale, "stale", fmt.Sprintf("stale: %.3f s old (max_age %.3f s)", float64(now-in.last)/1e9, float64(in.maxAge)/1e9)
+	}
+	return msgs.DiagnosticOK, "ok", "ok"
+}
+
+// statusKey summarises the status levels and kinds, so that a change is
+// published at once.
+func (nd *Node) statusKey(now int64) string {
+	var b strings.Builder
+	b.WriteString(nd.predState)
+	for _, in := range nd.inputs {
+		_, k, _ := in.state(now)
+		b.WriteString("|" + k)
+	}
+	b.WriteString("|" + nd.plan.reject)
+	return b.String()
+}
+
+// Diagnostic status names.
+const (
+	// StatusPrediction names the prediction's DiagnosticStatus.
+	StatusPrediction = "calisym: prediction"
+	// StatusInputPrefix starts the name of each input's DiagnosticStatus,
+	// followed by the topic.
+	StatusInputPrefix = "calisym: input "
+	// StatusPortForecast names the port forecast's DiagnosticStatus.
+	StatusPortForecast = "calisym: port forecast"
+)
+
+// publishDiagnostics publishes one DiagnosticArray.
+func (nd *Node) publishDiagnostics(now int64) error {
+	topic := nd.cfg.Outputs.Diagnostics
+	if topic == "-" {
+		return nil
+	}
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	p50, p99 := nd.latencyPercentiles()
+	pred := msgs.DiagnosticStatus{Name: StatusPrediction, HardwareID: nd.params.Spec.Robot, Level: nd.predLevel, Message: nd.predStatus,
+		Values: []msgs.KeyValue{
+			{Key: "predictions", Value: u(nd.stats.Predictions)},
+			{Key: "suppressed", Value: u(nd.stats.Suppressed)},
+			{Key: "latency_last_ms", Value: f(float64(nd.stats.LastLatency) / 1e6)},
+			{Key: "latency_p50_ms", Value: f(p50 / 1e6)},
+			{Key: "latency_p99_ms", Value: f(p99 / 1e6)},
+			{Key: "horizon", Value: strconv.Itoa(nd.h)},
+			{Key: "dt_s", Value: f(nd.dt)},
+			{Key: "model_id", Value: nd.modelID},
+			{Key: "model_sha256", Value: nd.sha},
+		}}
+	if pred.Message == "" {
+		pred.Message = "predicting"
+		if nd.stats.Predictions == 0 {
+			pred.Message = "waiting for inputs"
+		}
+	}
+	arr := msgs.DiagnosticArray{Header: msgs.Header{Stamp: msgs.TimeFromNanos(now)}, Status: []msgs.DiagnosticStatus{pred}}
+	for _, in := range nd.inputs {
+		level, _, msg := in.state(now)
+		age := "inf"
+		if in.have {
+			age = f(float64(now-in.last) / 1e9)
+		}
+		c := in.counts
+		arr.Status = append(arr.Status, msgs.DiagnosticStatus{Name: StatusInputPrefix + in.cfg.Topic, HardwareID: nd.params.Spec.Robot, Level: level, Message: msg,
+			Values: []msgs.KeyValue{
+				{Key: "type", Value: in.typ.Type},
+				{Key: "age_s", Value: age},
+				{Key: "max_age_s", Value: f(float64(in.maxAge) / 1e9)},
+				{Key: "received", Value: u(c.Received)},
+				{Key: "accepted", Value: u(c.Accepted)},
+				{Key: "rejected_nan", Value: u(c.RejectedNaN)},
+				{Key: "rejected_mismatch", Value: u(c.RejectedMismatch)},
+				{Key: "rejected_decode", Value: u(c.RejectedDecode)},
+				{Key: "out_of_order", Value: u(c.OutOfOrder)},
+				{Key: "duplicates", Value: u(c.Duplicates)},
+				{Key: "dropped", Value: u(in.dropped.Load())},
+			}})
+	}
+	if nd.plan.topic != "" {
+		st := msgs.DiagnosticStatus{Name: StatusPortForecast, HardwareID: nd.params.Spec.Robot, Level: msgs.DiagnosticOK, Message: "following " + nd.plan.topic}
+		age := "inf"
+		switch {
+		case nd.plan.reject != "":
+			st.Level, st.Message = msgs.DiagnosticError, nd.plan.reject
+		case !nd.plan.have:
+			st.Level, st.Message = msgs.DiagnosticWarn, "no port trajectory yet: holding the latest ports"
+		case now-nd.plan.stamp > int64(nd.cfg.Ports.MaxAge*1e9):
+			st.Level, st.Message = msgs.DiagnosticWarn, "port trajectory stale: holding the latest ports"
+		}
+		if nd.plan.have {
+			age = f(float64(now-nd.plan.stamp) / 1e9)
+		}
+		st.Values = []msgs.KeyValue{{Key: "age_s", Value: age}, {Key: "received", Value: u(nd.plan.received)},
+			{Key: "rejected", Value: u(nd.plan.rejected)}, {Key: "dropped", Value: u(nd.plan.dropped.Load())},
+			{Key: "fallbacks", Value: u(nd.stats.ForecastFallbacks)}, {Key: "steps", Value: strconv.Itoa(nd.plan.rows)}}
+		arr.Status = append(arr.Status, st)
+	}
+	nd.stats.Diagnostics++
+	if err := nd.pub.Publish(topic, now, msgs.Marshal(&arr)); err != nil {
+		return fmt.Errorf("node: publish %s: %w", topic, err)
+	}
+	return nil
+}
+
+// latencyPercentiles returns the median and 99th percentile of the
+// latencies of the last predictions [ns].
+func (nd *Node) latencyPercentiles() (p50, p99 float64) {
+	n := min(nd.nlat, len(nd.latency))
+	if n == 0 {
+		return 0, 0
+	}
+	l := slices.Clone(nd.latency[:n])
+	slices.Sort(l)
+	return float64(l[(n-1)/2]), float64(l[min(n-1, int(math.Ceil(0.99*float64(n)))-1)])
+}

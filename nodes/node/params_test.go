@@ -1,0 +1,109 @@
+package node_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/nodes/node"
+)
+
+// TestRepositoryParams loads every params file with a node section and
+// checks it against the topics it names: listed with their types, the
+// types' definitions found, every message path compiled against its
+// topic's definition.
+func TestRepositoryParams(t *testing.T) {
+	want := map[string][]string{
+		"pendulum_sim.yaml":       {"/joint_states", "/torque_command"},
+		"px4_quadrotor.yaml":      {"/fmu/out/vehicle_odometry", "/fmu/out/actuator_motors"},
+		"anymal.yaml":             {"/state_estimator/anymal_state"},
+		"crazyflie.yaml":          {"/cf231/odom", "/cf231/motors"},
+		"double_pendulum_hw.yaml": {"/joint_states"},
+	}
+	dir := filepath.Join(fixtures.Root(), "params")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "\nnode:") {
+			if _, ok := want[name]; ok {
+				t.Errorf("%s has no node section", name)
+			}
+			continue
+		}
+		seen++
+		t.Run(name, func(t *testing.T) {
+			p, err := node.LoadParams(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.CheckTopics(); err != nil {
+				t.Fatal(err)
+			}
+			var topics []string
+			for _, tc := range p.Node.Topics {
+				topics = append(topics, tc.Topic)
+			}
+			if w, ok := want[name]; ok && !slices.Equal(topics, w) {
+				t.Errorf("topics %v, want %v", topics, w)
+			}
+		})
+	}
+	if seen < len(want) {
+		t.Errorf("%d params files with a node section, want at least %d", seen, len(want))
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, edit, want string
+	}{
+		{"unlisted topic", "    - topic: /torque_command\n      type: std_msgs/msg/Float64MultiArray", "reads topic /torque_command, which is not listed"},
+		{"unknown key", "  horizon: 100", "  horizn: 100"},
+		{"bad trigger", "    kind: message\n", "\"sometimes\" is not"},
+		{"trigger not an input", "    topic: /torque_command\n  ports", "is not an input topic"},
+		{"bad type", "type: sensor_msgs/msg/JointState", "is not a message type"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(raw)
+			var repl string
+			switch c.name {
+			case "unlisted topic":
+				repl = ""
+			case "unknown key":
+				repl, c.want = c.want, "horizn"
+			case "bad trigger":
+				repl = "    kind: sometimes\n"
+			case "trigger not an input":
+				repl = "    topic: /imu\n  ports"
+			case "bad type":
+				repl = "type: JointState"
+			}
+			if !strings.Contains(text, c.edit) {
+				t.Fatalf("fixture lacks %q", c.edit)
+			}
+			path := filepath.Join(t.TempDir(), "p.yaml")
+			if err := os.WriteFile(path, []byte(strings.Replace(text, c.edit, repl, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = node.LoadParams(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,264 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/internal/livetest"
+	"github.com/calisym/calisym/internal/nodetest"
+	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/nodes/replay"
+	"github.com/calisym/calisym/predictor"
+)
+
+// replayTo replays log through the model into out (uncompressed).
+func replayTo(t *testing.T, params *node.Params, model *predictor.Model, log, out string) *replay.Result {
+	t.Helper()
+	r, err := logio.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := logio.CreateROS2(out, &logio.ROS2WriterOptions{Compression: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), r, replay.Options{Params: params, Model: model, ModelSHA256: "abc", Out: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// decoded is what the Go side reads back from the replay file.
+type decoded struct {
+	preds  []msgs.PredictedTrajectory
+	joints map[int64]msgs.JointState // by stamp
+	torque map[int64][]float64       // by log time
+	diags  []msgs.DiagnosticArray
+	topics map[string]string
+}
+
+func readBack(t *testing.T, path string) decoded {
+	t.Helper()
+	r, err := logio.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d := decoded{joints: map[int64]msgs.JointState{}, torque: map[int64][]float64{}, topics: map[string]string{}}
+	for _, ch := range r.Channels() {
+		d.topics[ch.Topic] = ch.Type
+	}
+	for {
+		m, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m.Channel.Topic {
+		case "/calisym/prediction":
+			var p msgs.PredictedTrajectory
+			if err := msgs.Unmarshal(m.Data, &p); err != nil {
+				t.Fatal(err)
+			}
+			d.preds = append(d.preds, p)
+		case "/joint_states":
+			var js msgs.JointState
+			if err := msgs.Unmarshal(m.Data, &js); err != nil {
+				t.Fatal(err)
+			}
+			d.joints[js.Header.Stamp.Nanos()] = js
+		case "/torque_command":
+			var a msgs.Float64MultiArray
+			if err := msgs.Unmarshal(m.Data, &a); err != nil {
+				t.Fatal(err)
+			}
+			d.torque[int64(m.LogTime)] = a.Data
+		case "/diagnostics":
+			var a msgs.DiagnosticArray
+			if err := msgs.Unmarshal(m.Data, &a); err != nil {
+				t.Fatal(err)
+			}
+			d.diags = append(d.diags, a)
+		}
+	}
+	return d
+}
+
+// TestReplayPendulum replays a simulated pendulum log through a trained
+// model and checks that every prediction equals an offline rollout from the
+// same state, that Foxglove's @mcap/core reads the file and decodes the same
+// values, and that the replay is deterministic.
+func TestReplayPendulum(t *testing.T) {
+	dir := t.TempDir()
+	modelPath := livetest.TrainPendulum(t, dir)
+	model, err := predictor.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := node.LoadParams(livetest.PendulumParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs := livetest.PendulumTrajectories(t, 2, 150)
+	log := filepath.Join(dir, "sim.mcap")
+	livetest.PendulumLog(t, log, trs)
+
+	out := filepath.Join(dir, "replay.mcap")
+	res := replayTo(t, params, model, log, out)
+	want := 0
+	for _, tr := range trs {
+		want += tr.Len()
+	}
+	if res.Messages != 2*want || res.Stats.Predictions != uint64(want) {
+		t.Fatalf("replay handled %d messages and made %d predictions, want %d and %d (stats %+v)", res.Messages, res.Stats.Predictions, 2*want, want, res.Stats)
+	}
+	d := readBack(t, out)
+	for topic, typ := range map[string]string{"/joint_states": "sensor_msgs/msg/JointState", "/torque_command": "std_msgs/msg/Float64MultiArray",
+		"/calisym/prediction": "calisym/msg/PredictedTrajectory", "/calisym/predicted_joint_states": "sensor_msgs/msg/JointState",
+		"/diagnostics": "diagnostic_msgs/msg/DiagnosticArray"} {
+		if d.topics[topic] != typ {
+			t.Errorf("topic %s has type %q, want %s", topic, d.topics[topic], typ)
+		}
+	}
+	if len(d.preds) != want {
+		t.Fatalf("%d predictions in the file, want %d", len(d.preds), want)
+	}
+
+	// Offline: x0 from the logged joint state through the paper's
+	// pendulum, held torque, the same model.
+	pend := mechanics.PaperPendulum()
+	plan, err := model.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roller := plan.NewRoller()
+	H := params.Node.Horizon
+	xs := make([]float64, H*4)
+	ports := make([]float64, H*2)
+	var worst float64
+	for i, p := range d.preds {
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		stamp := p.Header.Stamp.Nanos()
+		js, ok := d.joints[stamp]
+		if !ok {
+			t.Fatalf("prediction %d: no joint state stamped %d", i, stamp)
+		}
+		u := d.torque[stamp]
+		q := [2]float64{js.Position[0], js.Position[1]}
+		mom := pend.Momentum(q, [2]float64{js.Velocity[0], js.Velocity[1]})
+		for k := range H {
+			copy(ports[2*k:], u)
+		}
+		if err := roller.Rollout([]float64{q[0], q[1], mom[0], mom[1]}, ports, H, xs); err != nil {
+			t.Fatal(err)
+		}
+		for k := range H {
+			for j := range 2 {
+				worst = math.Max(worst, math.Abs(p.QAt(k, j)-xs[4*k+j])/(1+math.Abs(xs[4*k+j])))
+				worst = math.Max(worst, math.Abs(p.PAt(k, j)-xs[4*k+2+j])/(1+math.Abs(xs[4*k+2+j])))
+			}
+		}
+		if p.Dt != 0.01 || p.Horizon != uint32(H) || p.ModelSHA256 != "abc" || p.CoordinateNames[1] != "q2" || p.PortNames[0] != "u1" || p.Ports[2*(H-1)+1] != u[1] {
+			t.Fatalf("prediction %d: fields %+v", i, p)
+		}
+	}
+	if worst > 1e-9 {
+		t.Errorf("predictions differ from the offline rollout by %.3g (relative)", worst)
+	}
+	if len(d.diags) == 0 || d.diags[0].Status[0].Name != node.StatusPrediction {
+		t.Errorf("diagnostics %+v", d.diags)
+	}
+
+	// Deterministic: the same replay again gives the same bytes.
+	if err := os.Mkdir(filepath.Join(dir, "again"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(dir, "again", "replay.mcap")
+	replayTo(t, params, model, log, out2)
+	a, _ := os.ReadFile(out)
+	b, _ := os.ReadFile(out2)
+	if !bytes.Equal(a, b) {
+		t.Errorf("two replays of the same log differ (%d and %d bytes)", len(a), len(b))
+	}
+
+	// Foxglove's own reader decodes the same predictions.
+	raw := nodetest.Run(t, 2*time.Minute, "read_replay.mjs", out, "/calisym/prediction")
+	var js struct {
+		Profile      string `json:"profile"`
+		MessageCount string `json:"messageCount"`
+		Channels     []struct {
+			Topic, SchemaName, MessageEncoding, SchemaEncoding string
+		} `json:"channels"`
+		Messages []struct {
+			Topic   string `json:"topic"`
+			LogTime string `json:"logTime"`
+			Value   struct {
+				Header struct {
+					Stamp struct {
+						Sec     int32  `json:"sec"`
+						Nanosec uint32 `json:"nanosec"`
+					} `json:"stamp"`
+				} `json:"header"`
+				Dt              float64   `json:"dt"`
+				CoordinateNames []string  `json:"coordinate_names"`
+				Horizon         uint32    `json:"horizon"`
+				Q               []float64 `json:"q"`
+				P               []float64 `json:"p"`
+				Ports           []float64 `json:"ports"`
+				ModelID         string    `json:"model_id"`
+			} `json:"value"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &js); err != nil {
+		t.Fatalf("read_replay.mjs output: %v", err)
+	}
+	if js.Profile != "ros2" || len(js.Messages) != len(d.preds) {
+		t.Fatalf("@mcap/core: profile %q, %d predictions, want ros2 and %d", js.Profile, len(js.Messages), len(d.preds))
+	}
+	if n, _ := strconv.Atoi(js.MessageCount); n < 3*want {
+		t.Errorf("statistics message count %s", js.MessageCount)
+	}
+	for _, c := range js.Channels {
+		if c.MessageEncoding != "cdr" || c.SchemaEncoding != "ros2msg" {
+			t.Errorf("channel %+v", c)
+		}
+	}
+	for i, m := range js.Messages {
+		g := d.preds[i]
+		v := m.Value
+		if v.Header.Stamp.Sec != g.Header.Stamp.Sec || v.Header.Stamp.Nanosec != g.Header.Stamp.Nanosec || v.Dt != g.Dt || v.Horizon != g.Horizon || v.ModelID != g.ModelID {
+			t.Fatalf("message %d: JS %+v, Go %+v", i, v.Header, g.Header)
+		}
+		for j := range g.Q {
+			if v.Q[j] != g.Q[j] || v.P[j] != g.P[j] {
+				t.Fatalf("message %d: q/p[%d] JS (%v, %v), Go (%v, %v)", i, j, v.Q[j], v.P[j], g.Q[j], g.P[j])
+			}
+		}
+		for j := range g.Ports {
+			if v.Ports[j] != g.Ports[j] {
+				t.Fatalf("message %d: ports[%d] JS %v, Go %v", i, j, v.Ports[j], g.Ports[j])
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+// Reads an MCAP file written by `calisym replay` with Foxglove's own
+// libraries, for Go tests that check the predictions it holds.
+//
+// usage: node read_replay.mjs file.mcap [topic ...]
+//
+// The file is opened with @mcap/core's McapIndexedReader (so its summary,
+// statistics and indexes must be right); messages are read in log-time
+// order with CRC validation and those on the given topics (all when none
+// is given) are decoded with @foxglove/rosmsg2-serialization from their
+// channel's ros2msg schema. Chunks must be uncompressed (Node 20 has no
+// zstd; calisym replay --compression none). Output, one JSON object:
+// {"profile", "messageCount", "channels": [{topic, schemaName,
+// messageEncoding, schemaEncoding}], "messages": [{topic, logTime, value}]}
+// with 64-bit integers as decimal strings and typed arrays as arrays.
+import { open } from "node:fs/promises";
+import { McapIndexedReader } from "@mcap/core";
+import rosmsg from "@foxglove/rosmsg";
+import serialization from "@foxglove/rosmsg2-serialization";
+
+const { parse } = rosmsg;
+const { MessageReader } = serialization;
+
+function plain(v) {
+  if (typeof v === "bigint") {
+    return v.toString();
+  }
+  if (typeof v === "number") {
+    return Number.isFinite(v) ? v : String(v);
+  }
+  if (ArrayBuffer.isView(v)) {
+    return Array.from(v, plain);
+  }
+  if (Array.isArray(v)) {
+    return v.map(plain);
+  }
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  }
+  return v;
+}
+
+const [file, ...topics] = process.argv.slice(2);
+if (!file) {
+  console.error("usage: node read_replay.mjs file.mcap [topic ...]");
+  process.exit(2);
+}
+const fh = await open(file, "r");
+try {
+  const { size } = await fh.stat();
+  const readable = {
+    size: async () => BigInt(size),
+    read: async (offset, length) => {
+      const buf = new Uint8Array(Number(length));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, Number(offset));
+      if (bytesRead !== buf.length) {
+        throw new Error(`short read at ${offset}: ${bytesRead} of ${buf.length}`);
+      }
+      return buf;
+    },
+  };
+  const reader = await McapIndexedReader.Initialize({ readable });
+  const text = new TextDecoder();
+  const decoders = new Map();
+  for (const [id, schema] of reader.schemasById) {
+    decoders.set(id, new MessageReader(parse(text.decode(schema.data), { ros2: true })));
+  }
+  const channels = [...reader.channelsById.values()].map((c) => ({
+    topic: c.topic,
+    schemaName: reader.schemasById.get(c.schemaId)?.name,
+    messageEncoding: c.messageEncoding,
+    schemaEncoding: reader.schemasById.get(c.schemaId)?.encoding,
+  }));
+  const wanted = new Set(topics);
+  const messages = [];
+  for await (const m of reader.readMessages({ validateCrcs: true })) {
+    const channel = reader.channelsById.get(m.channelId);
+    if (wanted.size > 0 && !wanted.has(channel.topic)) {
+      continue;
+    }
+    messages.push({ topic: channel.topic, logTime: m.logTime, value: decoders.get(channel.schemaId).readMessage(m.data) });
+  }
+  const out = {
+    profile: reader.header.profile,
+    messageCount: reader.statistics?.messageCount,
+    channels,
+    messages,
+  };
+  process.stdout.write(JSON.stringify(plain(out)) + "\n");
+} finally {
+  await fh.close();
+}

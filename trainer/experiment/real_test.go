@@ -1,0 +1,236 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/internal/fixtures"
+)
+
+// The wrench mapping (Fz = 0.173 N·Σ commands, no sideways force) and the
+// momenta against finite differences of the poses are checked on a real
+// flight in bagtools/convert (TestCrazyflieFlight, TestCrazyflieAllocation,
+// TestPendulumRun); these tests check the benchmark's own code path.
+
+func realOptions(inputs ...string) RealOptions {
+	return RealOptions{DataRoot: fixtures.DataDir(), ParamsDir: filepath.Join(fixtures.Root(), "params"), Inputs: inputs}
+}
+
+// timeSplit splits a single log by window start time.
+func timeSplit(train, idTest, ood [2]float64) *convert.SplitSpec {
+	return &convert.SplitSpec{By: convert.SplitByTime, Default: "unused", Rules: []convert.SplitRule{
+		{Split: splitTrain, Time: train[:]}, {Split: splitIDTest, Time: idTest[:]}, {Split: splitOOD, Time: ood[:]}}}
+}
+
+// shrink makes the benchmark's models tiny for a test.
+func shrink(b *RealBenchmark) {
+	for i := range b.Spec.Models {
+		m := &b.Spec.Models[i]
+		m.Arch.Layers, m.Arch.Width = 2, 8
+		m.Hidden = []int{16}
+	}
+}
+
+// checkReport checks that a report's numbers are finite and files exist.
+func checkReport(t *testing.T, rep *Report, dir string, horizon int) {
+	t.Helper()
+	if len(rep.Models) != 2 || rep.OODChangePercent == nil {
+		t.Fatalf("%d models, OOD change %v", len(rep.Models), rep.OODChangePercent)
+	}
+	for _, m := range rep.Models {
+		for name, v := range map[string]float64{"OOD": m.OODARMSE, "ID": m.IDARMSE, "ε_J": m.SymplecticResidualMax,
+			"train s": m.TrainSeconds, "loss": m.FinalLoss, "val loss": m.FinalValLoss} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				t.Errorf("%s: %s = %v", m.Name, name, v)
+			}
+		}
+		if m.Horizon != horizon || m.Params <= 0 || m.FLOPsPerStep <= 0 || m.OOD.Windows == 0 || m.ID.Windows == 0 || len(m.MultiHorizon) == 0 {
+			t.Errorf("%s: %+v", m.Name, m)
+		}
+	}
+	if sym := rep.Models[0]; sym.Kind == "mlp" || sym.SymplecticResidualMax > 1e-12 {
+		t.Errorf("%s: ε_J %v", sym.Name, sym.SymplecticResidualMax)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), "2.341 vs 7.688)") || !strings.Contains(string(md), "## Data preparation") {
+		t.Errorf("report.md:\n%s", md)
+	}
+	for _, f := range []string{"report.json", PlotRollout, PlotTraining, rep.Models[0].File, rep.Models[1].File} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for _, k := range []string{"constants", "split", "hold_baseline_ood", "train_files", "paper"} {
+		if rep.Extra[k] == "" {
+			t.Errorf("report lacks note %q", k)
+		}
+	}
+}
+
+// TestRealCrazyflieFlight converts one real flight through PrepareReal in
+// both pose representations, trains tiny models for one epoch and checks
+// the report.
+func TestRealCrazyflieFlight(t *testing.T) {
+	const flight = "crazyflie/train/random1_20251017_run1.parquet"
+	fixtures.Path(t, "crazyflie", "train", "random1_20251017_run1.parquet")
+	ctx := context.Background()
+	const H = 20
+	var gravity *RealBenchmark
+	for _, sys := range []string{RealCrazyflieGravity, RealCrazyflie} {
+		opt := realOptions(flight)
+		opt.Split = timeSplit([2]float64{0, 40}, [2]float64{40, 50}, [2]float64{50, 60})
+		opt.Horizon, opt.Epochs, opt.Workers = H, 1, 1
+		b, err := PrepareReal(ctx, sys, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := b.Data
+		if d.Train.N != 6 || d.Train.NU != 6 || d.Train.WindowLen != 100 || d.Train.Stride != 50 {
+			t.Fatalf("%s: training set n=%d n_u=%d windows %d/%d", sys, d.Train.N, d.Train.NU, d.Train.WindowLen, d.Train.Stride)
+		}
+		if b.Spec.Horizon != H || slices.Max(b.Spec.Horizons) > H || b.Spec.EvalStride != H+1 {
+			t.Fatalf("%s: horizon %d, table %v, stride %d", sys, b.Spec.Horizon, b.Spec.Horizons, b.Spec.EvalStride)
+		}
+		// Every evaluation episode is one window of H+1 samples that starts
+		// at the window's own origin: zero position and yaw.
+		if len(d.ID.Episodes) < 5 || len(d.OOD.Episodes) < 5 {
+			t.Errorf("%s: %d ID-test and %d OOD episodes", sys, len(d.ID.Episodes), len(d.OOD.Episodes))
+		}
+		for _, ep := range append(slices.Clone(d.OOD.Episodes), d.ID.Episodes...) {
+			if ep.Len != H+1 || ep.X[0] != 0 || ep.X[1] != 0 || ep.X[2] != 0 || ep.X[5] != 0 {
+				t.Fatalf("%s: %s: %d samples, first q %v", sys, ep.Name, ep.Len, ep.X[:6])
+			}
+		}
+		if sys == RealCrazyflieGravity {
+			gravity = b
+		} else {
+			// The representations differ in q only: the same windows have
+			// the same momenta and wrenches.
+			a, g := d.OOD.Episodes, gravity.Data.OOD.Episodes
+			if len(a) != len(g) {
+				t.Fatalf("%d vs %d OOD windows", len(a), len(g))
+			}
+			for i := range a {
+				if a[i].Name != g[i].Name || !slices.Equal(a[i].E, g[i].E) {
+					t.Fatalf("window %d: %s vs %s", i, a[i].Name, g[i].Name)
+				}
+				for k := range a[i].Len {
+					if !slices.Equal(a[i].X[12*k+6:12*k+12], g[i].X[12*k+6:12*k+12]) {
+						t.Fatalf("%s sample %d: momenta differ", a[i].Name, k)
+					}
+				}
+			}
+		}
+	}
+	shrink(gravity)
+	dir := t.TempDir()
+	rep, err := gravity.Run(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, rep, dir, H)
+}
+
+// TestRealPendulumRun converts one real pendulum run through PrepareReal,
+// trains tiny models for two epochs and checks the report.
+func TestRealPendulumRun(t *testing.T) {
+	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	fixtures.Path(t, "double_pendulum_hw", "identified_parameters", "model_2.0", "model_parameters.yml")
+	ctx := context.Background()
+	const H = 50
+	opt := realOptions(run)
+	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+	opt.Horizon, opt.Epochs, opt.Workers = H, 2, 1
+	b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := b.Data
+	if d.Train.N != 2 || d.Train.NU != 2 || len(d.Train.Episodes) != 1 || d.Train.Episodes[0].Len < 600 {
+		t.Fatalf("training set: n=%d, %d episodes", d.Train.N, len(d.Train.Episodes))
+	}
+	if len(d.OOD.Episodes) != 1 || d.OOD.Episodes[0].Len < H+1 || b.Spec.EvalStride != 10 {
+		t.Fatalf("OOD: %d episodes, eval stride %d", len(d.OOD.Episodes), b.Spec.EvalStride)
+	}
+	shrink(b)
+	dir := t.TempDir()
+	rep, err := b.Run(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, rep, dir, H)
+	if !strings.Contains(rep.Extra["constants"], "model_2.0") {
+		t.Errorf("constants: %s", rep.Extra["constants"])
+	}
+}
+
+// TestRealSplitsByFile checks the benchmarks' default splits on all the
+// logs: whole files, disjoint, as documented.
+func TestRealSplitsByFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts every log")
+	}
+	fixtures.Path(t, "crazyflie", "test", "random1_20251017_run4.parquet")
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-154548.csv")
+	ctx := context.Background()
+	for sys, want := range map[string][3]int{RealCrazyflie: {11, 5, 3}, RealDoublePendulumHW: {6, 1, 3}} {
+		b, err := PrepareReal(ctx, sys, realOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]string{}
+		for i, s := range []string{splitTrain, splitIDTest, splitOOD} {
+			if len(b.Files[s]) != want[i] {
+				t.Errorf("%s: %d %s files, want %d: %v", sys, len(b.Files[s]), s, want[i], b.Files[s])
+			}
+			for _, f := range b.Files[s] {
+				if prev, ok := seen[f]; ok {
+					t.Errorf("%s: %s in %s and %s", sys, f, prev, s)
+				}
+				seen[f] = s
+			}
+		}
+		if sys == RealCrazyflie && !slices.Equal(b.Files[splitOOD], []string{
+			"crazyflie/test/multisine_20251017_run4.parquet", "crazyflie/test/random1_20251017_run4.parquet", "crazyflie/test/random2_20251017_run4.parquet"}) {
+			t.Errorf("OOD flights %v", b.Files[splitOOD])
+		}
+		for _, ep := range b.Data.OOD.Episodes {
+			if ep.Len < b.Spec.Horizon+1 {
+				t.Fatalf("%s: OOD episode %s of %d samples for horizon %d", sys, ep.Name, ep.Len, b.Spec.Horizon)
+			}
+		}
+	}
+}
+
+func TestRealErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := PrepareReal(ctx, "anymal", realOptions()); err == nil || !strings.Contains(err.Error(), RealCrazyflieGravity) {
+		t.Errorf("unknown system: %v", err)
+	}
+	opt := realOptions()
+	opt.Params = filepath.Join(t.TempDir(), "missing.yaml")
+	if _, err := PrepareReal(ctx, RealCrazyflie, opt); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing params: %v", err)
+	}
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	opt = realOptions("double_pendulum_hw/trajectories/20230629-143524.csv")
+	// With one training run and the split by file, there is no ID test.
+	_, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+	if err == nil || !strings.Contains(err.Error(), `"id_test" split has no windows`) {
+		t.Errorf("empty split: %v", err)
+	}
+	if errors.Is(err, convert.ErrSpec) {
+		t.Errorf("empty split reported as a spec error: %v", err)
+	}
+}
