@@ -7,47 +7,26 @@ GrandTour dataset publish it).
 
 data is the directory the URDF path of the params is relative to; bag plays
 a recorded mission (the anymal_msgs interfaces must be installed to play it).
+
+The node, foxglove_bridge and bag playback come from predictor.launch.py;
+all of its arguments (model, params, data, foxglove, foxglove_address,
+foxglove_port, bag) are accepted here.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
-from launch_ros.actions import Node
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description():
-    params = PathJoinSubstitution([FindPackageShare("calisym"), "params", "anymal.yaml"])
+    share = FindPackageShare("calisym")
     return LaunchDescription([
-        DeclareLaunchArgument("model", description="CaLiSym model file (.safetensors) trained for this robot"),
-        DeclareLaunchArgument("params", default_value=params, description="params YAML (convert: and node: sections)"),
-        DeclareLaunchArgument("data", default_value="", description="directory of the params' parameter files and URDFs"),
-        DeclareLaunchArgument("foxglove", default_value="false", description="also start foxglove_bridge"),
-        DeclareLaunchArgument("foxglove_address", default_value="127.0.0.1", description="foxglove_bridge address"),
-        DeclareLaunchArgument("foxglove_port", default_value="8765", description="foxglove_bridge port"),
-        DeclareLaunchArgument("bag", default_value="", description="log to play as the robot (ros2 bag play)"),
-        Node(
-            package="calisym",
-            executable="calisym_ros2",
-            name="calisym_predictor",
-            output="screen",
-            arguments=[
-                "--params", LaunchConfiguration("params"),
-                "--model", LaunchConfiguration("model"),
-                "--data", LaunchConfiguration("data"),
-            ],
-        ),
-        Node(
-            package="foxglove_bridge",
-            executable="foxglove_bridge",
-            name="foxglove_bridge",
-            parameters=[{"address": LaunchConfiguration("foxglove_address"), "port": LaunchConfiguration("foxglove_port")}],
-            condition=IfCondition(LaunchConfiguration("foxglove")),
-        ),
-        ExecuteProcess(
-            cmd=["ros2", "bag", "play", LaunchConfiguration("bag")],
-            output="screen",
-            condition=IfCondition(PythonExpression(["'", LaunchConfiguration("bag"), "' != ''"])),
+        DeclareLaunchArgument("params", default_value=PathJoinSubstitution([share, "params", "anymal.yaml"]),
+                              description="params YAML (convert: and node: sections)"),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "predictor.launch.py"])),
+            launch_arguments={"params": LaunchConfiguration("params")}.items(),
         ),
     ])

@@ -18,6 +18,7 @@ func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
 	var full, quiet bool
+	var check string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Real-robot benchmarks: convert the logs, train CaLiSym and an MLP, evaluate out of distribution, write reports",
@@ -51,6 +52,7 @@ The default configuration is compute-modest (minutes on two cores);
 			log := cmd.ErrOrStderr()
 			w := cmd.OutOrStdout()
 			start := time.Now()
+			var published []publishedRow
 			var summary strings.Builder
 			summary.WriteString("| system | model | OOD AR MSE | ID AR MSE | horizon | params | FLOPs/step | ε_J max | train s |\n")
 			summary.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -77,6 +79,7 @@ The default configuration is compute-modest (minutes on two cores);
 					fmt.Fprintf(w, "\nCaLiSym OOD AR MSE vs MLP: %+.1f%%\n", *rep.OODChangePercent)
 				}
 				fmt.Fprintf(w, "report: %s\n", filepath.Join(dir, "report.md"))
+				published = append(published, publishedRows(s, rep)...)
 				for _, m := range rep.Models {
 					fmt.Fprintf(&summary, "| %s | %s | %s | %s | %d | %d | %d | %.1e | %.0f |\n", s, m.Name, benchNum(m.OODARMSE), benchNum(m.IDARMSE),
 						m.Horizon, m.Params, m.FLOPsPerStep, m.SymplecticResidualMax, m.TrainSeconds)
@@ -97,6 +100,12 @@ The default configuration is compute-modest (minutes on two cores);
 				return fmt.Errorf("bench: %w", err)
 			}
 			fmt.Fprintf(w, "\n%s", summary.String())
+			if check != "" {
+				if err := checkPublishedFile(check, benchHeading, published); err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+				fmt.Fprintf(w, "\n%s: the %d rows of %q reproduce\n", check, len(published), benchHeading)
+			}
 			return nil
 		},
 	}
@@ -112,8 +121,13 @@ The default configuration is compute-modest (minutes on two cores);
 	cmd.Flags().IntVar(&workers, "workers", 2, "training and evaluation goroutines")
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
+	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (the README's \""+benchHeading+"\" section) hold the regenerated numbers; fail if not")
 	return cmd
 }
+
+// benchHeading is the README section whose tables calisym bench --check
+// compares with a fresh run.
+const benchHeading = "## Real robots"
 
 // benchNum formats an error for a table; a diverged model's is infinite.
 func benchNum(v float64) string {

@@ -16,6 +16,7 @@ func newDemoCmd() *cobra.Command {
 	var out, preset string
 	var epochs, workers int
 	var quiet bool
+	var check string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Simulate the double pendulum, train CaLiSym (GRB) and an MLP, evaluate out of distribution, write a report",
@@ -67,6 +68,13 @@ size and 500 epochs), smoke (seconds).`,
 				fmt.Fprintf(w, "\nCaLiSym OOD AR MSE vs MLP: %+.1f%% (paper: -69.5%%)\n", *rep.OODChangePercent)
 			}
 			fmt.Fprintf(w, "report: %s (total %.0f s)\n", filepath.Join(out, "report.md"), time.Since(start).Seconds())
+			if check != "" {
+				rows := publishedRows("", rep)
+				if err := checkPublishedFile(check, demoHeading, rows); err != nil {
+					return fmt.Errorf("demo: %w", err)
+				}
+				fmt.Fprintf(w, "%s: the %d rows of %q reproduce\n", check, len(rows), demoHeading)
+			}
 			return nil
 		},
 	}
@@ -75,8 +83,13 @@ size and 500 epochs), smoke (seconds).`,
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "override the preset's epochs (0: keep)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "training goroutines")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
+	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the tables of this Markdown file (the README's \""+demoHeading+"\" section) hold the regenerated numbers; fail if not")
 	return cmd
 }
+
+// demoHeading is the README section whose tables calisym demo --check
+// compares with a fresh run of the default preset.
+const demoHeading = "## The double-pendulum benchmark"
 
 // loadDataset loads a dataset directory with an error naming it.
 func loadDataset(dir string) (*dataset.Dataset, error) {

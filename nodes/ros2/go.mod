@@ -2,6 +2,10 @@ module github.com/calisym/calisym/nodes/ros2
 
 go 1.26.8
 
+// rclgo is pinned to the pseudo-version of upstream commit
+// 508dd42245daa2f122ce9d35e16d704d84927fa7, whose API main.go uses
+// (NewSubscription taking options, PublishSerialized, ReliabilityBestEffort);
+// older rclgo (NewSubscriptionWithOpts, RmwQosProfile) does not build it.
 require (
 	github.com/calisym/calisym v0.0.0
 	github.com/tiiuae/rclgo v0.0.0-20260225085354-508dd42245da

@@ -177,11 +177,14 @@ func (t *transport) Subscribe(topic string, typ node.TopicType, handle func([]by
 	if err != nil {
 		return err
 	}
+	// Default profile: keep last 10, reliable, volatile.
 	opts := rclgo.NewDefaultSubscriptionOptions()
 	if !t.reliable {
-		opts.Qos.Reliability = rclgo.RmwQosReliabilityPolicyBestEffort
+		opts.Qos.Reliability = rclgo.ReliabilityBestEffort
 	}
 	sub, err := t.node.NewSubscription(topic, ts, opts, func(s *rclgo.Subscription) {
+		// A fresh copy of the CDR bytes (encapsulation header included);
+		// an error here is a spurious wake-up (nothing to take).
 		data, _, err := s.TakeSerializedMessage()
 		if err != nil {
 			return
@@ -193,7 +196,7 @@ func (t *transport) Subscribe(topic string, typ node.TopicType, handle func([]by
 	}
 	ws, err := t.ctx.NewWaitSet()
 	if err != nil {
-		return fmt.Errorf("wait set: %w", err)
+		return errors.Join(fmt.Errorf("wait set: %w", err), sub.Close())
 	}
 	ws.AddSubscriptions(sub)
 	ctx, cancel := context.WithCancel(context.Background())
