@@ -145,13 +145,6 @@ spec.loader.exec_module(mod)
 print(json.dumps(dump(mod.generate_launch_description())))
 `
 
-// action is one recorded launch action or substitution.
-type action struct {
-	Type   string         `json:"type"`
-	Args   []any          `json:"args"`
-	Kwargs map[string]any `json:"kwargs"`
-}
-
 // walk calls f on every recorded object below v.
 func walk(v any, f func(map[string]any)) {
 	switch v := v.(type) {
