@@ -54,24 +54,194 @@ func TestPackageXML(t *testing.T) {
 	}
 }
 
-func TestCheckPackageXMLRejects(t *testing.T) {
-	good := read(t, "package.xml")
+// variant returns good with the first from replaced by to, failing the test
+// if good lacks from.
+func variant(t *testing.T, good, name, from, to string) string {
+	t.Helper()
+	bad := strings.Replace(good, from, to, 1)
+	if bad == good {
+		t.Fatalf("%s: fixture lacks %q", name, from)
+	}
+	return bad
+}
+
+// deps is the last dependency of the repository's package.xml, after which
+// the variants below add dependency elements.
+const deps = "<test_depend>ament_lint_auto</test_depend>"
+
+// testVariant is a variant of the repository's package.xml.
+type testVariant struct{ name, xml string }
+
+// rejectVariants returns variants of good that package_format3.xsd
+// (REP 149) rejects, one or more for each rule of the schema.
+func rejectVariants(t *testing.T, good string) []testVariant {
+	t.Helper()
+	desc := regexp.MustCompile(`(?s)<description>.*</description>`).FindString(good)
+	if desc == "" {
+		t.Fatal("fixture has no <description>")
+	}
+	var out []testVariant
 	for _, c := range []struct{ name, from, to string }{
+		// Well-formedness and the document.
+		{"not well-formed", "</export>", "</exprt>"},
+		{"second root", "</package>", "</package><package format=\"3\"/>"},
+		{"text after the root", "</package>", "</package>trailing"},
+		// <package>: in no namespace, format="3" required and fixed, no
+		// other attributes, element-only content.
 		{"format 2", `format="3"`, `format="2"`},
-		{"bad name", "<name>calisym</name>", "<name>CaLiSym</name>"},
-		{"bad version", "<version>0.1.0</version>", "<version>0.1</version>"},
-		{"no email", ` email="maintainers@calisym.invalid"`, ""},
+		{"no format", ` format="3"`, ""},
+		{"format with spaces", `format="3"`, `format=" 3"`},
+		{"root in a namespace", `<package format="3">`, `<package xmlns="http://example.com/pkg" format="3">`},
+		{"root attribute", `<package format="3">`, `<package format="3" kind="ros2">`},
+		{"root xml:lang", `<package format="3">`, `<package format="3" xml:lang="en">`},
+		{"root text", "<name>calisym</name>", "calisym<name>calisym</name>"},
+		// The sequence and its multiplicities.
 		{"order", "<license>Apache-2.0</license>", "<license>Apache-2.0</license><name>x</name>"},
+		{"no name", "<name>calisym</name>", ""},
+		{"two names", "<name>calisym</name>", "<name>calisym</name><name>other</name>"},
+		{"no version", "<version>0.1.0</version>", ""},
+		{"two versions", "<version>0.1.0</version>", "<version>0.1.0</version><version>0.2.0</version>"},
+		{"no description", desc, ""},
+		{"two descriptions", desc, desc + desc},
+		{"description after maintainer", desc + "\n  <maintainer email=\"maintainers@calisym.invalid\">calisym maintainers</maintainer>",
+			"<maintainer email=\"maintainers@calisym.invalid\">calisym maintainers</maintainer>" + desc},
+		{"no maintainer", `<maintainer email="maintainers@calisym.invalid">calisym maintainers</maintainer>`, ""},
+		{"no license", "<license>Apache-2.0</license>", ""},
+		{"url before license", "<license>Apache-2.0</license>\n  <url", "<url>https://example.com</url><license>Apache-2.0</license>\n  <url"},
+		{"author before url", "<url type=", "<author>A</author><url type="},
+		{"dependency before author", "</url>", "</url><depend>x</depend><author>A</author>"},
+		{"group_depend after member_of_group", "</member_of_group>", "</member_of_group><group_depend>g</group_depend>"},
+		{"dependency after member_of_group", "</member_of_group>", "</member_of_group><depend>x</depend>"},
 		{"unknown element", "<member_of_group>", "<run_depend>x</run_depend><member_of_group>"},
+		{"format 1 element", "<member_of_group>", "<build_export_depend>a</build_export_depend><run_depend>x</run_depend><member_of_group>"},
+		{"element in a namespace", deps, deps + `<x:depend xmlns:x="urn:x">std_msgs</x:depend>`},
 		{"two exports", "</export>", "</export><export/>"},
+		{"element after export", "</export>", "</export><member_of_group>g</member_of_group>"},
+		// <name>: [a-zA-Z]([_-]?[0-9a-zA-Z]+)*, no attributes.
+		{"bad name", "<name>calisym</name>", "<name>cali__sym</name>"},
+		{"name starts with a digit", "<name>calisym</name>", "<name>1calisym</name>"},
+		{"name ends with an underscore", "<name>calisym</name>", "<name>calisym_</name>"},
+		{"name with a space", "<name>calisym</name>", "<name>cali sym</name>"},
+		{"name with a dot", "<name>calisym</name>", "<name>cali.sym</name>"},
+		{"empty name", "<name>calisym</name>", "<name/>"},
+		{"name attribute", "<name>calisym</name>", `<name lang="en">calisym</name>`},
+		{"name child", "<name>calisym</name>", "<name>calisym<b/></name>"},
+		// <version>: VersionType, no attributes.
+		{"bad version", "<version>0.1.0</version>", "<version>0.1</version>"},
+		{"leading zero", "<version>0.1.0</version>", "<version>0.01.0</version>"},
+		{"four parts", "<version>0.1.0</version>", "<version>0.1.0.0</version>"},
+		{"version suffix", "<version>0.1.0</version>", "<version>0.1.0-rc1</version>"},
+		{"version compatibility", "<version>0.1.0</version>", `<version compatibility="0.1.0">0.1.0</version>`},
+		// <description>: no attributes.
+		{"description attribute", "<description>", `<description lang="en">`},
+		// <maintainer>: email required, EmailType, no other attributes.
+		{"no email", ` email="maintainers@calisym.invalid"`, ""},
+		{"bad email", `email="maintainers@calisym.invalid"`, `email="maintainers@calisym"`},
+		{"email with a space", `email="maintainers@calisym.invalid"`, `email="main tainers@calisym.invalid"`},
+		{"email in a namespace", ` email="maintainers@calisym.invalid"`, ` xmlns:x="urn:x" x:email="maintainers@calisym.invalid"`},
+		{"maintainer attribute", `email="maintainers@calisym.invalid"`, `email="maintainers@calisym.invalid" url="https://example.com"`},
+		{"maintainer child", "calisym maintainers</maintainer>", "<b>calisym</b></maintainer>"},
+		// <author>: email optional, EmailType.
+		{"author bad email", "</url>", `</url><author email="jane">Jane</author>`},
+		{"author attribute", "</url>", `</url><author role="dev">Jane</author>`},
+		// <license>: only file.
+		{"license attribute", "<license>Apache-2.0</license>", `<license source="x">Apache-2.0</license>`},
+		{"license child", "<license>Apache-2.0</license>", `<license><spdx>Apache-2.0</spdx></license>`},
+		// <url>: type from website, bugtracker, repository.
+		{"url type", `type="repository"`, `type="homepage"`},
+		{"url type case", `type="repository"`, `type="Repository"`},
+		{"url attribute", `type="repository"`, `type="repository" rel="x"`},
+		// Dependencies: version_* (VersionLimitType) and condition only.
 		{"dependency attribute", "<depend>std_msgs</depend>", `<depend version="1">std_msgs</depend>`},
+		{"bad version_gte", "<depend>std_msgs</depend>", `<depend version_gte="abc">std_msgs</depend>`},
+		{"version_lt with four parts", "<depend>std_msgs</depend>", `<depend version_lt="1.2.3.4">std_msgs</depend>`},
+		{"version_eq leading zero", "<depend>std_msgs</depend>", `<depend version_eq="01">std_msgs</depend>`},
+		{"empty version_lte", "<depend>std_msgs</depend>", `<depend version_lte="">std_msgs</depend>`},
+		{"bad condition", "<depend>std_msgs</depend>", `<depend condition="$A &amp;&amp; $B">std_msgs</depend>`},
+		{"condition with a semicolon", "<exec_depend>launch</exec_depend>", `<exec_depend condition="$ROS_VERSION == 2;">launch</exec_depend>`},
+		{"dependency child", "<depend>std_msgs</depend>", "<depend><name>std_msgs</name></depend>"},
+		{"dependency qualified attribute", "<depend>std_msgs</depend>", `<depend xmlns:x="urn:x" x:condition="1">std_msgs</depend>`},
+		// group_depend and member_of_group: condition only, without quotes.
+		{"group attribute", "<member_of_group>", `<member_of_group version_gte="1">`},
+		{"group condition with quotes", "<member_of_group>", `<member_of_group condition="$ROS_DISTRO == 'jazzy'">`},
+		{"group_depend bad condition", "<member_of_group>", `<group_depend condition="a;b">g</group_depend><member_of_group>`},
+		{"group child", "<member_of_group>rosidl_interface_packages", "<member_of_group><g/>"},
+		// <export>: no attributes, no text of its own.
+		{"export attribute", "<export>", `<export kind="x">`},
+		{"export text", "<export>", "<export>ament_cmake"},
 	} {
-		bad := strings.Replace(good, c.from, c.to, 1)
-		if bad == good {
-			t.Fatalf("%s: fixture lacks %q", c.name, c.from)
+		out = append(out, testVariant{c.name, variant(t, good, c.name, c.from, c.to)})
+	}
+	return out
+}
+
+// TestCheckPackageXMLRejects checks that the variants of the repository's
+// package.xml that package_format3.xsd (REP 149) rejects are rejected.
+func TestCheckPackageXMLRejects(t *testing.T) {
+	for _, v := range rejectVariants(t, read(t, "package.xml")) {
+		if _, err := CheckPackageXML([]byte(v.xml)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: accepted (%v)", v.name, err)
+		} else if testing.Verbose() {
+			t.Logf("%s: %v", v.name, err)
 		}
-		if _, err := CheckPackageXML([]byte(bad)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: accepted (%v)", c.name, err)
+	}
+}
+
+// acceptVariants returns variants of good that package_format3.xsd
+// (REP 149) accepts.
+func acceptVariants(t *testing.T, good string) []testVariant {
+	t.Helper()
+	desc := regexp.MustCompile(`(?s)<description>.*</description>`)
+	var out []testVariant
+	for _, d := range []string{"<description/>", "<description></description>"} {
+		out = append(out, testVariant{"empty description " + d, desc.ReplaceAllString(good, d)})
+	}
+	for _, c := range []struct{ name, from, to string }{
+		{"version_gte and condition", "<depend>std_msgs</depend>", `<depend version_gte="4.2" condition="$ROS_VERSION == 2">std_msgs</depend>`},
+		{"version range", "<depend>std_msgs</depend>", `<depend version_gte="1" version_lt="2.0.0">std_msgs</depend>`},
+		{"all version attributes", "<depend>std_msgs</depend>", `<depend version_lt="9" version_lte="8.1" version_eq="5.0.0" version_gte="0.0" version_gt="0">std_msgs</depend>`},
+		{"quoted condition", "<depend>std_msgs</depend>", `<depend condition="$ROS_DISTRO != 'humble' and ($X == &quot;a b&quot; or $Y &gt;= 2)">std_msgs</depend>`},
+		{"empty condition", "<depend>std_msgs</depend>", `<depend condition="">std_msgs</depend>`},
+		// VersionLimitType's and VersionType's '.' is unescaped in the schema.
+		{"version limit with another separator", "<depend>std_msgs</depend>", `<depend version_gte="1-2">std_msgs</depend>`},
+		{"every dependency kind, any order", deps, deps + "<replace>old</replace><conflict>alt</conflict><doc_depend>doxygen</doc_depend>" +
+			"<buildtool_export_depend>t</buildtool_export_depend><build_export_depend>b</build_export_depend><depend>d</depend><build_depend>b</build_depend>"},
+		{"empty dependency", deps, deps + "<exec_depend/>"},
+		{"second maintainer", "</maintainer>", `</maintainer><maintainer email=" jane.doe+ros@example.co.uk ">Jane Doe</maintainer>`},
+		{"empty maintainer name", "calisym maintainers</maintainer>", "</maintainer>"},
+		{"two licenses with file", "<license>Apache-2.0</license>", `<license file="LICENSE">Apache-2.0</license><license file="third_party/LICENSE">MIT</license>`},
+		{"empty license", "<license>Apache-2.0</license>", "<license/>"},
+		{"url type website", "</url>", `</url><url type="website">https://calisym.invalid</url><url type=" bugtracker ">https://github.com/calisym/calisym/issues</url>`},
+		{"url without type", `<url type="repository">`, "<url>"},
+		{"authors", "</url>", `</url><author>John Doe</author><author email="jane@example.com">Jane Doe</author>`},
+		{"no url", `<url type="repository">https://github.com/calisym/calisym</url>`, ""},
+		{"capitals in the name", "<name>calisym</name>", "<name>CaLiSym</name>"},
+		{"dash in the name", "<name>calisym</name>", "<name>cali-sym2_x</name>"},
+		{"name with white space", "<name>calisym</name>", "<name>\n  calisym\n</name>"},
+		{"version with white space", "<version>0.1.0</version>", "<version> 0.1.0 </version>"},
+		{"big version", "<version>0.1.0</version>", "<version>10.0.123</version>"},
+		{"version with another separator", "<version>0.1.0</version>", "<version>0-1-0</version>"},
+		{"XHTML description", "<description>", `<description><p class="x">Intro</p><x:y xmlns:x="urn:x"/>`},
+		{"group_depend with condition", "<member_of_group>", `<group_depend condition="$ROS_VERSION == 2">rosidl_interface_packages</group_depend><member_of_group condition="$ROS_VERSION==2">`},
+		{"no group", "<member_of_group>rosidl_interface_packages</member_of_group>", ""},
+		{"free export content", "</build_type>", `</build_type><build_type condition="$ROS_VERSION == 1">catkin</build_type><rviz plugin="${prefix}/p.xml"/><x:y xmlns:x="urn:x"><z>text</z></x:y><architecture_independent/>`},
+		{"empty export", "<export>\n    <build_type>ament_cmake</build_type>\n  </export>", "<export/>"},
+		{"no export", "<export>\n    <build_type>ament_cmake</build_type>\n  </export>", ""},
+		{"schema location", `<package format="3">`, `<package format="3" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="http://download.ros.org/schema/package_format3.xsd">`},
+		{"comments and CDATA", "<depend>std_msgs</depend>", "<!-- c --><depend><![CDATA[std_msgs]]><!-- d --></depend>"},
+		{"trailing comment", "</package>", "</package>\n<!-- end -->\n"},
+	} {
+		out = append(out, testVariant{c.name, variant(t, good, c.name, c.from, c.to)})
+	}
+	return out
+}
+
+// TestCheckPackageXMLAccepts checks that the variants of the repository's
+// package.xml that package_format3.xsd (REP 149) accepts are accepted.
+func TestCheckPackageXMLAccepts(t *testing.T) {
+	for _, v := range acceptVariants(t, read(t, "package.xml")) {
+		if _, err := CheckPackageXML([]byte(v.xml)); err != nil {
+			t.Errorf("%s: %v", v.name, err)
 		}
 	}
 }
