@@ -3,7 +3,6 @@ package msgs
 import (
 	_ "embed" // the package's own interface files
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -72,40 +71,50 @@ const definitionDelimiter = "===================================================
 // Definition returns the complete ros2msg definition of a type this package
 // has a Go type for ("sensor_msgs/msg/JointState" or
 // "sensor_msgs/JointState"), concatenated the way rosbag2 stores it in an
-// MCAP schema: the type's own .msg text, then each dependency not yet
-// written, depth first in sorted order, after a line of 80 '=' and a line
-// "MSG: pkg/Type" (the name as the referring .msg spells it, package added
-// to bare names).
+// MCAP schema (see CompleteDefinition).
 func Definition(rosType string) (string, error) {
 	if _, ok := ownDefinition(NormalizeType(rosType)); !ok {
 		return "", fmt.Errorf("msgs: no definition of %s: %w", rosType, ErrUnknownType)
 	}
-	fieldType := regexp.MustCompile(`(?:^|\n)\s*([a-zA-Z0-9_/]+)(?:\[[^\]]*\])?\s+`)
-	seen := make(map[string]bool)
+	return CompleteDefinition(rosType, func(name string) (string, error) {
+		text, ok := OwnDefinition(name)
+		if !ok {
+			return "", fmt.Errorf("msgs: no definition of %s: %w", name, ErrUnknownType)
+		}
+		return text, nil
+	})
+}
+
+// OwnDefinition returns the .msg text of a type this package has a Go type
+// for ("pkg/msg/Type" or "pkg/Type"), without its dependencies.
+func OwnDefinition(rosType string) (string, bool) {
+	return ownDefinition(NormalizeType(rosType))
+}
+
+// CompleteDefinition concatenates the complete ros2msg definition of
+// rosType the way rosbag2 stores it in an MCAP schema: the type's own .msg
+// text, then each dependency not yet written, depth first in sorted order,
+// after a line of 80 '=' and a line "MSG: pkg/Type". own returns the .msg
+// text of one type, named "pkg/Type"; its errors are returned as they are.
+// Nesting deeper than 32 levels is an error wrapping ErrUnknownType.
+func CompleteDefinition(rosType string, own func(name string) (string, error)) (string, error) {
+	root := NormalizeType(rosType)
+	seen := map[string]bool{root: true}
 	var b strings.Builder
 	var add func(name string, depth int) error
 	add = func(name string, depth int) error {
-		text, ok := ownDefinition(NormalizeType(name))
-		if !ok {
-			return fmt.Errorf("msgs: no definition of %s: %w", name, ErrUnknownType)
-		}
 		if depth > 32 {
 			return fmt.Errorf("msgs: definition of %s nests too deeply: %w", rosType, ErrUnknownType)
 		}
-		b.WriteString(text)
-		var deps []string
-		for _, m := range fieldType.FindAllStringSubmatch(text, -1) {
-			t := m[1]
-			if primitiveKind(t, ROS2Msg) != 0 {
-				continue
-			}
-			if !strings.Contains(t, "/") {
-				t = packageOf(NormalizeType(name)) + "/" + t
-			}
-			deps = append(deps, t)
+		text, err := own(name)
+		if err != nil {
+			return err
 		}
-		slices.Sort(deps)
-		for _, dep := range slices.Compact(deps) {
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		b.WriteString(text)
+		for _, dep := range definitionDependencies(name, text) {
 			if seen[dep] {
 				continue
 			}
@@ -117,10 +126,43 @@ func Definition(rosType string) (string, error) {
 		}
 		return nil
 	}
-	if err := add(rosType, 0); err != nil {
+	if err := add(root, 0); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// definitionDependencies returns the message types the fields of text (the
+// .msg of type name, "pkg/Type") refer to, as "pkg/Type", sorted: comments,
+// constants and primitive fields are skipped, array and bound suffixes
+// dropped, bare names qualified with the package of name (a bare Header is
+// std_msgs/Header).
+func definitionDependencies(name, text string) []string {
+	pkg := packageOf(name)
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		t := f[0]
+		if i := strings.IndexAny(t, "[<"); i >= 0 {
+			t = t[:i]
+		}
+		if primitiveKind(t, ROS2Msg) != 0 {
+			continue
+		}
+		switch {
+		case t == "Header":
+			t = "std_msgs/Header"
+		case !strings.Contains(t, "/"):
+			t = pkg + "/" + t
+		}
+		out = append(out, NormalizeType(t))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // definitionOf returns Definition of a type of this package (every typed

@@ -2,6 +2,8 @@ package msgs
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -295,5 +297,56 @@ func TestDefinitions(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "header dt coordinate_names horizon q p port_names ports model_id model_sha256 inference_latency_s" {
 		t.Errorf("PredictedTrajectory fields: %s", got)
+	}
+}
+
+// TestCompleteDefinition concatenates third-party definitions: comments,
+// constants, bounds and arrays do not make dependencies, bare names take
+// the referring package, a bare Header is std_msgs/Header, each dependency
+// is written once, and lookup errors and cycles deeper than the limit come
+// back as errors.
+func TestCompleteDefinition(t *testing.T) {
+	defs := map[string]string{
+		"my_msgs/Robot": "# a robot: Leg legs are not a field\nint32 MODE_A=1\nHeader header\nstring<=8 name\nLeg[4] legs\n" +
+			"geometry_msgs/Pose[] poses # other_msgs/Nope\nLeg spare\n",
+		"my_msgs/Leg":             "float64[<=3] q\nstd_msgs/Header stamp_holder",
+		"std_msgs/Header":         "builtin_interfaces/Time stamp\nstring frame_id\n",
+		"geometry_msgs/Pose":      "float64 x\n",
+		"builtin_interfaces/Time": "int32 sec\nuint32 nanosec\n",
+		"loop_msgs/A":             "B b\n",
+		"loop_msgs/B":             "A a\n",
+	}
+	own := func(name string) (string, error) {
+		if d, ok := defs[name]; ok {
+			return d, nil
+		}
+		return "", fmt.Errorf("no %s: %w", name, ErrUnknownType)
+	}
+	got, err := CompleteDefinition("my_msgs/msg/Robot", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for line := range strings.SplitSeq(got, "\n") {
+		if name, ok := strings.CutPrefix(line, "MSG: "); ok {
+			order = append(order, name)
+		}
+	}
+	want := []string{"geometry_msgs/Pose", "my_msgs/Leg", "std_msgs/Header", "builtin_interfaces/Time"}
+	if !slices.Equal(order, want) {
+		t.Errorf("dependencies in order %v, want %v", order, want)
+	}
+	if !strings.Contains(got, "std_msgs/Header stamp_holder\n\n"+definitionDelimiter) {
+		t.Error("a definition without a final newline was not completed")
+	}
+	if _, err := ParseSchema("my_msgs/msg/Robot", ROS2Msg, []byte(got)); err != nil {
+		t.Errorf("the concatenation does not parse: %v", err)
+	}
+	delete(defs, "geometry_msgs/Pose")
+	if _, err := CompleteDefinition("my_msgs/Robot", own); !errors.Is(err, ErrUnknownType) || !strings.Contains(err.Error(), "geometry_msgs/Pose") {
+		t.Errorf("missing dependency: %v", err)
+	}
+	if _, err := CompleteDefinition("loop_msgs/A", own); err != nil {
+		t.Errorf("a cycle is written once per type, then stops: %v", err)
 	}
 }
