@@ -241,7 +241,9 @@ func datasetLoss(pl *pool, tb *transitionBatches, batchSize int, grad []float64)
 }
 
 // scheduledEpoch runs one epoch of scheduled sampling: windows are processed
-// in batches, step by step; each window's input is the measured state with
+// in groups of batchSize, step by step through the window, one optimiser
+// step per time step on the group's batchSize transitions (the batch size
+// of teacher forcing); each window's input is the measured state with
 // probability α and the model's own previous prediction otherwise. The
 // gradient is one-step (predictions enter as constants).
 func scheduledEpoch(ds *dataset.Dataset, batchSize int, alpha float64, rng *rand.Rand, step func(Batch, []float64) error) error {
@@ -249,7 +251,7 @@ func scheduledEpoch(ds *dataset.Dataset, batchSize int, alpha float64, rng *rand
 	rng.Shuffle(len(ws), func(i, j int) { ws[i], ws[j] = ws[j], ws[i] })
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
-	per := max(1, batchSize/(L-1))
+	per := max(1, min(batchSize, len(ws)))
 	b := newBatch(per, nx, ne)
 	pred := make([]float64, per*nx)
 	for lo := 0; lo < len(ws); lo += per {

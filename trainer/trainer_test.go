@@ -3,10 +3,12 @@ package trainer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -330,4 +332,125 @@ type nanWorker struct{ Worker }
 func (w nanWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 	w.Worker.LossGrad(b, grad, pred)
 	return math.NaN()
+}
+
+// TestScheduledEpoch checks scheduled sampling step by step: every window
+// transition is trained on once per epoch, in batches of up to batchSize
+// windows at the same offset; the targets and ports are always measured;
+// with α = 1 the inputs are measured too, with α = 0 every input after a
+// window's first is the previous step's prediction.
+func TestScheduledEpoch(t *testing.T) {
+	ds := toyDataset(t, 3, 60, 2, 0, 21)
+	windows := len(ds.Windows())
+	nx, ne := ds.StateDim(), ds.PortDim()
+	L := ds.WindowLen
+	for _, c := range []struct {
+		alpha float64
+		batch int
+	}{{1, 4}, {0, 4}, {0, 1000}, {0.5, 3}} {
+		t.Run(fmt.Sprintf("alpha=%v/batch=%d", c.alpha, c.batch), func(t *testing.T) {
+			var transitions, steps, fromPred, measured int
+			var last Batch
+			var lastPred []float64
+			step := func(b Batch, pred []float64) error {
+				if b.N > c.batch {
+					t.Fatalf("batch of %d rows, batch size %d", b.N, c.batch)
+				}
+				for r := range b.N {
+					x, next := b.X[r*nx:(r+1)*nx], b.XNext[r*nx:(r+1)*nx]
+					// Find the transition whose target this is: targets are
+					// always measured.
+					ep, k := findState(ds, next)
+					if ep < 0 || k == 0 {
+						t.Fatalf("target %v is no measured state", next)
+					}
+					e := ds.Episodes[ep]
+					if !slices.Equal(b.E[r*ne:(r+1)*ne], e.E[(k-1)*ne:k*ne]) {
+						t.Fatalf("ports of row %d are not the measured ones", r)
+					}
+					switch {
+					case slices.Equal(x, e.X[(k-1)*nx:k*nx]):
+						measured++
+					case lastPred != nil && r < last.N && slices.Equal(x, lastPred[r*nx:(r+1)*nx]):
+						fromPred++
+					default:
+						t.Fatalf("input %v of row %d is neither measured nor predicted", x, r)
+					}
+				}
+				// The "model": prediction = input + 1.
+				for i := range b.N * nx {
+					pred[i] = b.X[i] + 1
+				}
+				last, lastPred = b, slices.Clone(pred)
+				transitions += b.N
+				steps++
+				return nil
+			}
+			if err := scheduledEpoch(ds, c.batch, c.alpha, rand.New(rand.NewPCG(1, 2)), step); err != nil {
+				t.Fatal(err)
+			}
+			if transitions != windows*(L-1) {
+				t.Errorf("%d transitions, want %d windows × %d", transitions, windows, L-1)
+			}
+			groups := (windows + min(c.batch, windows) - 1) / min(c.batch, windows)
+			if steps != groups*(L-1) {
+				t.Errorf("%d optimiser steps, want %d", steps, groups*(L-1))
+			}
+			switch c.alpha {
+			case 1:
+				if fromPred != 0 {
+					t.Errorf("α = 1 fed %d predictions", fromPred)
+				}
+			case 0:
+				if measured != windows || fromPred != windows*(L-2) {
+					t.Errorf("α = 0: %d measured inputs (want %d, the first of each window), %d predicted", measured, windows, fromPred)
+				}
+			default:
+				if fromPred == 0 || measured <= windows {
+					t.Errorf("α = %v: %d measured, %d predicted inputs", c.alpha, measured, fromPred)
+				}
+			}
+		})
+	}
+}
+
+// findState returns the episode and index of the measured state x.
+func findState(ds *dataset.Dataset, x []float64) (int, int) {
+	nx := ds.StateDim()
+	for e, ep := range ds.Episodes {
+		for k := range ep.Len {
+			if slices.Equal(ep.X[k*nx:(k+1)*nx], x) {
+				return e, k
+			}
+		}
+	}
+	return -1, -1
+}
+
+// TestTrainingWithAlphaSchedule trains through the teacher-forcing ramp:
+// α follows the schedule epoch by epoch and the one-step validation loss
+// (teacher-forced, so comparable across epochs where the training loss,
+// fed the model's own predictions, is not) still falls.
+func TestTrainingWithAlphaSchedule(t *testing.T) {
+	ds := toyDataset(t, 4, 200, 2, 0, 11)
+	s := symplecticLearner(t, ds, predictor.KindGR, 4)
+	s.M.Init(rand.New(rand.NewPCG(4, 4)), 1)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.LR = 12, 16, 5e-3
+	cfg.AlphaHold, cfg.AlphaRamp, cfg.AlphaFinal = 4, 4, 0.5
+	h, err := Train(context.Background(), s, ds, ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 1, 1, 1, 1, 0.875, 0.75, 0.625, 0.5, 0.5, 0.5, 0.5}
+	for i, e := range h.Epochs {
+		if math.Abs(e.Alpha-want[i]) > 1e-12 {
+			t.Errorf("epoch %d: α %v, want %v", i+1, e.Alpha, want[i])
+		}
+	}
+	first, last := h.Epochs[0].ValLoss, h.Epochs[len(h.Epochs)-1].ValLoss
+	t.Logf("validation loss %.4g → %.4g", first, last)
+	if !(last < first/3) {
+		t.Errorf("validation loss %.4g → %.4g: less than a factor 3", first, last)
+	}
 }
