@@ -14,6 +14,7 @@ import wsProtocol from "@foxglove/ws-protocol";
 import rosmsg from "@foxglove/rosmsg";
 import rosmsg2 from "@foxglove/rosmsg2-serialization";
 import WebSocket from "ws";
+import { jsonSafe } from "./json_safe.mjs";
 
 const { FoxgloveClient } = wsProtocol;
 const { parse } = rosmsg;
@@ -29,22 +30,6 @@ const count = Number(countArg);
 function fail(message) {
   console.error(`node_predictions: ${message}`);
   process.exit(1);
-}
-
-function plain(v) {
-  if (typeof v === "bigint") {
-    return v.toString();
-  }
-  if (ArrayBuffer.isView(v)) {
-    return Array.from(v, plain);
-  }
-  if (Array.isArray(v)) {
-    return v.map(plain);
-  }
-  if (v !== null && typeof v === "object") {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-  }
-  return v;
 }
 
 const timer = setTimeout(() => fail(`timed out after ${timeoutArg} ms`), Number(timeoutArg));
@@ -83,7 +68,7 @@ client.on("message", (event) => {
   if (!sub) {
     fail(`message for unknown subscription ${event.subscriptionId}`);
   }
-  out.messages.push({ topic: sub.topic, timestamp: String(event.timestamp), message: plain(sub.reader.readMessage(event.data)) });
+  out.messages.push({ topic: sub.topic, timestamp: String(event.timestamp), message: jsonSafe(sub.reader.readMessage(event.data)) });
   if (out.messages.filter((m) => m.topic === topics[0]).length >= count) {
     done = true;
     clearTimeout(timer);

@@ -15,6 +15,7 @@ import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
 import rosmsg from "@foxglove/rosmsg";
 import serialization from "@foxglove/rosmsg2-serialization";
+import { fileReadable } from "./mcap_file.mjs";
 import { jsonSafe } from "./json_safe.mjs";
 
 const { parse } = rosmsg;
@@ -107,18 +108,7 @@ function lz4Block(src, out, op) {
 
 const fh = await open(process.argv[2], "r");
 try {
-  const { size } = await fh.stat();
-  const readable = {
-    size: async () => BigInt(size),
-    read: async (offset, length) => {
-      const buf = new Uint8Array(Number(length));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, Number(offset));
-      if (bytesRead !== buf.length) {
-        throw new Error(`short read at ${offset}: ${bytesRead} of ${buf.length}`);
-      }
-      return buf;
-    },
-  };
+  const readable = await fileReadable(fh);
   const reader = await McapIndexedReader.Initialize({ readable, decompressHandlers: { lz4: lz4FrameDecompress } });
   const text = new TextDecoder();
   const decoders = new Map();

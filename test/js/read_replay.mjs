@@ -16,28 +16,11 @@ import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
 import rosmsg from "@foxglove/rosmsg";
 import serialization from "@foxglove/rosmsg2-serialization";
+import { fileReadable } from "./mcap_file.mjs";
+import { jsonSafe } from "./json_safe.mjs";
 
 const { parse } = rosmsg;
 const { MessageReader } = serialization;
-
-function plain(v) {
-  if (typeof v === "bigint") {
-    return v.toString();
-  }
-  if (typeof v === "number") {
-    return Number.isFinite(v) ? v : String(v);
-  }
-  if (ArrayBuffer.isView(v)) {
-    return Array.from(v, plain);
-  }
-  if (Array.isArray(v)) {
-    return v.map(plain);
-  }
-  if (v !== null && typeof v === "object") {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-  }
-  return v;
-}
 
 const [file, ...topics] = process.argv.slice(2);
 if (!file) {
@@ -46,18 +29,7 @@ if (!file) {
 }
 const fh = await open(file, "r");
 try {
-  const { size } = await fh.stat();
-  const readable = {
-    size: async () => BigInt(size),
-    read: async (offset, length) => {
-      const buf = new Uint8Array(Number(length));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, Number(offset));
-      if (bytesRead !== buf.length) {
-        throw new Error(`short read at ${offset}: ${bytesRead} of ${buf.length}`);
-      }
-      return buf;
-    },
-  };
+  const readable = await fileReadable(fh);
   const reader = await McapIndexedReader.Initialize({ readable });
   const text = new TextDecoder();
   const decoders = new Map();
@@ -85,7 +57,7 @@ try {
     channels,
     messages,
   };
-  process.stdout.write(JSON.stringify(plain(out)) + "\n");
+  process.stdout.write(JSON.stringify(jsonSafe(out)) + "\n");
 } finally {
   await fh.close();
 }
