@@ -19,6 +19,7 @@ func newBenchCmd() *cobra.Command {
 	var epochs, workers int
 	var full, quiet bool
 	var check string
+	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Real-robot benchmarks: convert the logs, train CaLiSym and an MLP, evaluate out of distribution, write reports",
@@ -57,7 +58,7 @@ The default configuration is compute-modest (minutes on two cores);
 			summary.WriteString("| system | model | OOD AR MSE | ID AR MSE | horizon | params | FLOPs/step | ε_J max | train s |\n")
 			summary.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 			for _, s := range systems {
-				opt := experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers}
+				opt := experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Seed: seed, Workers: workers}
 				if !quiet {
 					opt.Progress = log
 				}
@@ -89,6 +90,9 @@ The default configuration is compute-modest (minutes on two cores);
 			if epochs > 0 {
 				args = append(args, fmt.Sprintf("--epochs %d", epochs))
 			}
+			if seed != 0 {
+				args = append(args, fmt.Sprintf("--seed %d", seed))
+			}
 			if full {
 				args = append(args, "--full")
 			}
@@ -118,6 +122,7 @@ The default configuration is compute-modest (minutes on two cores);
 	cmd.Flags().StringVar(&data, "data", def, "the shared data directory (default $CALISYM_DATA or ../shared/data)")
 	cmd.Flags().StringVar(&paramsDir, "params", "params", "directory of the params YAML files")
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "override every model's epochs (0: the configuration's)")
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "override every model's training seed (0: the configuration's, 1)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "training and evaluation goroutines")
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
