@@ -94,6 +94,7 @@ func newTrainCmd() *cobra.Command {
 	var resume bool
 	cfg := trainer.DefaultConfig()
 	w := trainer.LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a CaLiSym model (gr, grb) or the MLP baseline on a dataset",
@@ -141,7 +142,9 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 			} else if resume {
 				return errors.New("--resume needs --checkpoint")
 			}
-			ms.Train.Progress = cmd.ErrOrStderr()
+			if !quiet {
+				ms.Train.Progress = cmd.ErrOrStderr()
+			}
 			l, err := experiment.NewLearner(ms, train)
 			if err != nil {
 				return err
@@ -191,6 +194,7 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 	f.Float64Var(&cfg.AlphaFinal, "alpha-final", 1, "final teacher-forcing probability α (1: always teacher forcing)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines")
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.Float64Var(&w.Q, "w-q", w.Q, "loss weight of q")
 	f.Float64Var(&w.P, "w-p", w.P, "loss weight of p")
 	f.Float64Var(&w.Sec, "w-sec", w.Sec, "section loss weight")
