@@ -202,6 +202,22 @@ func (p *Plan) ridge(w *workspace, pl *planLayer, rows int) {
 			p.spl.eval(eta, &w.row)
 			p.spl.gradHess(pl.coef, &w.row, g, nil)
 			// Tail: g += Σ_j a_j sech²(w_j·η + b_j) w_j.
+			if md == 2 {
+				// The paper's m = 2, unrolled (the same operations in the
+				// same order as the general loops, so the same bits).
+				e0, e1 := eta[0], eta[1]
+				for j := range width {
+					w.tz[j] = tw[2*j]*e0 + tw[2*j+1]*e1
+				}
+				kernel.Sech2(1, width, w.tz, width, tb, ta, w.tz, width)
+				g0, g1 := g[0], g[1]
+				for j, c := range w.tz[:width] {
+					g0 += c * tw[2*j]
+					g1 += c * tw[2*j+1]
+				}
+				g[0], g[1] = g0, g1
+				continue
+			}
 			for j := range width {
 				var z float64
 				for i, e := range eta {

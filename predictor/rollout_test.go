@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -189,5 +190,46 @@ func TestLiftedMapEqualsForward(t *testing.T) {
 				t.Fatalf("%s: LiftedMap[%d] = %v, Forward %v", name, i, z[i], want[i])
 			}
 		}
+	}
+}
+
+// TestRolloutGRBRidgeDims covers the compiled GRB ridge for every ridge
+// dimension: m = 2 runs an unrolled path, the others the general loops;
+// each must equal the σ→Φ→Π composition of the model's own layers.
+func TestRolloutGRBRidgeDims(t *testing.T) {
+	for _, m := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("m=%d", m), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(m), 5))
+			l := Layout{N: 2, NU: 1, NC: 1}
+			a := Arch{Kind: KindGRB, Layers: 3, Width: 4, StepSize: 0.7, RidgeDim: m, Spline: Spline{Intervals: 5, Lo: -2, Hi: 2}}
+			model, err := New(l, a, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			model.Init(rng, 1)
+			for i := range model.Theta {
+				model.Theta[i] += 0.2 * rng.NormFloat64()
+			}
+			model.Sync()
+			const horizon = 15
+			x0 := randVec(rng, l.StateDim(), 1)
+			ports := randVec(rng, horizon*l.PortDim(), 1)
+			want := handRollout(model, x0, ports, horizon)
+			plan, err := model.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, len(want))
+			if err := plan.NewRoller().Rollout(x0, ports, horizon, got); err != nil {
+				t.Fatal(err)
+			}
+			var worst float64
+			for i := range want {
+				worst = max(worst, relErr(got[i], want[i], 1))
+			}
+			if worst > 1e-10 {
+				t.Errorf("compiled rollout differs from σ→Φ→Π composition by %.3g", worst)
+			}
+		})
 	}
 }
