@@ -28,6 +28,30 @@ func handRollout(m *Model, x0, ports []float64, horizon int) []float64 {
 	return out
 }
 
+// checkCompiledRollout compiles m, rolls it out from x0 under ports and
+// requires the σ→Φ→Π composition of the model's layers to 1e-10; it
+// returns the plan.
+func checkCompiledRollout(t *testing.T, m *Model, x0, ports []float64, horizon int) *Plan {
+	t.Helper()
+	want := handRollout(m, x0, ports, horizon)
+	plan, err := m.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, len(want))
+	if err := plan.NewRoller().Rollout(x0, ports, horizon, got); err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	for i := range want {
+		worst = max(worst, relErr(got[i], want[i], 1))
+	}
+	if worst > 1e-10 {
+		t.Errorf("compiled rollout differs from σ→Φ→Π composition by %.3g", worst)
+	}
+	return plan
+}
+
 func TestRolloutEqualsHandComposition(t *testing.T) {
 	for _, name := range PresetNames() {
 		t.Run(name, func(t *testing.T) {
@@ -40,22 +64,7 @@ func TestRolloutEqualsHandComposition(t *testing.T) {
 				x0[i] = x0[i]*m.Norm.Scale[i] + m.Norm.Mu[i]
 			}
 			ports := randVec(rng, horizon*l.PortDim(), 1)
-			want := handRollout(m, x0, ports, horizon)
-			plan, err := m.Compile()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([]float64, len(want))
-			if err := plan.NewRoller().Rollout(x0, ports, horizon, got); err != nil {
-				t.Fatal(err)
-			}
-			var worst float64
-			for i := range want {
-				worst = max(worst, relErr(got[i], want[i], 1))
-			}
-			if worst > 1e-10 {
-				t.Errorf("compiled rollout differs from σ→Φ→Π composition by %.3g", worst)
-			}
+			plan := checkCompiledRollout(t, m, x0, ports, horizon)
 			// Batch rollout with two workers equals the single rollouts bit for bit.
 			rows := 5
 			bx := make([]float64, rows*l.StateDim())
@@ -214,22 +223,7 @@ func TestRolloutGRBRidgeDims(t *testing.T) {
 			const horizon = 15
 			x0 := randVec(rng, l.StateDim(), 1)
 			ports := randVec(rng, horizon*l.PortDim(), 1)
-			want := handRollout(model, x0, ports, horizon)
-			plan, err := model.Compile()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([]float64, len(want))
-			if err := plan.NewRoller().Rollout(x0, ports, horizon, got); err != nil {
-				t.Fatal(err)
-			}
-			var worst float64
-			for i := range want {
-				worst = max(worst, relErr(got[i], want[i], 1))
-			}
-			if worst > 1e-10 {
-				t.Errorf("compiled rollout differs from σ→Φ→Π composition by %.3g", worst)
-			}
+			checkCompiledRollout(t, model, x0, ports, horizon)
 		})
 	}
 }
