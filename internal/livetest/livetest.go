@@ -6,13 +6,17 @@ package livetest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/trainer/experiment"
 )
 
@@ -63,4 +67,63 @@ func PendulumLog(t testing.TB, path string, trs []mechanics.Trajectory) {
 	if err := experiment.WritePendulumMCAP(path, trs, &experiment.PendulumMCAPOptions{Writer: &logio.ROS2WriterOptions{Compression: "none"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// predictionJSON is a calisym/msg/PredictedTrajectory as the JavaScript
+// cross-checks print it: @foxglove/rosmsg2-serialization's decoding, made
+// JSON-safe (test/js/json_safe.mjs), with the .msg field names.
+type predictionJSON struct {
+	Header struct {
+		Stamp struct {
+			Sec     int32  `json:"sec"`
+			Nanosec uint32 `json:"nanosec"`
+		} `json:"stamp"`
+		FrameID string `json:"frame_id"`
+	} `json:"header"`
+	Dt                float64   `json:"dt"`
+	CoordinateNames   []string  `json:"coordinate_names"`
+	Horizon           uint32    `json:"horizon"`
+	Q                 []float64 `json:"q"`
+	P                 []float64 `json:"p"`
+	PortNames         []string  `json:"port_names"`
+	Ports             []float64 `json:"ports"`
+	ModelID           string    `json:"model_id"`
+	ModelSHA256       string    `json:"model_sha256"`
+	InferenceLatencyS float64   `json:"inference_latency_s"`
+}
+
+// DiffPrediction compares a prediction decoded by Foxglove's JavaScript
+// libraries (raw, JSON) with the Go message g, every field exactly, and
+// returns the first difference ("" when there is none).
+func DiffPrediction(raw []byte, g *msgs.PredictedTrajectory) (string, error) {
+	var js predictionJSON
+	if err := json.Unmarshal(raw, &js); err != nil {
+		return "", fmt.Errorf("livetest: decoded prediction: %w", err)
+	}
+	switch {
+	case js.Header.Stamp.Sec != g.Header.Stamp.Sec || js.Header.Stamp.Nanosec != g.Header.Stamp.Nanosec:
+		return fmt.Sprintf("stamp JS %+v, Go %+v", js.Header.Stamp, g.Header.Stamp), nil
+	case js.Header.FrameID != g.Header.FrameID:
+		return fmt.Sprintf("frame_id JS %q, Go %q", js.Header.FrameID, g.Header.FrameID), nil
+	case js.Dt != g.Dt || js.Horizon != g.Horizon:
+		return fmt.Sprintf("dt/horizon JS %v/%d, Go %v/%d", js.Dt, js.Horizon, g.Dt, g.Horizon), nil
+	case js.ModelID != g.ModelID || js.ModelSHA256 != g.ModelSHA256 || js.InferenceLatencyS != g.InferenceLatencyS:
+		return fmt.Sprintf("model JS %q %q %v, Go %q %q %v", js.ModelID, js.ModelSHA256, js.InferenceLatencyS, g.ModelID, g.ModelSHA256, g.InferenceLatencyS), nil
+	case !slices.Equal(js.CoordinateNames, g.CoordinateNames) || !slices.Equal(js.PortNames, g.PortNames):
+		return fmt.Sprintf("names JS %v %v, Go %v %v", js.CoordinateNames, js.PortNames, g.CoordinateNames, g.PortNames), nil
+	}
+	for _, f := range []struct {
+		name     string
+		js, want []float64
+	}{{"q", js.Q, g.Q}, {"p", js.P, g.P}, {"ports", js.Ports, g.Ports}} {
+		if len(f.js) != len(f.want) {
+			return fmt.Sprintf("%s: %d values JS, %d Go", f.name, len(f.js), len(f.want)), nil
+		}
+		for i := range f.want {
+			if f.js[i] != f.want[i] {
+				return fmt.Sprintf("%s[%d] JS %v, Go %v", f.name, i, f.js[i], f.want[i]), nil
+			}
+		}
+	}
+	return "", nil
 }
