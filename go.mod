@@ -1,6 +1,6 @@
 module github.com/calisym/calisym
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/foxglove/mcap/go/mcap v1.9.0

@@ -1,6 +1,6 @@
 module github.com/calisym/calisym/nodes/ros2
 
-go 1.26.8
+go 1.26.0
 
 // rclgo is pinned to the pseudo-version of upstream commit
 // 508dd42245daa2f122ce9d35e16d704d84927fa7, whose API main.go uses
