@@ -133,25 +133,33 @@ func checkPublished(doc, heading string, rows []publishedRow) error {
 	return nil
 }
 
-// markdownSection returns the text under the heading line heading.
+// markdownSection returns the text under the heading line heading, up to
+// the next heading of the same or a higher level; lines in fenced code
+// blocks are never headings.
 func markdownSection(doc, heading string) (string, error) {
 	lines := strings.Split(doc, "\n")
 	level := len(heading) - len(strings.TrimLeft(heading, "#"))
+	start, fenced := -1, false
 	for i, l := range lines {
-		if strings.TrimSpace(l) != heading {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
 			continue
 		}
-		end := len(lines)
-		for j := i + 1; j < len(lines); j++ {
-			h := len(lines[j]) - len(strings.TrimLeft(lines[j], "#"))
-			if h > 0 && h <= level && strings.HasPrefix(lines[j][h:], " ") {
-				end = j
-				break
-			}
+		if fenced {
+			continue
 		}
-		return strings.Join(lines[i+1:end], "\n"), nil
+		h := len(l) - len(strings.TrimLeft(l, "#"))
+		switch {
+		case start < 0 && strings.TrimSpace(l) == heading:
+			start = i + 1
+		case start >= 0 && h > 0 && h <= level && strings.HasPrefix(l[h:], " "):
+			return strings.Join(lines[start:i], "\n"), nil
+		}
 	}
-	return "", fmt.Errorf("%w: no heading %q", errPublished, heading)
+	if start < 0 {
+		return "", fmt.Errorf("%w: no heading %q", errPublished, heading)
+	}
+	return strings.Join(lines[start:], "\n"), nil
 }
 
 // cleanCell strips a cell's spaces, bold marks and thousands separators;

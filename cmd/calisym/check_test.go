@@ -24,6 +24,10 @@ const checkDoc = `# Tool
 | ` + "`quad`" + ` | CaLiSym-GR | 2.315e-05 | 6.463e-05 |
 | | MLP | 1.261e-05 | 3.494e-05 |
 
+` + "```sh" + `
+# a shell comment, not a heading
+` + "```" + `
+
 ### Log
 
 | run | model | OOD |
