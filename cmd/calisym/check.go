@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -49,9 +50,9 @@ func publishedRows(system string, rep *experiment.Report) []publishedRow {
 	return rows
 }
 
-// checkPublishedFile reads the document at path and checks rows against it
-// (see checkPublished).
-func checkPublishedFile(path, heading string, rows []publishedRow) error {
+// checkPublishedFile reads the document at path, checks rows against the
+// section under heading (see checkPublished) and says so on w.
+func checkPublishedFile(w io.Writer, path, heading string, rows []publishedRow) error {
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
@@ -59,6 +60,7 @@ func checkPublishedFile(path, heading string, rows []publishedRow) error {
 	if err := checkPublished(string(doc), heading, rows); err != nil {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
+	fmt.Fprintf(w, "%s: the %d rows of %q reproduce\n", path, len(rows), heading)
 	return nil
 }
 

@@ -69,11 +69,9 @@ size and 500 epochs), smoke (seconds).`,
 			}
 			fmt.Fprintf(w, "report: %s (total %.0f s)\n", filepath.Join(out, "report.md"), time.Since(start).Seconds())
 			if check != "" {
-				rows := publishedRows("", rep)
-				if err := checkPublishedFile(check, demoHeading, rows); err != nil {
+				if err := checkPublishedFile(w, check, demoHeading, publishedRows("", rep)); err != nil {
 					return fmt.Errorf("demo: %w", err)
 				}
-				fmt.Fprintf(w, "%s: the %d rows of %q reproduce\n", check, len(rows), demoHeading)
 			}
 			return nil
 		},
