@@ -261,14 +261,7 @@ func (c *Converter) assignSplits(data []*fileData) error {
 func (c *Converter) ruleMatches(r SplitRule, fd *fileData, start, L int, energies []float64) bool {
 	switch c.spec.Split.By {
 	case SplitByFile:
-		for _, pat := range r.Files {
-			if ok, _ := filepath.Match(pat, fd.rel); ok {
-				return true
-			}
-			if ok, _ := filepath.Match(pat, filepath.Base(fd.rel)); ok {
-				return true
-			}
-		}
+		return matchFiles(r.Files, fd.rel)
 	case SplitByTime:
 		t := fd.t[start]
 		return t >= r.Time[0] && t < r.Time[1]

@@ -11,7 +11,8 @@ import (
 type scalar struct {
 	field string  // spec field, for errors
 	ch    Channel // where it comes from
-	port  bool    // a port value (filtered unless SkipPorts)
+	port  bool    // a port value
+	group string  // its filter group (FilterConfiguration, …)
 }
 
 // plan lists the scalar inputs of a spec and their roles. Indices refer to
@@ -32,21 +33,22 @@ type plan struct {
 
 func newPlan(s *Spec) *plan {
 	p := &plan{portMode: interpOf(s.Control.Interp), contMode: interpOf(s.Contact.Interp)}
-	add := func(field string, c Channel, port bool) int {
+	add := func(field string, c Channel, group string) int {
 		if c.IsZero() {
 			return -1
 		}
-		p.scalars = append(p.scalars, scalar{field: field, ch: c, port: port})
+		port := group == FilterControl || group == FilterContact
+		p.scalars = append(p.scalars, scalar{field: field, ch: c, port: port, group: group})
 		return len(p.scalars) - 1
 	}
 	for i, j := range s.State.Joints {
-		p.jointPos = append(p.jointPos, add(fmt.Sprintf("state.joints[%d].position", i), j.Position, false))
-		p.jointVel = append(p.jointVel, add(fmt.Sprintf("state.joints[%d].velocity", i), j.Velocity, false))
+		p.jointPos = append(p.jointPos, add(fmt.Sprintf("state.joints[%d].position", i), j.Position, FilterConfiguration))
+		p.jointVel = append(p.jointVel, add(fmt.Sprintf("state.joints[%d].velocity", i), j.Velocity, FilterVelocity))
 	}
 	if s.State.Kind != StateJoints {
 		b := &s.State.Base
 		for i, c := range b.Position {
-			p.basePos = append(p.basePos, add(fmt.Sprintf("state.base.position[%d]", i), c, false))
+			p.basePos = append(p.basePos, add(fmt.Sprintf("state.base.position[%d]", i), c, FilterConfiguration))
 		}
 		o := b.Orientation
 		chs := o.Channels
@@ -54,27 +56,27 @@ func newPlan(s *Spec) *plan {
 			chs = []Channel{chs[3], chs[0], chs[1], chs[2]}
 		}
 		for i, c := range chs {
-			p.orient = append(p.orient, add(fmt.Sprintf("state.base.orientation.channels[%d]", i), c, false))
+			p.orient = append(p.orient, add(fmt.Sprintf("state.base.orientation.channels[%d]", i), c, FilterConfiguration))
 		}
 		for i, c := range b.LinearVelocity.Channels {
-			p.linVel = append(p.linVel, add(fmt.Sprintf("state.base.linear_velocity.channels[%d]", i), c, false))
+			p.linVel = append(p.linVel, add(fmt.Sprintf("state.base.linear_velocity.channels[%d]", i), c, FilterVelocity))
 		}
 		for i, c := range b.AngularVelocity.Channels {
-			p.angVel = append(p.angVel, add(fmt.Sprintf("state.base.angular_velocity.channels[%d]", i), c, false))
+			p.angVel = append(p.angVel, add(fmt.Sprintf("state.base.angular_velocity.channels[%d]", i), c, FilterVelocity))
 		}
 	}
 	switch s.Control.Kind {
 	case ControlDirect:
 		for i, c := range s.Control.Channels {
-			p.control = append(p.control, add(fmt.Sprintf("control.channels[%d]", i), c, true))
+			p.control = append(p.control, add(fmt.Sprintf("control.channels[%d]", i), c, FilterControl))
 		}
 	case ControlQuadrotor:
 		for i, c := range s.Control.Quadrotor.Motors {
-			p.control = append(p.control, add(fmt.Sprintf("control.quadrotor.motors[%d]", i), c, true))
+			p.control = append(p.control, add(fmt.Sprintf("control.quadrotor.motors[%d]", i), c, FilterControl))
 		}
 	}
 	for i, c := range s.Contact.Channels {
-		p.contact = append(p.contact, add(fmt.Sprintf("contact.channels[%d]", i), c, true))
+		p.contact = append(p.contact, add(fmt.Sprintf("contact.channels[%d]", i), c, FilterContact))
 	}
 	return p
 }

@@ -42,6 +42,9 @@ const (
 	// ReasonMomentumJump: a window covers a momentum step beyond
 	// validate.max_momentum_step or validate.momentum_jump_mad.
 	ReasonMomentumJump = "momentum_jump"
+	// ReasonExcluded: a window overlaps a stretch that validate.exclude
+	// names.
+	ReasonExcluded = "excluded"
 )
 
 func codeReason(c int) string {
@@ -215,9 +218,15 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	fd.p = make([]float64, J*nv)
 	fd.ports = make([]float64, J*ne)
 	fd.energy = make([]float64, J)
-	dt := 1 / workRate
-	M := make([]float64, nv*nv)
-	v := make([]float64, nv)
+	sc := newSampleScratch(nj, nv)
+	// The paper's quadruped preparation filters p itself: p = M(q)v at
+	// every working sample of a segment, low-passed, then decimated.
+	var pFilt [][]float64
+	if zp != nil && s.Filter.Filters(FilterMomentum) {
+		if pFilt, err = c.filteredMomenta(zp, al, ss, segs, workRate, sc); err != nil {
+			return nil, err
+		}
+	}
 	for j := range J {
 		k := j * D
 		fd.t[j] = al.Time[k] - al.Time[0]
@@ -228,35 +237,16 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		fd.valid[j] = true
 		sg := segs[seg[k]]
 		qj := fd.joints[j*nj : (j+1)*nj]
-		for i := range nj {
-			qj[i] = c.value(al, ss, c.plan.jointPos[i], k)
-			if vi := c.plan.jointVel[i]; vi >= 0 {
-				v[nv-nj+i] = c.value(al, ss, vi, k)
-			} else {
-				v[nv-nj+i] = derivative(func(k int) float64 { return c.value(al, ss, c.plan.jointPos[i], k) }, k, sg, dt)
-			}
-		}
-		if c.model.Floating() {
-			fd.pose[j] = c.pose(al, ss, k)
-			tw := c.bodyTwist(al, ss, k, sg, dt, fd.pose[j])
-			copy(v[:6], tw[:])
-		} else {
-			fd.pose[j] = mechanics.IdentitySE3()
-		}
-		if err := c.model.MassMatrix(M, qj); err != nil {
+		p := fd.p[j*nv : (j+1)*nv]
+		pose, kin, err := c.sampleState(al, ss, k, sg, 1/workRate, sc, qj, p)
+		if err != nil {
 			return nil, err
 		}
-		p := fd.p[j*nv : (j+1)*nv]
-		var kin float64
-		for r := range nv {
-			var acc float64
-			for q := range nv {
-				acc += M[r*nv+q] * v[q]
-			}
-			p[r] = acc
-			kin += 0.5 * acc * v[r]
+		if pFilt != nil {
+			copy(p, pFilt[seg[k]][(k-sg[0])*nv:(k-sg[0]+1)*nv])
 		}
-		fd.energy[j] = kin + c.model.Potential(fd.pose[j], qj)
+		fd.pose[j] = pose
+		fd.energy[j] = kin + c.model.Potential(pose, qj)
 		c.portValues(fd.ports[j*ne:(j+1)*ne], al, ss, k)
 	}
 
@@ -300,6 +290,14 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		if w.reason == "" && jp[st+L-1]-jp[st] > 0 {
 			w.reason = ReasonMomentumJump
 		}
+		if w.reason == "" {
+			for i := range s.Validate.Exclude {
+				if s.Validate.Exclude[i].excludes(rel, fd.t[st], fd.t[st+L-1]) {
+					w.reason = ReasonExcluded
+					break
+				}
+			}
+		}
 		rep.Windows.Total++
 		if w.reason == "" {
 			rep.Windows.Kept++
@@ -313,6 +311,83 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		rep.Warnings = append(rep.Warnings, w.Warnings()...)
 	}
 	return fd, nil
+}
+
+// sampleScratch holds the per-sample buffers of sampleState.
+type sampleScratch struct {
+	M, v, q []float64
+}
+
+func newSampleScratch(nj, nv int) *sampleScratch {
+	return &sampleScratch{M: make([]float64, nv*nv), v: make([]float64, nv), q: make([]float64, nj)}
+}
+
+// sampleState writes the joint positions qj and the momentum p = M(q)v at
+// working sample k of segment sg and returns the base pose and the kinetic
+// energy ½ vᵀM v.
+func (c *Converter) sampleState(al *signal.Aligned, ss *streamSet, k int, sg [2]int, dt float64, sc *sampleScratch, qj, p []float64) (mechanics.SE3, float64, error) {
+	nj, nv := len(qj), len(p)
+	v, M := sc.v, sc.M
+	for i := range nj {
+		qj[i] = c.value(al, ss, c.plan.jointPos[i], k)
+		if vi := c.plan.jointVel[i]; vi >= 0 {
+			v[nv-nj+i] = c.value(al, ss, vi, k)
+		} else {
+			v[nv-nj+i] = derivative(func(k int) float64 { return c.value(al, ss, c.plan.jointPos[i], k) }, k, sg, dt)
+		}
+	}
+	pose := mechanics.IdentitySE3()
+	if c.model.Floating() {
+		pose = c.pose(al, ss, k)
+		tw := c.bodyTwist(al, ss, k, sg, dt, pose)
+		copy(v[:6], tw[:])
+	}
+	if err := c.model.MassMatrix(M, qj); err != nil {
+		return pose, 0, err
+	}
+	var kin float64
+	for r := range nv {
+		var acc float64
+		for q := range nv {
+			acc += M[r*nv+q] * v[q]
+		}
+		p[r] = acc
+		kin += 0.5 * acc * v[r]
+	}
+	return pose, kin, nil
+}
+
+// filteredMomenta returns, per segment (nil for dropped ones), p = M(q)v
+// at every working sample, low-passed component by component.
+func (c *Converter) filteredMomenta(zp *signal.ZeroPhase, al *signal.Aligned, ss *streamSet, segs [][2]int, workRate float64, sc *sampleScratch) ([][]float64, error) {
+	nv, nj := c.model.NV(), len(c.spec.State.Joints)
+	out := make([][]float64, len(segs))
+	for i, sg := range segs {
+		n := sg[1] - sg[0]
+		if n <= 0 {
+			continue
+		}
+		pw := make([]float64, n*nv)
+		for k := sg[0]; k < sg[1]; k++ {
+			if _, _, err := c.sampleState(al, ss, k, sg, 1/workRate, sc, sc.q[:nj], pw[(k-sg[0])*nv:(k-sg[0]+1)*nv]); err != nil {
+				return nil, err
+			}
+		}
+		buf := make([]float64, n)
+		for r := range nv {
+			for k := range n {
+				buf[k] = pw[k*nv+r]
+			}
+			if _, err := zp.Apply(buf, buf); err != nil {
+				return nil, fmt.Errorf("convert: filter momentum %d: %w", r, err)
+			}
+			for k := range n {
+				pw[k*nv+r] = buf[k]
+			}
+		}
+		out[i] = pw
+	}
+	return out, nil
 }
 
 // checkChannels reports every spec field whose channel the source lacks,
@@ -605,7 +680,7 @@ func (c *Converter) filterSegment(zp *signal.ZeroPhase, al *signal.Aligned, ss *
 	buf := make([]float64, n)
 	for i := range ss.dataEnd {
 		st := ss.streams[i]
-		if i != ss.orient && c.isPortStream(ss, i) && c.spec.Filter.SkipPorts {
+		if !c.spec.Filter.Filters(c.streamGroup(ss, i)) {
 			continue
 		}
 		w := st.Width
@@ -644,13 +719,17 @@ func (c *Converter) filterSegment(zp *signal.ZeroPhase, al *signal.Aligned, ss *
 	return nil
 }
 
-func (c *Converter) isPortStream(ss *streamSet, stream int) bool {
+// streamGroup returns the filter group of a data stream.
+func (c *Converter) streamGroup(ss *streamSet, stream int) string {
+	if stream == ss.orient {
+		return FilterConfiguration
+	}
 	for i, si := range ss.ofScalar {
 		if si == stream {
-			return c.plan.scalars[i].port
+			return c.plan.scalars[i].group
 		}
 	}
-	return false
+	return ""
 }
 
 // value returns scalar i at working sample k.

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -366,8 +368,48 @@ type FilterSpec struct {
 	// Cutoff is the −3 dB frequency in hertz (the paper: 18); it must lie
 	// below the Nyquist frequency of Rate.
 	Cutoff float64 `yaml:"cutoff" mapstructure:"cutoff"`
-	// SkipPorts leaves the ports unfiltered (they are still decimated).
+	// Channels are the channel groups the filter acts on (FilterGroups):
+	// "configuration" (base pose, joint positions), "velocity" (base
+	// twist, joint rates), "momentum" (p = M(q)v, computed at the working
+	// rate and filtered before decimation, the paper's quadruped
+	// preparation), "control" and "contact". Empty means every input
+	// group: configuration, velocity, control and contact (without the
+	// last two under SkipPorts), with p computed from the filtered inputs.
+	Channels []string `yaml:"channels" mapstructure:"channels"`
+	// SkipPorts leaves the ports unfiltered (they are still decimated);
+	// with Channels empty only. Prefer Channels.
 	SkipPorts bool `yaml:"skip_ports" mapstructure:"skip_ports"`
+}
+
+// Filter channel groups (FilterSpec.Channels).
+const (
+	FilterConfiguration = "configuration"
+	FilterVelocity      = "velocity"
+	FilterMomentum      = "momentum"
+	FilterControl       = "control"
+	FilterContact       = "contact"
+)
+
+// FilterGroups returns the channel groups FilterSpec.Channels accepts.
+func FilterGroups() []string {
+	return []string{FilterConfiguration, FilterVelocity, FilterMomentum, FilterControl, FilterContact}
+}
+
+// Filters reports whether the filter acts on the channel group.
+func (f *FilterSpec) Filters(group string) bool {
+	if f.Kind != "butterworth" {
+		return false
+	}
+	if len(f.Channels) == 0 {
+		switch group {
+		case FilterConfiguration, FilterVelocity:
+			return true
+		case FilterControl, FilterContact:
+			return !f.SkipPorts
+		}
+		return false
+	}
+	return slices.Contains(f.Channels, group)
 }
 
 // WindowSpec sets the training windows, in samples at Rate.
@@ -419,6 +461,52 @@ type ValidateSpec struct {
 	// MaxNaNFraction fails a file with a channel whose fraction of NaN
 	// samples exceeds it. A channel that is entirely NaN always fails.
 	MaxNaNFraction float64 `yaml:"max_nan_fraction" mapstructure:"max_nan_fraction"`
+	// Exclude rejects the windows that overlap known bad stretches of
+	// named files (unmodelled contacts, a fall, an operator's push),
+	// counted under ReasonExcluded.
+	Exclude []ExcludeSpec `yaml:"exclude" mapstructure:"exclude"`
+}
+
+// ExcludeSpec names a stretch of some input files whose windows are
+// rejected.
+type ExcludeSpec struct {
+	// Files are glob patterns matched, like SplitRule.Files, against the
+	// input path relative to the data root and against its base name.
+	Files []string `yaml:"files" mapstructure:"files"`
+	// Time is [from, to) in seconds since the start of the file; to may
+	// be omitted for "to the end". Empty excludes the whole file.
+	Time []float64 `yaml:"time" mapstructure:"time"`
+	// Why is recorded in the conversion report.
+	Why string `yaml:"why" mapstructure:"why"`
+}
+
+// matchFiles reports whether rel (a path relative to the data root)
+// matches one of the glob patterns, whole or by its base name.
+func matchFiles(patterns []string, rel string) bool {
+	for _, pat := range patterns {
+		if ok, _ := filepath.Match(pat, rel); ok {
+			return true
+		}
+		if ok, _ := filepath.Match(pat, filepath.Base(rel)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// excludes reports whether the stretch [from, to] of file rel overlaps
+// the exclusion.
+func (e *ExcludeSpec) excludes(rel string, from, to float64) bool {
+	if !matchFiles(e.Files, rel) {
+		return false
+	}
+	switch len(e.Time) {
+	case 0:
+		return true
+	case 1:
+		return to >= e.Time[0]
+	}
+	return to >= e.Time[0] && from < e.Time[1]
 }
 
 // Split criteria.
@@ -867,6 +955,31 @@ func (s *Spec) checkProcessing() error {
 		}
 		if !(f.Cutoff > 0 && f.Cutoff < r.Rate/2) {
 			return specError("filter.cutoff", "%g Hz must lie between 0 and the Nyquist frequency %g Hz of rate %g Hz", f.Cutoff, r.Rate/2, r.Rate)
+		}
+	}
+	for i, g := range f.Channels {
+		if !slices.Contains(FilterGroups(), g) {
+			return specError(fmt.Sprintf("filter.channels[%d]", i), "unknown channel group %q (known: %s)", g, strings.Join(FilterGroups(), ", "))
+		}
+		if slices.Index(f.Channels, g) != i {
+			return specError(fmt.Sprintf("filter.channels[%d]", i), "channel group %q given twice", g)
+		}
+	}
+	if len(f.Channels) > 0 && f.SkipPorts {
+		return specError("filter.skip_ports", "give either filter.channels or filter.skip_ports, not both")
+	}
+	for i, e := range s.Validate.Exclude {
+		key := fmt.Sprintf("validate.exclude[%d]", i)
+		if len(e.Files) == 0 {
+			return specError(key+".files", "name at least one file pattern")
+		}
+		for _, pat := range e.Files {
+			if _, err := filepath.Match(pat, ""); err != nil {
+				return specError(key+".files", "bad pattern %q: %v", pat, err)
+			}
+		}
+		if len(e.Time) > 2 || (len(e.Time) == 2 && !(e.Time[1] > e.Time[0])) || (len(e.Time) > 0 && !finite(e.Time[0])) {
+			return specError(key+".time", "must be [from] or [from, to) with from < to, got %v", e.Time)
 		}
 	}
 	w := &s.Window

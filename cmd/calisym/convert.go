@@ -56,7 +56,8 @@ statistics of every written channel) to stdout.`,
 					}
 					spec.Inputs = append(spec.Inputs, abs)
 				}
-				root = ""
+				// The logs are absolute now; --data still resolves the
+				// params' relative files (model.urdf, params_file).
 			}
 			if stamp != "" {
 				spec.Clock.Stamp = stamp
@@ -103,7 +104,7 @@ statistics of every written channel) to stdout.`,
 	}
 	cmd.Flags().StringVar(&params, "params", "", "params YAML with a convert: section (required)")
 	cmd.Flags().StringVar(&out, "out", "", "output directory: one dataset per split and report.json (required)")
-	cmd.Flags().StringVar(&data, "data", def, "directory the params' inputs are relative to, when no LOG is given (default $CALISYM_DATA or ../shared/data)")
+	cmd.Flags().StringVar(&data, "data", def, "directory the params' inputs (when no LOG is given), model.urdf and params_file are relative to (default $CALISYM_DATA or ../shared/data)")
 	cmd.Flags().StringVar(&stamp, "stamp", "", "override the clock of message logs: header or log_time")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd
