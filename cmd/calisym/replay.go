@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -59,10 +60,42 @@ func loadLive(paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
 		return nil, fmt.Errorf("model %s is a %s baseline; the predictor node serves CaLiSym models (.safetensors)", modelPath, saved.Kind)
 	}
 	sum := sha256.Sum256(raw)
+	source := "--data"
 	if dataRoot == "" {
-		dataRoot = os.Getenv("CALISYM_DATA")
+		dataRoot, source = os.Getenv("CALISYM_DATA"), "$CALISYM_DATA"
+	}
+	if dataRoot == "" {
+		source = "the params file's directory, as neither --data nor $CALISYM_DATA is set"
+	}
+	if err := checkDataRoot(p, dataRoot, source); err != nil {
+		return nil, err
 	}
 	return &liveSetup{params: p, model: saved.Model, sha: hex.EncodeToString(sum[:]), root: dataRoot}, nil
+}
+
+// checkDataRoot reports a model file of the params (model.urdf,
+// model.pendulum.params_file) that is relative to the data root and not
+// found there, naming where the root came from and --data, before the
+// node opens it with a bare "no such file".
+func checkDataRoot(p *node.Params, root, source string) error {
+	if root == "" {
+		root = p.Resolve(".")
+	}
+	m := &p.Spec.Model
+	for _, f := range []struct{ field, path string }{
+		{"model.urdf", m.URDF},
+		{"model.pendulum.params_file", m.Pendulum.ParamsFile},
+	} {
+		if f.path == "" || filepath.IsAbs(f.path) {
+			continue
+		}
+		full := filepath.Join(root, f.path)
+		if _, err := os.Stat(full); err != nil {
+			return fmt.Errorf("%s: %s %q is relative to the data root, and %s does not exist (data root %s: %s); give --data DIR (or set $CALISYM_DATA), the directory %s is relative to",
+				p.Path, f.field, f.path, full, root, source, f.field)
+		}
+	}
+	return nil
 }
 
 func newReplayCmd() *cobra.Command {
@@ -121,14 +154,21 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			if res != nil {
 				printReplay(cmd.OutOrStdout(), res)
 			}
-			if err != nil {
+			// Interrupted (Ctrl-C while serving Foxglove): what was
+			// replayed so far is a complete file.
+			stopped := err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+			if err != nil && !stopped {
 				return err
 			}
 			if w != nil {
 				if err := w.Close(); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+				if stopped {
+					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: wrote %s (the messages replayed so far)\n", out)
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+				}
 			}
 			return nil
 		},

@@ -1,10 +1,14 @@
 // Package replay drives the predictor node (package nodes/node) from a
 // recorded log: every message of the node's input topics is handed to the
 // node at its log time, on a clock that is the log time, so the
-// predictions, diagnostics and their order depend on the log alone. The
-// inputs and every output are written to a ROS 2 MCAP file (rosbag2's
-// conventions, bagtools/logio.ROS2Writer) and, optionally, to a live
-// publisher such as the Foxglove WebSocket server, paced in real time.
+// predictions, diagnostics and their order depend on the log alone. A
+// message counts as received at its log time: the node's timers (a timer
+// trigger, the periodic diagnostics) due at that time run after every
+// message of that time, so a timer prediction at t starts from the inputs
+// logged at t, as a message-triggered one does. The inputs and every
+// output are written to a ROS 2 MCAP file (rosbag2's conventions,
+// bagtools/logio.ROS2Writer) and, optionally, to a live publisher such as
+// the Foxglove WebSocket server, paced in real time.
 package replay
 
 import (
@@ -114,32 +118,43 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 		sleep = sleepCtx
 	}
 	res := &Result{}
+	defer func() { res.Stats = nd.Stats() }() // also when cut short
+	src := &lookahead{r: r, wanted: wanted}
 	var start time.Time
 	var first int64
-	started := false
-	var readErr error
-	for {
+	started, ticked := false, false
+	// tickUntil runs the node's timers (timer trigger, periodic
+	// diagnostics) that are due before limit, or at or before it when
+	// inclusive. The timers start at the first message's time.
+	tickUntil := func(limit int64, inclusive bool) error {
+		if !ticked {
+			if first > limit || (first == limit && !inclusive) {
+				return nil
+			}
+			ticked, now = true, first
+			if err := nd.Tick(); err != nil {
+				return err
+			}
+		}
+		for {
+			nt := nd.NextTick()
+			if nt == math.MinInt64 || nt > limit || (nt == limit && !inclusive) {
+				return nil
+			}
+			now = nt
+			if err := nd.Tick(); err != nil {
+				return err
+			}
+		}
+	}
+	m, readErr := src.next()
+	for m != nil {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			readErr = fmt.Errorf("replay: %w", err)
-			break
-		}
-		if !wanted[m.Channel.Topic] {
-			continue
-		}
-		t := int64(m.LogTime)
+		t := m.logTime
 		if !started {
 			started, first, start = true, t, time.Now()
-			now = t
-			if err := nd.Tick(); err != nil {
-				return res, err
-			}
 		}
 		if o.Speed > 0 {
 			due := start.Add(time.Duration(float64(t-first) / o.Speed))
@@ -147,30 +162,81 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 				return res, err
 			}
 		}
-		for {
-			nt := nd.NextTick()
-			if nt == math.MinInt64 || nt > t {
-				break
-			}
-			now = nt
-			if err := nd.Tick(); err != nil {
-				return res, err
-			}
-		}
-		now = t
-		if err := out.input(m.Channel.Topic, m.Channel.Encoding, t, m.Data); err != nil {
+		// A message is received at its log time: the timers due before it
+		// run first, those due at its time after every message of that
+		// time, so that a timer prediction at t starts from the inputs
+		// stamped t.
+		if err := tickUntil(t, false); err != nil {
 			return res, err
 		}
-		if m.Channel.Encoding != logio.EncodingCDR && o.Out != nil {
+		now = t
+		if err := out.input(m.topic, m.encoding, t, m.data); err != nil {
+			return res, err
+		}
+		if m.encoding != logio.EncodingCDR && o.Out != nil {
 			res.Skipped++
 		}
-		if err := nd.Handle(node.Input{Topic: m.Channel.Topic, Data: m.Data, Received: t}); err != nil {
+		if err := nd.Handle(node.Input{Topic: m.topic, Data: m.data, Received: t}); err != nil {
 			return res, err
 		}
 		res.Messages++
+		var err error
+		if m, err = src.next(); err != nil {
+			readErr = err
+		}
+		if m == nil || m.logTime > t {
+			if err := tickUntil(t, true); err != nil {
+				return res, err
+			}
+		}
 	}
-	res.Stats = nd.Stats()
 	return res, readErr
+}
+
+// buffered is one input message, copied out of the reader's buffers.
+type buffered struct {
+	topic, encoding string
+	logTime         int64
+	data            []byte
+}
+
+// lookahead reads the messages of the wanted topics one ahead of the
+// replay, so that it knows whether the next message has the same log
+// time.
+type lookahead struct {
+	r      logio.MessageReader
+	wanted map[string]bool
+	buf    [2]buffered
+	i      int
+	err    error
+}
+
+// next returns the next wanted message, valid until the call after next,
+// or nil at the end of the log or after an error (which it returns once,
+// wrapped, where it is not io.EOF).
+func (l *lookahead) next() (*buffered, error) {
+	if l.err != nil {
+		return nil, nil
+	}
+	for {
+		m, err := l.r.Next()
+		if errors.Is(err, io.EOF) {
+			l.err = err
+			return nil, nil
+		}
+		if err != nil {
+			l.err = err
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		if !l.wanted[m.Channel.Topic] {
+			continue
+		}
+		l.i ^= 1
+		b := &l.buf[l.i]
+		b.topic, b.encoding, b.logTime = m.Channel.Topic, m.Channel.Encoding, int64(m.LogTime)
+		b.data = append(b.data[:0], m.Data...)
+		return b, nil
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -238,5 +239,80 @@ func TestReplayPendulum(t *testing.T) {
 		if diff != "" {
 			t.Fatalf("message %d: %s", i, diff)
 		}
+	}
+}
+
+// TestReplayTimerAtMessageTime replays the pendulum log, whose joint state
+// and torque command of each sample share one log time, with a 100 Hz
+// timer trigger in phase with the samples. A message counts as received
+// at its log time, so the tick at t runs after both messages of t: every
+// sample gets one prediction, published at t, stamped t and holding the
+// torque logged at t (a tick before the messages would start from the
+// previous sample; one between them would pair the state of t with the
+// torque of t − 10 ms).
+func TestReplayTimerAtMessageTime(t *testing.T) {
+	pre, err := predictor.LookupPreset("pendulum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Random parameters: the test is about when the node predicts, not
+	// about what.
+	model, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model.Meta.Dt = 0.01
+	params, err := node.LoadParams(livetest.PendulumParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	params.Node.Trigger = node.TriggerConfig{Kind: node.TriggerTimer, Rate: 100, Topic: "/joint_states"}
+	dir := t.TempDir()
+	trs := livetest.PendulumTrajectories(t, 1, 120)
+	log := filepath.Join(dir, "sim.mcap")
+	livetest.PendulumLog(t, log, trs)
+	out := filepath.Join(dir, "replay.mcap")
+	res := replayTo(t, params, model, log, out)
+	want := trs[0].Len()
+	if res.Messages != 2*want || res.Stats.Predictions != uint64(want) || res.Stats.Suppressed != 0 {
+		t.Fatalf("%d messages, stats %+v; want %d predictions and none suppressed", res.Messages, res.Stats, want)
+	}
+	r, err := logio.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	torque := map[int64][]float64{}
+	n := 0
+	for {
+		m, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m.Channel.Topic {
+		case "/torque_command":
+			var a msgs.Float64MultiArray
+			if err := msgs.Unmarshal(m.Data, &a); err != nil {
+				t.Fatal(err)
+			}
+			torque[int64(m.LogTime)] = a.Data
+		case "/calisym/prediction":
+			var p msgs.PredictedTrajectory
+			if err := msgs.Unmarshal(m.Data, &p); err != nil {
+				t.Fatal(err)
+			}
+			stamp := p.Header.Stamp.Nanos()
+			u, ok := torque[stamp]
+			if stamp != int64(m.LogTime) || !ok || p.Ports[0] != u[0] || p.Ports[1] != u[1] {
+				t.Fatalf("prediction %d published at %d, stamped %d, ports %v; torque logged at its stamp %v", n, m.LogTime, stamp, p.Ports[:2], u)
+			}
+			n++
+		}
+	}
+	if n != want {
+		t.Errorf("%d predictions in the file, want %d", n, want)
 	}
 }

@@ -44,6 +44,10 @@ const (
 	// RealDoublePendulumHW is the real double pendulum (dfki design C.1,
 	// params/double_pendulum_hw.yaml).
 	RealDoublePendulumHW = "double_pendulum_hw"
+	// AnymalSim is the ANYmal D quadruped SIMULATED in MuJoCo (not a real
+	// robot), logged as its state estimator's AnymalState, with the paper's
+	// quadruped layout (params/anymal.yaml).
+	AnymalSim = "anymal_sim"
 )
 
 // Split names of the real-robot conversions.
@@ -55,7 +59,7 @@ const (
 
 // RealSystemNames returns the names PrepareReal accepts.
 func RealSystemNames() []string {
-	return []string{RealCrazyflie, RealCrazyflieGravity, RealDoublePendulumHW}
+	return []string{RealCrazyflie, RealCrazyflieGravity, RealDoublePendulumHW, AnymalSim}
 }
 
 // RealOptions configure PrepareReal.
@@ -137,6 +141,20 @@ type realSystem struct {
 	paperNote string
 	split     string
 	models    func(full bool) ([]ModelSpec, error)
+	// dataDir is the system's folder under the data root ("": the root
+	// itself): the params' relative files resolve against it.
+	dataDir string
+	// inputs replace the params' input patterns (relative to dataDir).
+	inputs []string
+	// storage overrides the params' window storage ("": keep).
+	storage string
+	// exclude rejects known bad stretches of the logs.
+	exclude []convert.ExcludeSpec
+	// plotChannels are the state channels of the rollout plot (nil: all).
+	plotChannels []int
+	// fullStride is the training stride of the full configuration (0:
+	// the params').
+	fullStride int
 }
 
 var quadrotorChannels = []string{"q1 (x) [m]", "q2 (y) [m]", "q3 (z) [m]", "q4 [rad]", "q5 [rad]", "q6 [rad]",
@@ -169,6 +187,7 @@ func realSystems() map[string]realSystem {
 	cg.channels = slices.Clone(quadrotorChannels)
 	cg.channels[3], cg.channels[4], cg.channels[5] = "roll [rad]", "pitch [rad]", "yaw [rad]"
 	return map[string]realSystem{
+		AnymalSim:            anymalSystem(),
 		RealCrazyflie:        cf,
 		RealCrazyflieGravity: cg,
 		RealDoublePendulumHW: {
@@ -296,6 +315,17 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", system, err)
 	}
+	root := opt.DataRoot
+	if sys.dataDir != "" {
+		root = filepath.Join(root, sys.dataDir)
+	}
+	if len(sys.inputs) > 0 {
+		spec.Inputs = slices.Clone(sys.inputs)
+	}
+	if sys.storage != "" {
+		spec.Window.Storage = sys.storage
+	}
+	spec.Validate.Exclude = append(spec.Validate.Exclude, sys.exclude...)
 	if len(opt.Inputs) > 0 {
 		spec.Inputs = slices.Clone(opt.Inputs)
 	}
@@ -331,17 +361,20 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if !opt.Full && sys.trainStride > 0 {
 		trainSpec.Window.Stride = sys.trainStride
 	}
+	if opt.Full && sys.fullStride > 0 {
+		trainSpec.Window.Stride = sys.fullStride
+	}
 	if opt.TrainStride > 0 {
 		trainSpec.Window.Stride = opt.TrainStride
 	}
-	trainRes, err := convertWith(ctx, &trainSpec, opt.DataRoot, params)
+	trainRes, err := convertWith(ctx, &trainSpec, root, params)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: training conversion: %w", system, err)
 	}
 	// Evaluation windows of Horizon+1 samples.
 	evalSpec := *spec
 	evalSpec.Window.Length, evalSpec.Window.Stride = sys.horizon+1, sys.evalStride
-	evalRes, err := convertWith(ctx, &evalSpec, opt.DataRoot, params)
+	evalRes, err := convertWith(ctx, &evalSpec, root, params)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: evaluation conversion: %w", system, err)
 	}
@@ -349,7 +382,7 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if sys.idStride > 0 && sys.idStride != sys.evalStride {
 		idSpec := evalSpec
 		idSpec.Window.Stride = sys.idStride
-		if idRes, err = convertWith(ctx, &idSpec, opt.DataRoot, params); err != nil {
+		if idRes, err = convertWith(ctx, &idSpec, root, params); err != nil {
 			return nil, fmt.Errorf("experiment: %s: ID-test conversion: %w", system, err)
 		}
 	}
@@ -371,12 +404,12 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	b := &RealBenchmark{
 		System: system, ParamsFile: params,
 		Spec: Spec{System: sys.title, Models: models, Horizon: sys.horizon, Horizons: sys.horizons,
-			EvalStride: evalStride, RolloutChannels: sys.channels},
+			EvalStride: evalStride, RolloutChannels: sys.channels, RolloutSelect: sys.plotChannels},
 		Data:            Datasets{Train: train, ID: id, OOD: ood},
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
 		Files: map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
 	}
-	b.Notes = realNotes(sys, &trainSpec, &evalSpec, b, opt)
+	b.Notes = realNotes(sys, &trainSpec, &evalSpec, b, opt, root)
 	for _, s := range []struct {
 		name string
 		d    *dataset.Dataset
@@ -445,7 +478,7 @@ func describeSplit(s convert.SplitSpec) string {
 }
 
 // realNotes describes the data preparation and the physical constants.
-func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchmark, opt RealOptions) map[string]string {
+func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchmark, opt RealOptions, root string) map[string]string {
 	n := map[string]string{
 		"system":          sys.name,
 		"params":          b.ParamsFile,
@@ -464,6 +497,19 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 	}
 	if trainSpec.Filter.Kind == "butterworth" {
 		n["filter"] = fmt.Sprintf("zero-phase Butterworth order %d, %g Hz at %g Hz, then %g Hz", trainSpec.Filter.Order, trainSpec.Filter.Cutoff, trainSpec.Resample.WorkRate, trainSpec.Resample.Rate)
+		if ch := trainSpec.Filter.Channels; len(ch) > 0 {
+			n["filter"] += ", on the " + strings.Join(ch, ", ") + " channels only"
+		}
+	}
+	if len(sys.exclude) > 0 {
+		var ex []string
+		for _, e := range sys.exclude {
+			ex = append(ex, fmt.Sprintf("%s %v s (%s)", strings.Join(e.Files, ", "), e.Time, e.Why))
+		}
+		n["excluded"] = fmt.Sprintf("%d training and %d evaluation windows overlapping: %s", b.TrainConversion.Windows.Rejected[convert.ReasonExcluded], b.EvalConversion.Windows.Rejected[convert.ReasonExcluded], strings.Join(ex, "; "))
+	}
+	if sys.name == AnymalSim {
+		n["simulated"] = "SIMULATED data (MuJoCo, ANYmal D URDF), not a real robot: no sensor or estimator noise, exact applied torques and true contact forces"
 	}
 	switch trainSpec.Model.Kind {
 	case convert.ModelRigidBody:
@@ -471,9 +517,17 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		q := trainSpec.Control.Quadrotor
 		n["constants"] = fmt.Sprintf("mass %g kg, inertia %v kg·m² (about the centre of mass), arm length %g m, thrust-to-torque %g m, thrust %v N per unit command (polynomial), g %g m/s²; sources in bagtools/convert/quadrotor.go",
 			rb.Mass, rb.Inertia, q.ArmLength, q.TorqueCoeff, q.ThrustPoly, trainSpec.Model.Gravity)
+	case convert.ModelURDF:
+		n["constants"] = "mass matrix by CRBA on " + trainSpec.Model.URDF + " (relative to " + root + ")"
+		if m, err := convert.NewModel(trainSpec, root); err == nil && m.Floating() {
+			M := make([]float64, m.NV()*m.NV())
+			if m.MassMatrix(M, make([]float64, len(trainSpec.State.Joints))) == nil {
+				n["constants"] += fmt.Sprintf(", total mass %.5g kg", M[0])
+			}
+		}
 	case convert.ModelDoublePendulum:
 		n["constants"] = "identified model " + trainSpec.Model.Pendulum.ParamsFile
-		if pp, err := convert.NewModel(trainSpec, opt.DataRoot); err == nil {
+		if pp, err := convert.NewModel(trainSpec, root); err == nil {
 			if pm, ok := pp.(*convert.PendulumModel); ok {
 				p := pm.Params
 				n["constants"] += fmt.Sprintf(": m = (%.4g, %.4g) kg, l = (%.4g, %.4g) m, centre-of-mass radii r = (%.4g, %.4g) m, "+

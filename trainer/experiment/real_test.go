@@ -234,3 +234,53 @@ func TestRealErrors(t *testing.T) {
 		t.Errorf("empty split reported as a spec error: %v", err)
 	}
 }
+
+// TestAnymalSimRun converts one simulated ANYmal D run through PrepareReal
+// with params/anymal.yaml (paper layout: n = 18, n_u = 18, n_c = 12),
+// checks the data preparation (windows relative to their first pose, the
+// excluded shank-contact stretch, momentum-only filtering), trains tiny
+// models for one epoch and checks the report.
+func TestAnymalSimRun(t *testing.T) {
+	fixtures.Path(t, "anymal_sim", "id", "sway_201.mcap")
+	fixtures.Path(t, "anymal_sim", "anymal_d_simple_description", "urdf", "anymal.urdf")
+	ctx := context.Background()
+	const H = 50
+	// sway_201 has shank contacts from 6.82 s: the benchmark excludes
+	// every window reaching past 6.7 s.
+	opt := realOptions("id/sway_201.mcap")
+	opt.Split = timeSplit([2]float64{0, 3}, [2]float64{3, 4.5}, [2]float64{4.5, 7})
+	opt.Horizon, opt.Epochs, opt.Workers = H, 1, 1
+	b, err := PrepareReal(ctx, AnymalSim, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := b.Data
+	if d.Train.N != 18 || d.Train.NU != 18 || d.Train.NC != 12 || d.Train.WindowLen != 100 || d.Train.Stride != 50 {
+		t.Fatalf("training set n=%d n_u=%d n_c=%d windows %d/%d", d.Train.N, d.Train.NU, d.Train.NC, d.Train.WindowLen, d.Train.Stride)
+	}
+	if n := b.EvalConversion.Windows.Rejected[convert.ReasonExcluded]; n == 0 {
+		t.Errorf("no evaluation window excluded: %+v", b.EvalConversion.Windows)
+	}
+	for _, ep := range d.OOD.Episodes {
+		if ep.Len != H+1 || slices.ContainsFunc(ep.X[:6], func(v float64) bool { return v != 0 }) {
+			t.Fatalf("%s: %d samples, first base q %v", ep.Name, ep.Len, ep.X[:6])
+		}
+		if start := ep.Tags["t0"]; start+float64(H)*d.OOD.Dt > 6.7 {
+			t.Errorf("%s starts at %v s and reaches into the excluded stretch", ep.Name, start)
+		}
+	}
+	if len(d.OOD.Episodes) < 3 || len(d.ID.Episodes) < 1 {
+		t.Fatalf("%d OOD and %d ID-test episodes", len(d.OOD.Episodes), len(d.ID.Episodes))
+	}
+	if !strings.Contains(b.Notes["filter"], "momentum channels only") || !strings.Contains(b.Notes["simulated"], "SIMULATED") ||
+		!strings.Contains(b.Notes["constants"], "51.539 kg") {
+		t.Errorf("notes: filter %q, simulated %q, constants %q", b.Notes["filter"], b.Notes["simulated"], b.Notes["constants"])
+	}
+	shrink(b)
+	dir := t.TempDir()
+	rep, err := b.Run(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, rep, dir, H)
+}

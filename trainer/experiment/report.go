@@ -255,7 +255,29 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 			labels = append(labels, fmt.Sprintf("x%d", c+1))
 		}
 	}
-	if err := plot.Rollout(filepath.Join(outDir, PlotRollout), fmt.Sprintf("%s: OOD rollout, %d steps", rep.System, H), t, labels, truth, preds); err != nil {
+	if sel := spec.RolloutSelect; len(sel) > 0 {
+		pick := func(ch [][]float64) [][]float64 {
+			out := make([][]float64, 0, len(sel))
+			for _, c := range sel {
+				if c >= 0 && c < len(ch) {
+					out = append(out, ch[c])
+				}
+			}
+			return out
+		}
+		var l []string
+		for _, c := range sel {
+			if c >= 0 && c < len(labels) {
+				l = append(l, labels[c])
+			}
+		}
+		labels, truth = l, pick(truth)
+		for m := range preds {
+			preds[m] = pick(preds[m])
+		}
+	}
+	title := fmt.Sprintf("%s: OOD rollout, %d steps from %s at %.2f s", rep.System, H, ep.Name, float64(w.Start)*data.OOD.Dt)
+	if err := plot.Rollout(filepath.Join(outDir, PlotRollout), title, t, labels, truth, preds); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	return ctx.Err()

@@ -48,6 +48,9 @@ type Spec struct {
 	MaxEvalWindows int `json:"max_eval_windows"`
 	// RolloutChannels label the state channels in the rollout plot.
 	RolloutChannels []string `json:"rollout_channels"`
+	// RolloutSelect are the state channels the rollout plot shows (nil:
+	// all), e.g. the base position and one leg of a quadruped.
+	RolloutSelect []int `json:"rollout_select,omitempty"`
 }
 
 // Datasets are an experiment's data.

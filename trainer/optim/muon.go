@@ -3,10 +3,11 @@ package optim
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/calisym/calisym/predictor/kernel"
 )
 
 // Quintic Newton–Schulz coefficients of Keller Jordan's Muon.
@@ -81,20 +82,16 @@ func newtonSchulz(w *nsWork, dst, g []float64, rows, cols, steps int) {
 		x[i] *= inv
 	}
 	a, b := w.a[:r*r], w.b[:r*r]
-	A := blas64.General{Rows: r, Cols: r, Stride: r, Data: a}
-	B := blas64.General{Rows: r, Cols: r, Stride: r, Data: b}
 	for range steps {
-		X := blas64.General{Rows: r, Cols: c, Stride: c, Data: x}
-		XN := blas64.General{Rows: r, Cols: c, Stride: c, Data: xn}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, X, X, 0, A)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, nsC, A, A, 0, B)
+		kernel.Gemm(false, true, r, r, c, 1, x, c, x, c, 0, a, r)
+		kernel.Gemm(false, false, r, r, r, nsC, a, r, a, r, 0, b, r)
 		for i := range b {
 			b[i] += nsB * a[i]
 		}
 		for i := range x {
 			xn[i] = nsA * x[i]
 		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, B, X, 1, XN)
+		kernel.Gemm(false, false, r, c, r, 1, b, r, x, c, 1, xn, c)
 		x, xn = xn, x
 	}
 	if tr {
@@ -146,9 +143,12 @@ type Muon struct {
 	ts     []Tensor
 	mats   []muonBlock
 	adam   []adamBlock
-	step   int
-	work   nsWork
-	update []float64
+	step int
+	// work and update are the scratch of each of the goroutines that
+	// orthogonalise the matrices in parallel (each matrix is independent,
+	// so the result does not depend on their number).
+	work   []nsWork
+	update [][]float64
 }
 
 // KindMuon is the State.Kind of Muon.
@@ -184,13 +184,20 @@ func NewMuon(ts []Tensor, cfg MuonConfig) (*Muon, error) {
 	for _, t := range ts {
 		if t.IsMatrix() && !t.NoMuon {
 			o.mats = append(o.mats, muonBlock{t: t, buf: make([]float64, t.Size())})
-			o.work.grow(t.Rows, t.Cols)
 			maxN = max(maxN, t.Size())
 			continue
 		}
 		o.adam = append(o.adam, adamBlock{t: t, m: make([]float64, t.Size()), v: make([]float64, t.Size())})
 	}
-	o.update = make([]float64, maxN)
+	nw := max(1, min(runtime.GOMAXPROCS(0), len(o.mats)))
+	o.work = make([]nsWork, nw)
+	o.update = make([][]float64, nw)
+	for i := range nw {
+		for _, b := range o.mats {
+			o.work[i].grow(b.t.Rows, b.t.Cols)
+		}
+		o.update[i] = make([]float64, maxN)
+	}
 	return o, nil
 }
 
@@ -202,29 +209,48 @@ func (o *Muon) Config() MuonConfig { return o.cfg }
 func (o *Muon) Step(lrScale float64) {
 	o.step++
 	lr := o.cfg.LR * lrScale
-	mu := o.cfg.Momentum
-	for _, b := range o.mats {
-		g, buf := b.t.Grad, b.buf[:len(b.t.Grad)]
-		u := o.update[:len(g)]
-		for i := range g {
-			buf[i] = mu*buf[i] + g[i]
-			if !o.cfg.NoNesterov {
-				u[i] = g[i] + mu*buf[i]
-			} else {
-				u[i] = buf[i]
-			}
+	nw := len(o.work)
+	if nw <= 1 || len(o.mats) < 2 {
+		for i := range o.mats {
+			o.muonStep(i, 0, lr)
 		}
-		newtonSchulz(&o.work, u, u, b.t.Rows, b.t.Cols, o.cfg.NSSteps)
-		decay := 1 - lr*o.cfg.WeightDecay
-		scale := lr * math.Sqrt(max(1, float64(b.t.Rows)/float64(b.t.Cols)))
-		p := b.t.Data[:len(u)]
-		for i := range p {
-			p[i] = p[i]*decay - scale*u[i]
+	} else {
+		var wg sync.WaitGroup
+		for w := range nw {
+			wg.Go(func() {
+				for i := w; i < len(o.mats); i += nw {
+					o.muonStep(i, w, lr)
+				}
+			})
 		}
+		wg.Wait()
 	}
 	alr := o.cfg.Adam.LR * lrScale
 	for i := range o.adam {
 		o.adam[i].step(o.cfg.Adam, alr, o.step)
+	}
+}
+
+// muonStep updates matrix i with the scratch of worker w.
+func (o *Muon) muonStep(i, w int, lr float64) {
+	b := o.mats[i]
+	mu := o.cfg.Momentum
+	g, buf := b.t.Grad, b.buf[:len(b.t.Grad)]
+	u := o.update[w][:len(g)]
+	for i := range g {
+		buf[i] = mu*buf[i] + g[i]
+		if !o.cfg.NoNesterov {
+			u[i] = g[i] + mu*buf[i]
+		} else {
+			u[i] = buf[i]
+		}
+	}
+	newtonSchulz(&o.work[w], u, u, b.t.Rows, b.t.Cols, o.cfg.NSSteps)
+	decay := 1 - lr*o.cfg.WeightDecay
+	scale := lr * math.Sqrt(max(1, float64(b.t.Rows)/float64(b.t.Cols)))
+	p := b.t.Data[:len(u)]
+	for i := range p {
+		p[i] = p[i]*decay - scale*u[i]
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -381,5 +382,43 @@ func BenchmarkMuonStep66(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o.Step(1)
+	}
+}
+
+// TestMuonParallelDeterministic: the matrices are orthogonalised by as many
+// goroutines as GOMAXPROCS allows; each matrix is independent, so the
+// parameters after a few steps are the same bits with one goroutine or two.
+func TestMuonParallelDeterministic(t *testing.T) {
+	run := func(procs int) []float64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		const d = 9
+		theta := make([]float64, 5*d*d+d)
+		grad := make([]float64, len(theta))
+		var shapes []Shape
+		for i := range 5 {
+			shapes = append(shapes, Shape{Name: string(rune('A' + i)), Rows: d, Cols: d, Offset: i * d * d})
+		}
+		shapes = append(shapes, Shape{Name: "v", Rows: d, Cols: 1, Offset: 5 * d * d})
+		ts, err := Bind(theta, grad, shapes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := NewMuon(ts, MuonConfig{LR: 1e-2, WeightDecay: 1e-3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range 4 {
+			for i := range grad {
+				grad[i] = math.Sin(float64(i*(s+1))) + 0.1*theta[i]
+			}
+			o.Step(1)
+		}
+		return theta
+	}
+	one, two := run(1), run(2)
+	for i := range one {
+		if math.Float64bits(one[i]) != math.Float64bits(two[i]) {
+			t.Fatalf("parameter %d: %v with one goroutine, %v with two", i, one[i], two[i])
+		}
 	}
 }
