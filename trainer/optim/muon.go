@@ -139,10 +139,10 @@ type muonBlock struct {
 // Every other tensor is updated by AdamW with MuonConfig.Adam. Construct it
 // with NewMuon.
 type Muon struct {
-	cfg    MuonConfig
-	ts     []Tensor
-	mats   []muonBlock
-	adam   []adamBlock
+	cfg  MuonConfig
+	ts   []Tensor
+	mats []muonBlock
+	adam []adamBlock
 	step int
 	// work and update are the scratch of each of the goroutines that
 	// orthogonalise the matrices in parallel (each matrix is independent,
