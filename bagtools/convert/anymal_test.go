@@ -166,22 +166,29 @@ func (a *anymalConversion) velocity(t *testing.T, i int) []float64 {
 }
 
 // checkPorts checks that every sample's ports are the logged values: u =
-// (0 × 6, joints.effort in the spec's joint order) and f_c the four feet's
-// wrench.force in the odom frame, LF, RF, LH, RH. Hold interpolation at the
-// message times must reproduce them bit for bit.
+// (0 × 6, joints.effort in the spec's joint order), bit for bit, and f_c the
+// four feet's wrench.force (LF, RF, LH, RH), logged in odom axes, in the
+// base's body axes (contact.body_axes): Rᵀf with R from the logged
+// quaternion, to 1e-12 relative. Hold interpolation at the message times
+// must reproduce them.
 func (a *anymalConversion) checkPorts(t *testing.T) {
 	t.Helper()
 	for _, s := range a.samples {
 		want := make([]float64, 6, 30)
 		want = append(want, a.jointVector(t, s.msg, 2)...)
+		Rt := a.basePose(s.msg).R.T()
 		for _, f := range anymalFeet {
 			force, ok := a.msgs[s.msg].forces[f]
 			if !ok {
 				t.Fatalf("message %d has no contact %s", s.msg, f)
 			}
-			want = append(want, force[:]...)
+			fb := Rt.MulVec(force)
+			want = append(want, fb[:]...)
 		}
 		for c := range want {
+			if c >= 18 && math.Abs(s.e[c]-want[c]) <= 1e-12*(1+math.Abs(want[c])) {
+				continue
+			}
 			if s.e[c] != want[c] {
 				t.Fatalf("t = %.2f s: port %d (%s) = %.17g, logged %.17g", s.t, c, a.d.Ports[c], s.e[c], want[c])
 			}
@@ -308,7 +315,7 @@ func TestAnymalStill(t *testing.T) {
 	a.checkPorts(t)
 	a.checkConfiguration(t)
 
-	// ΣFz over the four feet after touch-down (t > 0.5 s) against m·g,
+	// ΣFz (odom z) over the four feet after touch-down (t > 0.5 s) against m·g,
 	// and the standing robot's linear momentum (body frame).
 	var sum float64
 	var n int
@@ -321,8 +328,15 @@ func TestAnymalStill(t *testing.T) {
 		if s.t <= 0.5 {
 			continue
 		}
-		fz := s.e[18+2] + s.e[18+5] + s.e[18+8] + s.e[18+11]
-		sum += fz
+		// The port holds the forces in body axes: rotate their sum back
+		// into odom axes for the vertical.
+		var fb mechanics.Vec3
+		for f := range 4 {
+			for c := range 3 {
+				fb[c] += s.e[18+3*f+c]
+			}
+		}
+		sum += a.basePose(s.msg).R.MulVec(fb)[2]
 		n++
 		p := s.x[18:21]
 		norm := math.Sqrt(p[0]*p[0] + p[1]*p[1] + p[2]*p[2])

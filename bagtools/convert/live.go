@@ -258,6 +258,9 @@ func (s *Sampler) Sample(values, x, e []float64) (mechanics.SE3, error) {
 		p[r] = acc
 	}
 	s.ports(values, e)
+	if s.spec.Contact.BodyAxes {
+		rotateToBody(e[s.nu:s.nu+s.nc], pose.R)
+	}
 	return pose, nil
 }
 

@@ -199,3 +199,75 @@ func TestSamplerChannelsAndErrors(t *testing.T) {
 		t.Errorf("quaternion norm 1.2: %v", err)
 	}
 }
+
+// TestContactBodyAxes rotates world-axes contact forces into the base's
+// body axes, in the conversion and in the live sampler alike, and checks
+// them against Rᵀf computed here from the logged quaternion.
+func TestContactBodyAxes(t *testing.T) {
+	const n = 60
+	src := floatingSource(n)
+	tm := src.series["x"].Time
+	force := func(k int) mechanics.Vec3 {
+		tk := float64(k) / 100
+		return mechanics.Vec3{10 * math.Sin(2*tk), -5 + tk, 300 + 20*math.Cos(tk)}
+	}
+	for a, name := range []string{"fx", "fy", "fz"} {
+		v := make([]float64, n)
+		for k := range n {
+			v[k] = force(k)[a]
+		}
+		src.series[name] = Series{Name: name, Time: tm, Values: v}
+	}
+	spec := func() *Spec {
+		s := floatingSpec(StateFloatingBase)
+		s.Contact = PortSpec{Channels: []Channel{{Name: "fx"}, {Name: "fy"}, {Name: "fz"}}, Interp: InterpHold, BodyAxes: true}
+		return s
+	}
+	conv, err := NewConverter(spec(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conv.ConvertSource(src, "mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := NewSampler(spec(), SamplerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := make([]float64, len(smp.Channels()))
+	x, e := make([]float64, 12), make([]float64, 9)
+	for w, ep := range res.Splits["id"].Episodes {
+		row := w * 7
+		q := mechanics.Quat{W: src.series["qw"].Values[row], X: src.series["qx"].Values[row], Y: src.series["qy"].Values[row], Z: src.series["qz"].Values[row]}
+		want := q.Rotation().T().MulVec(force(row))
+		for a := range 3 {
+			if d := math.Abs(ep.E[6+a] - want[a]); d > 1e-9 {
+				t.Fatalf("window %d: contact %v, want Rᵀf = %v", w, ep.E[6:9], want)
+			}
+		}
+		for i, name := range smp.Channels() {
+			values[i] = src.series[name].Values[row]
+		}
+		if _, err := smp.Sample(values, x, e); err != nil {
+			t.Fatal(err)
+		}
+		for i := range e {
+			if math.Abs(e[i]-ep.E[i]) > 1e-12 {
+				t.Fatalf("window %d: live ports %v, conversion %v", w, e, ep.E[:9])
+			}
+		}
+	}
+	bad := spec()
+	bad.Defaults()
+	bad.Contact.Channels = bad.Contact.Channels[:2]
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "contact.body_axes") {
+		t.Errorf("two channels: %v", err)
+	}
+	bad = spec()
+	bad.Defaults()
+	bad.Control.BodyAxes = true
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "control.body_axes") {
+		t.Errorf("control port: %v", err)
+	}
+}

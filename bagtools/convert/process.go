@@ -248,6 +248,9 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		fd.pose[j] = pose
 		fd.energy[j] = kin + c.model.Potential(pose, qj)
 		c.portValues(fd.ports[j*ne:(j+1)*ne], al, ss, k)
+		if s.Contact.BodyAxes {
+			rotateToBody(fd.ports[j*ne+ne-len(c.plan.contact):(j+1)*ne], pose.R)
+		}
 	}
 
 	// Momentum jumps between consecutive valid samples of one segment.

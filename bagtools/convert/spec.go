@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/viper"
+
+	"github.com/calisym/calisym/mechanics"
 )
 
 // ErrSpec wraps every problem found in a conversion spec.
@@ -308,6 +310,23 @@ type PortSpec struct {
 	Channels []Channel `yaml:"channels" mapstructure:"channels"`
 	// Interp is InterpLinear or InterpHold.
 	Interp string `yaml:"interp" mapstructure:"interp"`
+	// BodyAxes (contact port of a floating base only) says that the
+	// channels are (x, y, z) force triplets logged in world axes, to be
+	// rotated into the base's body axes at each sample: the body-frame
+	// momenta change with the forces in body axes, which a configuration
+	// relative to a window's first pose cannot otherwise recover (the
+	// absolute yaw is not in q).
+	BodyAxes bool `yaml:"body_axes" mapstructure:"body_axes"`
+}
+
+// rotateToBody rewrites the (x, y, z) triplets of f, given in world axes,
+// in the body axes of a base with orientation R: f ← Rᵀf.
+func rotateToBody(f []float64, R mechanics.Mat3) {
+	Rt := R.T()
+	for i := 0; i+2 < len(f); i += 3 {
+		v := Rt.MulVec(mechanics.Vec3{f[i], f[i+1], f[i+2]})
+		f[i], f[i+1], f[i+2] = v[0], v[1], v[2]
+	}
 }
 
 // ControlSpec is the control port.
@@ -967,6 +986,17 @@ func (s *Spec) checkProcessing() error {
 	}
 	if len(f.Channels) > 0 && f.SkipPorts {
 		return specError("filter.skip_ports", "give either filter.channels or filter.skip_ports, not both")
+	}
+	if s.Control.BodyAxes {
+		return specError("control.body_axes", "applies to the contact port only")
+	}
+	if s.Contact.BodyAxes {
+		if s.State.Kind == StateJoints {
+			return specError("contact.body_axes", "needs a floating base (state.kind %q has no base orientation)", s.State.Kind)
+		}
+		if n := len(s.Contact.Channels); n%3 != 0 {
+			return specError("contact.body_axes", "needs (x, y, z) triplets, got %d channels", n)
+		}
 	}
 	for i, e := range s.Validate.Exclude {
 		key := fmt.Sprintf("validate.exclude[%d]", i)

@@ -160,7 +160,7 @@ func decodeAnymal(t *testing.T, schema *msgs.Schema, data []byte) anymalMsg {
 // the 12 joint angles), v = (base linear and angular velocity in the base
 // frame, joint rates), p = M(q)v by CRBA on the URDF with its base twist
 // linear part first, u = (0 × 6, the 12 joint efforts), f_c = the four feet's
-// contact forces in odom.
+// contact forces, logged in odom, in the base's body axes.
 type anymalOffline struct {
 	urdf   *mechanics.Model
 	index  []int // URDF coordinate of each params joint
@@ -202,12 +202,20 @@ func (o *anymalOffline) state(t *testing.T, a anymalMsg) (x, e []float64) {
 		}
 		x[n+r] = acc
 	}
+	// The forces are logged in odom axes; params/anymal.yaml
+	// (contact.body_axes) rotates them into the base's body axes.
+	u, err := a.quat.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	Rt := u.Rotation().T()
 	for i, f := range o.feet {
 		force, ok := a.forces[f]
 		if !ok {
 			t.Fatalf("message has no contact %s", f)
 		}
-		copy(e[n+3*i:], force[:])
+		fb := Rt.MulVec(force)
+		copy(e[n+3*i:], fb[:])
 	}
 	return x, e
 }

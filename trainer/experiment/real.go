@@ -452,11 +452,7 @@ func splitFiles(d *dataset.Dataset) []string {
 	}
 	var out []string
 	for _, ep := range d.Episodes {
-		name := ep.Name
-		if i := strings.LastIndex(name, "@"); i >= 0 {
-			name = name[:i]
-		}
-		out = append(out, name)
+		out = append(out, logName(ep.Name))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -276,9 +276,19 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 			preds[m] = pick(preds[m])
 		}
 	}
-	title := fmt.Sprintf("%s: OOD rollout, %d steps from %s at %.2f s", rep.System, H, ep.Name, float64(w.Start)*data.OOD.Dt)
+	// The window's start in its log: the episode's own start (t0, for
+	// episodes cut from a longer log) plus the window's offset in it.
+	title := fmt.Sprintf("%s: OOD rollout, %d steps from %s, t = %.2f s", rep.System, H, logName(ep.Name), ep.Tags["t0"]+float64(w.Start)*data.OOD.Dt)
 	if err := plot.Rollout(filepath.Join(outDir, PlotRollout), title, t, labels, truth, preds); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	return ctx.Err()
+}
+
+// logName strips the "@sample" suffix that names a window's episode.
+func logName(episode string) string {
+	if i := strings.LastIndex(episode, "@"); i >= 0 {
+		return episode[:i]
+	}
+	return episode
 }
