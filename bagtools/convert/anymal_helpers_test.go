@@ -11,7 +11,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"strconv"
@@ -56,11 +55,7 @@ func readAnymalLog(t *testing.T, path string) []anymalMsg {
 	}
 	codecs := map[uint32]codec{}
 	var out []anymalMsg
-	for {
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range logio.Messages(r) {
 		if err != nil {
 			t.Fatalf("%s: message %d: %v", path, len(out), err)
 		}

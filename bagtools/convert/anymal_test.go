@@ -51,6 +51,10 @@ func anymalSpec(t *testing.T, dir, log string) *convert.Spec {
 	}
 	s.Inputs = []string{filepath.Join(dir, log)}
 	s.Filter.Kind = "none"
+	// One continuous episode per log (the params store one per window):
+	// every sample then maps to one message, with q relative to the log's
+	// first pose; the per-sample mapping is the same.
+	s.Window.Storage = convert.StorageEpisode
 	return s
 }
 

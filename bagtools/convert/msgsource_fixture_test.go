@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -90,11 +89,7 @@ func readPR2JointStates(t *testing.T, path string) (states []ros1JointState, log
 	}
 	defer r.Close()
 	start = math.MaxUint64
-	for {
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range logio.Messages(r) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package logio
 
 import (
 	"errors"
-	"io"
 	"math"
 	"testing"
 
@@ -36,11 +35,7 @@ func TestDecodeBagFixture(t *testing.T) {
 	decoders := map[*Channel]*decoder{}
 	counts := map[string]int{}
 	matched := map[string]int{}
-	for {
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range Messages(r) {
 		if err != nil {
 			t.Fatal(err)
 		}

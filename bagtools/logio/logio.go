@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"slices"
 )
@@ -153,6 +154,39 @@ type MessageReader interface {
 	// Close releases the reader (and closes the file where the reader was
 	// made by Open).
 	Close() error
+}
+
+// Messages returns an iterator over the messages of r, in order, for use in
+// a range loop:
+//
+//	for m, err := range logio.Messages(r) {
+//		if err != nil { ... }
+//		use(m.Channel.Topic, m.LogTime, m.Data)
+//	}
+//
+// It yields each message with a nil error and stops at io.EOF, which it does
+// not yield. Any other error of Next (one wrapping ErrTruncated where the
+// log ends early) is yielded once, with a nil message, and ends the
+// iteration. The message and its Data are valid only until the next
+// iteration, as with [MessageReader.Next]: copy what must be kept. Breaking
+// out of the loop leaves r open where it stopped; closing r stays with the
+// caller.
+func Messages(r MessageReader) iter.Seq2[*Message, error] {
+	return func(yield func(*Message, error) bool) {
+		for {
+			m, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(m, nil) {
+				return
+			}
+		}
+	}
 }
 
 // ReaderOptions configures a MessageReader. The zero value (or nil) reads

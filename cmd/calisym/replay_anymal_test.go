@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -155,11 +153,7 @@ func TestReplayAnymalCommand(t *testing.T) {
 	}
 	defer r.Close()
 	seen := map[string]int{}
-	for {
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range logio.Messages(r) {
 		if err != nil {
 			t.Fatal(err)
 		}

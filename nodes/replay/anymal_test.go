@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -309,11 +308,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	for _, c := range rb.Channels() {
 		types[c.Topic] = c.Type
 	}
-	for {
-		m, err := rb.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range logio.Messages(rb) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -66,11 +64,7 @@ func readBack(t *testing.T, path string) decoded {
 	for _, ch := range r.Channels() {
 		d.topics[ch.Topic] = ch.Type
 	}
-	for {
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range logio.Messages(r) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,11 +278,7 @@ func TestReplayTimerAtMessageTime(t *testing.T) {
 	defer r.Close()
 	torque := map[int64][]float64{}
 	n := 0
-	for {
-		m, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for m, err := range logio.Messages(r) {
 		if err != nil {
 			t.Fatal(err)
 		}

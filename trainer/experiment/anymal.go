@@ -27,8 +27,23 @@ import (
 // branch (stand_102, stand_104, sway_201, sway_204, push_403) stay: the
 // motion is large and fast but the ports are complete.
 func anymalSystem() realSystem {
+	return anymalWith(AnymalSim, "ANYmal D, SIMULATED (MuJoCo; not a real robot)", "anymal.yaml",
+		[]string{"ρx [m]", "ρy [m]", "ρz [m]", "φx [rad]", "φy [rad]", "φz [rad]"})
+}
+
+// anymalGravitySystem is anymalSystem with the gravity-aware configuration
+// (params/anymal_gravity.yaml): base position and yaw relative to each
+// window's first pose, roll and pitch absolute, so that the direction of
+// gravity in the body frame, in which p and the contact forces are
+// expressed, is part of the state.
+func anymalGravitySystem() realSystem {
+	return anymalWith(AnymalSimGravity, "ANYmal D, SIMULATED (MuJoCo; not a real robot), gravity-aware q", "anymal_gravity.yaml",
+		[]string{"x [m]", "y [m]", "z [m]", "roll [rad]", "pitch [rad]", "yaw [rad]"})
+}
+
+func anymalWith(name, title, params string, base []string) realSystem {
 	var channels []string
-	for _, c := range []string{"ρx [m]", "ρy [m]", "ρz [m]", "φx [rad]", "φy [rad]", "φz [rad]"} {
+	for _, c := range base {
 		channels = append(channels, "base "+c)
 	}
 	legs := []string{"LF", "RF", "LH", "RH"}
@@ -51,7 +66,7 @@ func anymalSystem() realSystem {
 	// dynamics").
 	plotCh := []int{0, 1, 2, 9, 10, 11, 18 + 9, 18 + 10, 18 + 11}
 	return realSystem{
-		name: AnymalSim, title: "ANYmal D, SIMULATED (MuJoCo; not a real robot)", params: "anymal.yaml",
+		name: name, title: title, params: params,
 		dataDir: "anymal_sim", inputs: []string{"id/*.mcap", "ood/*.mcap"}, storage: convert.StorageWindow,
 		horizon: 100, horizons: []int{5, 10, 25, 50, 100},
 		ood: []string{"ood/*"}, idTest: []string{"stand_103.mcap", "sway_203.mcap", "trot_306.mcap"},
