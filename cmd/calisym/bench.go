@@ -42,9 +42,7 @@ Systems:
                       robot), the paper's quadruped lift (132-dim), GR-SympNet
                       (quadruped preset, 316K parameters) vs an MLP of the same
                       size, horizon 100 (1 s)
-  anymal_sim_gravity  the same with gravity-aware q (base position and yaw
-                      relative, roll and pitch absolute)
-  all                 the five above
+  all                 the four above
 
 The default configuration is compute-modest (minutes on two cores);
 --full uses the paper's (Appendix D: 500 epochs, training stride 10).`,
@@ -122,7 +120,7 @@ The default configuration is compute-modest (minutes on two cores);
 	if def == "" {
 		def = filepath.Join("..", "shared", "data")
 	}
-	cmd.Flags().StringVar(&system, "system", "all", "crazyflie, crazyflie_gravity, double_pendulum_hw, anymal_sim, anymal_sim_gravity or all")
+	cmd.Flags().StringVar(&system, "system", "all", "crazyflie, crazyflie_gravity, double_pendulum_hw, anymal_sim or all")
 	cmd.Flags().StringVar(&out, "out", "out/bench", "output directory (one subdirectory per system)")
 	cmd.Flags().StringVar(&data, "data", def, "the shared data directory (default $CALISYM_DATA or ../shared/data)")
 	cmd.Flags().StringVar(&paramsDir, "params", "params", "directory of the params YAML files")

@@ -31,16 +31,6 @@ func anymalSystem() realSystem {
 		[]string{"ρx [m]", "ρy [m]", "ρz [m]", "φx [rad]", "φy [rad]", "φz [rad]"})
 }
 
-// anymalGravitySystem is anymalSystem with the gravity-aware configuration
-// (params/anymal_gravity.yaml): base position and yaw relative to each
-// window's first pose, roll and pitch absolute, so that the direction of
-// gravity in the body frame, in which p and the contact forces are
-// expressed, is part of the state.
-func anymalGravitySystem() realSystem {
-	return anymalWith(AnymalSimGravity, "ANYmal D, SIMULATED (MuJoCo; not a real robot), gravity-aware q", "anymal_gravity.yaml",
-		[]string{"x [m]", "y [m]", "z [m]", "roll [rad]", "pitch [rad]", "yaw [rad]"})
-}
-
 func anymalWith(name, title, params string, base []string) realSystem {
 	var channels []string
 	for _, c := range base {

@@ -48,10 +48,6 @@ const (
 	// robot), logged as its state estimator's AnymalState, with the paper's
 	// quadruped layout (params/anymal.yaml).
 	AnymalSim = "anymal_sim"
-	// AnymalSimGravity is AnymalSim with the gravity-aware configuration
-	// (params/anymal_gravity.yaml): base position and yaw relative to each
-	// window's first pose, roll and pitch absolute.
-	AnymalSimGravity = "anymal_sim_gravity"
 )
 
 // Split names of the real-robot conversions.
@@ -63,7 +59,7 @@ const (
 
 // RealSystemNames returns the names PrepareReal accepts.
 func RealSystemNames() []string {
-	return []string{RealCrazyflie, RealCrazyflieGravity, RealDoublePendulumHW, AnymalSim, AnymalSimGravity}
+	return []string{RealCrazyflie, RealCrazyflieGravity, RealDoublePendulumHW, AnymalSim}
 }
 
 // RealOptions configure PrepareReal.
@@ -192,7 +188,6 @@ func realSystems() map[string]realSystem {
 	cg.channels[3], cg.channels[4], cg.channels[5] = "roll [rad]", "pitch [rad]", "yaw [rad]"
 	return map[string]realSystem{
 		AnymalSim:            anymalSystem(),
-		AnymalSimGravity:     anymalGravitySystem(),
 		RealCrazyflie:        cf,
 		RealCrazyflieGravity: cg,
 		RealDoublePendulumHW: {
@@ -509,7 +504,7 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		}
 		n["excluded"] = fmt.Sprintf("%d training and %d evaluation windows overlapping: %s", b.TrainConversion.Windows.Rejected[convert.ReasonExcluded], b.EvalConversion.Windows.Rejected[convert.ReasonExcluded], strings.Join(ex, "; "))
 	}
-	if sys.name == AnymalSim || sys.name == AnymalSimGravity {
+	if sys.name == AnymalSim {
 		n["simulated"] = "SIMULATED data (MuJoCo, ANYmal D URDF), not a real robot: no sensor or estimator noise, exact applied torques and true contact forces"
 	}
 	switch trainSpec.Model.Kind {
