@@ -135,7 +135,7 @@ The default configuration is compute-modest (minutes on two cores);
 
 // benchHeading is the README section whose tables calisym bench --check
 // compares with a fresh run.
-const benchHeading = "## Real robots"
+const benchHeading = "## Robot benchmarks"
 
 // benchNum formats an error for a table; a diverged model's is infinite.
 func benchNum(v float64) string {
