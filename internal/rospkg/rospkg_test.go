@@ -49,6 +49,19 @@ func TestPackageXML(t *testing.T) {
 			t.Errorf("package.xml does not depend on %s", want)
 		}
 	}
+	// What rclgo (nodes/ros2) compiles against and links
+	// (pkg/rclgo/flags.gen.go: -lrcl -lrcl_action -lrmw
+	// -lrmw_implementation -lrosidl_runtime_c -lrosidl_typesupport_c
+	// -lrcutils, and rcl_action's headers include action_msgs' and
+	// unique_identifier_msgs'): needed to build and to run.
+	depend := p.Dependencies("depend")
+	for _, want := range []string{"rcl", "rcl_action", "rcutils", "rmw", "rmw_implementation", "rosidl_runtime_c",
+		"rosidl_typesupport_c", "action_msgs", "unique_identifier_msgs"} {
+		if !slices.Contains(depend, want) &&
+			!(slices.Contains(p.Dependencies("build_depend"), want) && slices.Contains(p.Dependencies("exec_depend"), want)) {
+			t.Errorf("package.xml does not depend on %s at build and run time (rclgo links it)", want)
+		}
+	}
 	if !slices.Contains(p.Dependencies("member_of_group"), "rosidl_interface_packages") {
 		t.Error("not a member of rosidl_interface_packages")
 	}
