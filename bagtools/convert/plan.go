@@ -11,8 +11,7 @@ import (
 type scalar struct {
 	field string  // spec field, for errors
 	ch    Channel // where it comes from
-	port  bool    // a port value
-	group string  // its filter group (FilterConfiguration, …)
+	group string  // its channel group (FilterConfiguration, …, FilterContact)
 }
 
 // plan lists the scalar inputs of a spec and their roles. Indices refer to
@@ -37,8 +36,7 @@ func newPlan(s *Spec) *plan {
 		if c.IsZero() {
 			return -1
 		}
-		port := group == FilterControl || group == FilterContact
-		p.scalars = append(p.scalars, scalar{field: field, ch: c, port: port, group: group})
+		p.scalars = append(p.scalars, scalar{field: field, ch: c, group: group})
 		return len(p.scalars) - 1
 	}
 	for i, j := range s.State.Joints {

@@ -440,11 +440,11 @@ func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*st
 		}
 		se := conv(i)
 		mode := signal.Linear
-		if sc.port {
+		switch sc.group {
+		case FilterControl:
 			mode = p.portMode
-			if slices.Contains(p.contact, i) {
-				mode = p.contMode
-			}
+		case FilterContact:
+			mode = p.contMode
 		}
 		ss.ofScalar[i] = len(ss.streams)
 		ss.streams = append(ss.streams, signal.Stream{Name: sc.ch.Name, Time: se.Time, Values: se.Values, Width: 1, Interp: mode})
