@@ -209,8 +209,9 @@ func (o *Muon) Config() MuonConfig { return o.cfg }
 func (o *Muon) Step(lrScale float64) {
 	o.step++
 	lr := o.cfg.LR * lrScale
+	// NewMuon made at most one worker per matrix.
 	nw := len(o.work)
-	if nw <= 1 || len(o.mats) < 2 {
+	if nw == 1 {
 		for i := range o.mats {
 			o.muonStep(i, 0, lr)
 		}
@@ -231,9 +232,9 @@ func (o *Muon) Step(lrScale float64) {
 	}
 }
 
-// muonStep updates matrix i with the scratch of worker w.
-func (o *Muon) muonStep(i, w int, lr float64) {
-	b := o.mats[i]
+// muonStep updates matrix m with the scratch of worker w.
+func (o *Muon) muonStep(m, w int, lr float64) {
+	b := o.mats[m]
 	mu := o.cfg.Momentum
 	g, buf := b.t.Grad, b.buf[:len(b.t.Grad)]
 	u := o.update[w][:len(g)]
