@@ -216,12 +216,33 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 	w := ws[len(ws)/2]
 	ep := &data.OOD.Episodes[w.Episode]
 	nx, ne, H := data.OOD.StateDim(), data.OOD.PortDim(), spec.Horizon
+	// The state channels shown: those of spec.RolloutSelect in range, or
+	// all without a selection.
+	var show []int
+	for _, c := range spec.RolloutSelect {
+		if c >= 0 && c < nx {
+			show = append(show, c)
+		}
+	}
+	if len(spec.RolloutSelect) == 0 {
+		for c := range nx {
+			show = append(show, c)
+		}
+	}
+	labels := make([]string, len(show))
+	for i, c := range show {
+		if len(spec.RolloutChannels) == nx {
+			labels[i] = spec.RolloutChannels[c]
+		} else {
+			labels[i] = fmt.Sprintf("x%d", c+1)
+		}
+	}
 	t := make([]float64, H+1)
-	truth := make([][]float64, nx)
+	truth := make([][]float64, len(show))
 	for k := range H + 1 {
 		t[k] = float64(k) * data.OOD.Dt
-		for c := range nx {
-			truth[c] = append(truth[c], ep.X[(w.Start+k)*nx+c])
+		for i, c := range show {
+			truth[i] = append(truth[i], ep.X[(w.Start+k)*nx+c])
 		}
 	}
 	preds := map[string][][]float64{}
@@ -239,42 +260,14 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 		if err := r.Rollout(x0, ep.E[w.Start*ne:(w.Start+H)*ne], H, out); err != nil {
 			return err
 		}
-		ch := make([][]float64, nx)
-		for c := range nx {
-			ch[c] = append(ch[c], x0[c])
+		ch := make([][]float64, len(show))
+		for i, c := range show {
+			ch[i] = append(ch[i], x0[c])
 			for k := range H {
-				ch[c] = append(ch[c], out[k*nx+c])
+				ch[i] = append(ch[i], out[k*nx+c])
 			}
 		}
 		preds[m.Name] = ch
-	}
-	labels := spec.RolloutChannels
-	if len(labels) != nx {
-		labels = nil
-		for c := range nx {
-			labels = append(labels, fmt.Sprintf("x%d", c+1))
-		}
-	}
-	if sel := spec.RolloutSelect; len(sel) > 0 {
-		pick := func(ch [][]float64) [][]float64 {
-			out := make([][]float64, 0, len(sel))
-			for _, c := range sel {
-				if c >= 0 && c < len(ch) {
-					out = append(out, ch[c])
-				}
-			}
-			return out
-		}
-		var l []string
-		for _, c := range sel {
-			if c >= 0 && c < len(labels) {
-				l = append(l, labels[c])
-			}
-		}
-		labels, truth = l, pick(truth)
-		for m := range preds {
-			preds[m] = pick(preds[m])
-		}
 	}
 	// The window's start in its log: the episode's own start (t0, for
 	// episodes cut from a longer log) plus the window's offset in it.
