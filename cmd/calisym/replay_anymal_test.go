@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,11 +19,11 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/node"
-	"github.com/calisym/calisym/predictor"
 )
 
 const anymalStateTopic = "/state_estimator/anymal_state"
@@ -38,10 +37,9 @@ type anymalFixture struct {
 }
 
 // newAnymalFixture skips the test where anymal_sim is absent (fails it
-// when CI=true). The model is the paper's quadruped preset with random
-// parameters of a fixed seed and the names of params/anymal.yaml: the
-// commands' plumbing does not depend on what the model learned, and a
-// random model takes no training time.
+// when CI=true). The model is livetest.QuadrupedModel with the names of
+// params/anymal.yaml: the commands' plumbing does not depend on what the
+// model learned.
 func newAnymalFixture(t *testing.T) anymalFixture {
 	t.Helper()
 	urdf := fixtures.Path(t, "anymal_sim", "anymal_d_simple_description", "urdf", "anymal.urdf")
@@ -63,15 +61,7 @@ func newAnymalFixture(t *testing.T) anymalFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pre, err := predictor.LookupPreset("quadruped")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(401, 18)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Meta = predictor.Metadata{Name: "anymal-cli-test", Coordinates: smp.Coordinates(), Ports: smp.Ports(), Dt: 0.01}
+	m := livetest.QuadrupedModel(t, "anymal-cli-test", smp.Coordinates(), smp.Ports())
 	if err := m.Save(f.model); err != nil {
 		t.Fatal(err)
 	}

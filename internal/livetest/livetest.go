@@ -1,7 +1,7 @@
 // Package livetest makes the fixtures of the live-prediction tests: a
-// CaLiSym model trained in seconds on the simulated double pendulum and a
+// CaLiSym model trained in seconds on the simulated double pendulum, a
 // ROS 2 MCAP log of the simulated pendulum as params/pendulum_sim.yaml
-// reads it.
+// reads it, and the paper's quadruped model with fixed random parameters.
 package livetest
 
 import (
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/experiment"
 )
 
@@ -126,4 +128,40 @@ func DiffPrediction(raw []byte, g *msgs.PredictedTrajectory) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// QuadrupedModel is the paper's quadruped preset (GR-SympNet, 18 layers of
+// width 66, 132-dim lift) named name, with the coordinate and port names of
+// the params it serves (params/anymal.yaml: a Sampler's Coordinates and
+// Ports). Its parameters are random with a fixed seed: the live tests check
+// that predictions are the offline rollout of the same model, or the
+// commands' plumbing, which hold for any parameters, and a random model
+// takes no training time. Its normalisation has the scales of the data
+// (rad, N·m, N) so that the lifted coordinates the maps see are of order
+// one, as in a trained model.
+func QuadrupedModel(t testing.TB, name string, coordinates, ports []string) *predictor.Model {
+	t.Helper()
+	pre, err := predictor.LookupPreset("quadruped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(401, 18)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Layout
+	for k := range l.D() {
+		switch {
+		case k < l.N: // (q, r)
+			m.Norm.Scale[k] = 0.5
+		case k < 2*l.N: // (y, p)
+			m.Norm.Scale[k] = 5
+		case k < 2*l.N+l.NU: // (λ_u, μ_u)
+			m.Norm.Scale[k] = 20
+		default: // (λ_c, π_c)
+			m.Norm.Mu[k], m.Norm.Scale[k] = 40, 100
+		}
+	}
+	m.Meta = predictor.Metadata{Name: name, Coordinates: coordinates, Ports: ports, Dt: 0.01}
+	return m
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,11 +11,11 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
-	"github.com/calisym/calisym/predictor"
 )
 
 const anymalTopic = "/state_estimator/anymal_state"
@@ -28,41 +27,6 @@ func anymalSim(t testing.TB) string {
 	t.Helper()
 	fixtures.Path(t, "anymal_sim", "anymal_d_simple_description", "urdf", "anymal.urdf")
 	return filepath.Join(fixtures.DataDir(), "anymal_sim")
-}
-
-// anymalModel is the paper's quadruped preset (GR-SympNet, 18 layers of
-// width 66, 132-dim lift) with the coordinate and port names of
-// params/anymal.yaml. Its parameters are random with a fixed seed: what is
-// checked is that the node's predictions are the offline rollout of the
-// same model, which holds for any parameters, and a random model takes no
-// training time. Its normalisation has the scales of the data (rad, N·m,
-// N) so that the lifted coordinates the maps see are of order one, as in
-// a trained model.
-func anymalModel(t testing.TB, sampler *convert.Sampler) *predictor.Model {
-	t.Helper()
-	pre, err := predictor.LookupPreset("quadruped")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(401, 18)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := m.Layout
-	for k := range l.D() {
-		switch {
-		case k < l.N: // (q, r)
-			m.Norm.Scale[k] = 0.5
-		case k < 2*l.N: // (y, p)
-			m.Norm.Scale[k] = 5
-		case k < 2*l.N+l.NU: // (λ_u, μ_u)
-			m.Norm.Scale[k] = 20
-		default: // (λ_c, π_c)
-			m.Norm.Mu[k], m.Norm.Scale[k] = 40, 100
-		}
-	}
-	m.Meta = predictor.Metadata{Name: "anymal-test", Coordinates: sampler.Coordinates(), Ports: sampler.Ports(), Dt: 0.01}
-	return m
 }
 
 // logSlice is a MessageReader over the messages of a log whose log times
@@ -250,7 +214,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := anymalModel(t, sampler)
+	model := livetest.QuadrupedModel(t, "anymal-test", sampler.Coordinates(), sampler.Ports())
 
 	r, err := logio.Open(logPath)
 	if err != nil {
