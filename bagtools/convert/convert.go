@@ -14,6 +14,7 @@ import (
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/statemap"
 )
 
 // ErrNoWindows reports a conversion in which every window was rejected.
@@ -64,11 +65,12 @@ func (r *Result) Save(dir string) error {
 // Converter converts logs according to a spec. It is not safe for
 // concurrent use.
 type Converter struct {
-	spec  *Spec
-	opts  Options
-	model Model
-	alloc Allocation
-	plan  *plan
+	spec *Spec
+	opts Options
+	// mapper is the per-sample mapping the live node shares.
+	mapper *statemap.Mapper
+	model  statemap.Model
+	plan   *plan
 }
 
 // NewConverter fills in the spec's defaults (Spec.Defaults), checks it and
@@ -78,16 +80,11 @@ func NewConverter(spec *Spec, opts Options) (*Converter, error) {
 	if err := spec.Check(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(spec, opts.DataRoot)
+	mp, err := statemap.NewMapper(&spec.Spec, opts.DataRoot)
 	if err != nil {
 		return nil, err
 	}
-	c := &Converter{spec: spec, opts: opts, model: m, plan: newPlan(spec)}
-	if spec.Control.Kind == ControlQuadrotor {
-		if c.alloc, err = QuadrotorAllocation(spec.Control.Quadrotor); err != nil {
-			return nil, err
-		}
-	}
+	c := &Converter{spec: spec, opts: opts, mapper: mp, model: mp.Model(), plan: newPlan(spec)}
 	if c.opts.Open == nil {
 		progress := c.opts.Progress
 		c.opts.Open = func(path string, spec *Spec) (Source, error) {
@@ -102,7 +99,7 @@ func NewConverter(spec *Spec, opts Options) (*Converter, error) {
 }
 
 // Model returns the converter's mechanics model.
-func (c *Converter) Model() Model { return c.model }
+func (c *Converter) Model() statemap.Model { return c.model }
 
 // Convert converts the spec's inputs: NewConverter, then Run.
 func Convert(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
@@ -118,7 +115,7 @@ func Convert(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 func (c *Converter) Inputs() ([]string, error) {
 	var out []string
 	for i, pat := range c.spec.Inputs {
-		m, err := filepath.Glob(resolve(c.opts.DataRoot, pat))
+		m, err := filepath.Glob(resolvePath(c.opts.DataRoot, pat))
 		if err != nil {
 			return nil, specError(fmt.Sprintf("inputs[%d]", i), "bad pattern %q: %v", pat, err)
 		}
@@ -285,8 +282,8 @@ func (c *Converter) buildSplit(name string, data []*fileData) (*dataset.Dataset,
 	nv := c.model.NV()
 	nj := len(s.State.Joints)
 	nu, ne := c.portDims()
-	coords := coordinateNames(s)
-	ctrl, cont := portNames(s)
+	coords := s.Coordinates()
+	ctrl, cont := s.PortNames()
 	d := &dataset.Dataset{Meta: dataset.Meta{
 		N: nv, NU: nu, NC: ne - nu, Dt: 1 / s.Resample.Rate,
 		Coordinates: coords, Ports: append(slices.Clone(ctrl), cont...),
@@ -296,13 +293,13 @@ func (c *Converter) buildSplit(name string, data []*fileData) (*dataset.Dataset,
 			"control": s.Control.Kind, "filter": filterDescription(s),
 		},
 	}}
-	cols := append(append(slices.Clone(coords), momentumNames(s)...), d.Ports...)
+	cols := append(append(slices.Clone(coords), s.Momenta()...), d.Ports...)
 	st := make([]*stats, len(cols))
 	for i, n := range cols {
 		st[i] = newStats(n)
 	}
 	sr := SplitReport{EnergyRange: [2]float64{math.Inf(1), math.Inf(-1)}}
-	relative := s.State.Kind != StateJoints
+	relative := s.State.Kind != statemap.StateJoints
 	perWindow := relative && s.Window.Storage == StorageWindow
 	d.Source["q_origin"] = "window_start"
 	if relative && !perWindow {
@@ -341,13 +338,7 @@ func (c *Converter) buildSplit(name string, data []*fileData) (*dataset.Dataset,
 			for j := a; j < b; j++ {
 				start := len(ep.X)
 				if relative {
-					var q [6]float64
-					if s.State.Kind == StateFloatingBase {
-						xi := mechanics.LogSE3(T0.Inverse().Mul(fd.pose[j]))
-						q = xi
-					} else {
-						q = gravityCoordinates(T0, fd.pose[j])
-					}
+					q := s.BaseCoordinates(T0, fd.pose[j])
 					ep.X = append(ep.X, q[:]...)
 				}
 				ep.X = append(ep.X, fd.joints[j*nj:(j+1)*nj]...)
@@ -389,34 +380,19 @@ func RebaseSE3(q0, q [6]float64) [6]float64 {
 
 // RebaseGravity re-expresses gravity-aware coordinates (x, y, z, roll,
 // pitch, yaw) given relative to some origin relative to the pose q0 (given
-// the same way) instead, as gravityCoordinates would have computed them
+// the same way) instead, as statemap.GravityCoordinates would have computed them
 // with q0's pose as the window's first pose.
 func RebaseGravity(q0, q [6]float64) [6]float64 {
 	pose := func(c [6]float64) mechanics.SE3 {
 		return mechanics.SE3{R: mechanics.RPY(c[3], c[4], c[5]), P: mechanics.Vec3{c[0], c[1], c[2]}}
 	}
-	return gravityCoordinates(pose(q0), pose(q))
+	return statemap.GravityCoordinates(pose(q0), pose(q))
 }
 
-// gravityCoordinates returns (x, y, z, roll, pitch, yaw) of pose T relative
-// to the window's first pose T0 in the gravity-aware variant: position
-// T.P − T0.P in the yaw-only frame of T0, roll and pitch of T absolute, yaw
-// relative to T0's yaw (wrapped to (−π, π]). Angles are ZYX Euler angles,
-// R = Rz(yaw)·Ry(pitch)·Rx(roll).
-func gravityCoordinates(T0, T mechanics.SE3) [6]float64 {
-	_, _, yaw0 := EulerZYX(T0.R)
-	roll, pitch, yaw := EulerZYX(T.R)
-	rz := mechanics.RPY(0, 0, yaw0)
-	d := rz.T().MulVec(T.P.Sub(T0.P))
-	dy := math.Remainder(yaw-yaw0, 2*math.Pi)
-	return [6]float64{d[0], d[1], d[2], roll, pitch, dy}
-}
-
-// EulerZYX returns the roll, pitch and yaw of R = Rz(yaw)·Ry(pitch)·Rx(roll)
-// (mechanics.RPY), with pitch in [−π/2, π/2].
-func EulerZYX(R mechanics.Mat3) (roll, pitch, yaw float64) {
-	pitch = math.Asin(math.Max(-1, math.Min(1, -R[2][0])))
-	roll = math.Atan2(R[2][1], R[2][2])
-	yaw = math.Atan2(R[1][0], R[0][0])
-	return roll, pitch, yaw
+// resolvePath returns path, or path under root when it is relative.
+func resolvePath(root, path string) string {
+	if filepath.IsAbs(path) || root == "" {
+		return path
+	}
+	return filepath.Join(root, path)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/mechanics"
 )
 
@@ -43,17 +45,19 @@ func floatingSpec(kind string) *Spec {
 	return &Spec{
 		Robot:  "body",
 		Inputs: []string{"mem"},
-		State: StateSpec{Kind: kind, Base: BaseSpec{
-			Position:        []Channel{{Name: "x"}, {Name: "y"}, {Name: "z"}},
-			Orientation:     OrientationSpec{Channels: []Channel{{Name: "qx"}, {Name: "qy"}, {Name: "qz"}, {Name: "qw"}}},
-			LinearVelocity:  VelocitySpec{Frame: FrameWorld, Channels: []Channel{{Name: "vx"}, {Name: "vy"}, {Name: "vz"}}},
-			AngularVelocity: VelocitySpec{Frame: FrameBody, Channels: []Channel{{Name: "wx"}, {Name: "wy"}, {Name: "wz"}}},
-		}},
-		Model: ModelSpec{Kind: ModelRigidBody, RigidBody: RigidBodySpec{Mass: 0.045, Inertia: []float64{2.4e-5, 2.5e-5, 3.2e-5}, COM: []float64{0.001, 0, -0.002}}},
-		Control: ControlSpec{Kind: ControlQuadrotor, PortSpec: PortSpec{Interp: InterpHold}, Quadrotor: QuadrotorSpec{
-			Motors:     []Channel{{Name: "m1"}, {Name: "m2"}, {Name: "m3"}, {Name: "m4"}},
-			ThrustPoly: []float64{0.01, 0.173, 0.02}, ArmLength: 0.05, TorqueCoeff: 0.0057,
-		}},
+		Spec: statemap.Spec{
+			State: statemap.StateSpec{Kind: kind, Base: statemap.BaseSpec{
+				Position:        []statemap.Channel{{Name: "x"}, {Name: "y"}, {Name: "z"}},
+				Orientation:     statemap.OrientationSpec{Channels: []statemap.Channel{{Name: "qx"}, {Name: "qy"}, {Name: "qz"}, {Name: "qw"}}},
+				LinearVelocity:  statemap.VelocitySpec{Frame: statemap.FrameWorld, Channels: []statemap.Channel{{Name: "vx"}, {Name: "vy"}, {Name: "vz"}}},
+				AngularVelocity: statemap.VelocitySpec{Frame: statemap.FrameBody, Channels: []statemap.Channel{{Name: "wx"}, {Name: "wy"}, {Name: "wz"}}},
+			}},
+			Model: statemap.ModelSpec{Kind: statemap.ModelRigidBody, RigidBody: statemap.RigidBodySpec{Mass: 0.045, Inertia: []float64{2.4e-5, 2.5e-5, 3.2e-5}, COM: []float64{0.001, 0, -0.002}}},
+			Control: statemap.ControlSpec{Kind: statemap.ControlQuadrotor, PortSpec: statemap.PortSpec{Interp: statemap.InterpHold}, Quadrotor: statemap.QuadrotorSpec{
+				Motors:     []statemap.Channel{{Name: "m1"}, {Name: "m2"}, {Name: "m3"}, {Name: "m4"}},
+				ThrustPoly: []float64{0.01, 0.173, 0.02}, ArmLength: 0.05, TorqueCoeff: 0.0057,
+			}},
+		},
 		Resample: ResampleSpec{Rate: 100},
 		Window:   WindowSpec{Length: 10, Stride: 7},
 	}
@@ -63,7 +67,7 @@ func floatingSpec(kind string) *Spec {
 // gives, from one row of raw values, exactly the state and ports the
 // conversion writes at the first sample of a window starting at that row.
 func TestSamplerMatchesConversion(t *testing.T) {
-	for _, kind := range []string{StateFloatingBase, StateFloatingBaseGravity} {
+	for _, kind := range []string{statemap.StateFloatingBase, statemap.StateFloatingBaseGravity} {
 		t.Run(kind, func(t *testing.T) {
 			src := floatingSource(60)
 			conv, err := NewConverter(floatingSpec(kind), Options{})
@@ -74,7 +78,7 @@ func TestSamplerMatchesConversion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			smp, err := NewSampler(floatingSpec(kind), SamplerOptions{})
+			smp, err := statemap.NewSampler(&floatingSpec(kind).Spec, statemap.SamplerOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,6 +92,7 @@ func TestSamplerMatchesConversion(t *testing.T) {
 			}
 			values := make([]float64, len(smp.Channels()))
 			x, e := make([]float64, 2*n), make([]float64, nu)
+			x2, e2 := make([]float64, 2*n), make([]float64, nu)
 			var worst float64
 			for w, ep := range ds.Episodes {
 				row := w * 7
@@ -108,7 +113,10 @@ func TestSamplerMatchesConversion(t *testing.T) {
 				if w == 0 {
 					for k := 1; k < ep.Len; k++ {
 						got := smp.BasePose(pose, ep.X[k*12:k*12+6])
-						want, _ := smp.pose(rowValues(smp, src, row+k))
+						want, err := smp.Sample(rowValues(smp, src, row+k), x2, e2)
+						if err != nil {
+							t.Fatal(err)
+						}
 						if d := got.P.Sub(want.P).Norm() + mechanics.LogSO3(got.R.T().Mul(want.R)).Norm(); d > 1e-9 {
 							t.Errorf("sample %d: BasePose off by %.3g", k, d)
 						}
@@ -122,7 +130,7 @@ func TestSamplerMatchesConversion(t *testing.T) {
 	}
 }
 
-func rowValues(s *Sampler, src *memSource, row int) []float64 {
+func rowValues(s *statemap.Sampler, src *memSource, row int) []float64 {
 	out := make([]float64, len(s.Channels()))
 	for i, name := range s.Channels() {
 		out[i] = src.series[name].Values[row]
@@ -134,13 +142,13 @@ func TestSamplerChannelsAndErrors(t *testing.T) {
 	// Table columns mapped to message paths, with a live scale.
 	spec := synthSpec("mem")
 	pp := synthPendulum(t)
-	live := map[string]Channel{}
+	live := map[string]statemap.Channel{}
 	for i, j := range spec.State.Joints {
-		live[j.Position.Name] = Channel{Name: fmt.Sprintf(`/joint_states.position[name=="%s"]`, j.Name)}
-		live[j.Velocity.Name] = Channel{Name: fmt.Sprintf(`/joint_states.velocity[name=="%s"]`, j.Name)}
-		live[spec.Control.Channels[i].Name] = Channel{Name: fmt.Sprintf("/torque.data[%d]", i), Unit: "mN*m"}
+		live[j.Position.Name] = statemap.Channel{Name: fmt.Sprintf(`/joint_states.position[name=="%s"]`, j.Name)}
+		live[j.Velocity.Name] = statemap.Channel{Name: fmt.Sprintf(`/joint_states.velocity[name=="%s"]`, j.Name)}
+		live[spec.Control.Channels[i].Name] = statemap.Channel{Name: fmt.Sprintf("/torque.data[%d]", i), Unit: "mN*m"}
 	}
-	smp, err := NewSampler(spec, SamplerOptions{Channels: live})
+	smp, err := statemap.NewSampler(&spec.Spec, statemap.SamplerOptions{Channels: live})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,20 +179,20 @@ func TestSamplerChannelsAndErrors(t *testing.T) {
 		t.Errorf("x %v e %v, want q %v p %v tau %v", x, e, q, p, tau)
 	}
 	values[0] = math.NaN()
-	if _, err := smp.Sample(values, x, e); !errors.Is(err, ErrNaN) || !strings.Contains(err.Error(), "state.joints") {
+	if _, err := smp.Sample(values, x, e); !errors.Is(err, statemap.ErrNaN) || !strings.Contains(err.Error(), "state.joints") {
 		t.Errorf("NaN: %v", err)
 	}
 
 	// Velocities that conversion would differentiate are refused.
 	spec = synthSpec("mem")
-	spec.State.Joints[0].Velocity = Channel{}
-	if _, err := NewSampler(spec, SamplerOptions{}); !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), "velocity") {
+	spec.State.Joints[0].Velocity = statemap.Channel{}
+	if _, err := statemap.NewSampler(&spec.Spec, statemap.SamplerOptions{}); !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), "velocity") {
 		t.Errorf("no velocity channel: %v", err)
 	}
 	// A bad quaternion is refused.
-	fs := floatingSpec(StateFloatingBase)
+	fs := floatingSpec(statemap.StateFloatingBase)
 	fs.Validate.MaxQuatNormError = 0.05
-	smp, err = NewSampler(fs, SamplerOptions{})
+	smp, err = statemap.NewSampler(&fs.Spec, statemap.SamplerOptions{MaxQuatNormError: fs.Validate.MaxQuatNormError})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +227,8 @@ func TestContactBodyAxes(t *testing.T) {
 		src.series[name] = Series{Name: name, Time: tm, Values: v}
 	}
 	spec := func() *Spec {
-		s := floatingSpec(StateFloatingBase)
-		s.Contact = PortSpec{Channels: []Channel{{Name: "fx"}, {Name: "fy"}, {Name: "fz"}}, Interp: InterpHold, BodyAxes: true}
+		s := floatingSpec(statemap.StateFloatingBase)
+		s.Contact = statemap.PortSpec{Channels: []statemap.Channel{{Name: "fx"}, {Name: "fy"}, {Name: "fz"}}, Interp: statemap.InterpHold, BodyAxes: true}
 		return s
 	}
 	conv, err := NewConverter(spec(), Options{})
@@ -231,7 +239,7 @@ func TestContactBodyAxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := NewSampler(spec(), SamplerOptions{})
+	smp, err := statemap.NewSampler(&spec().Spec, statemap.SamplerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -663,7 +663,7 @@ func IsMessageLog(path string) bool {
 
 // ChannelNames returns the names of the source channels the spec reads
 // (columns or message paths), each once, in the order of the spec.
-func (s *Spec) ChannelNames() []string { return newPlan(s).names() }
+func (s *Spec) ChannelNames() []string { return newPlan(s).Names() }
 
 // OpenSource is the default Opener: message logs (spec.Source.Format
 // "mcap" or "bag", or the extensions .mcap and .bag) become a MessageSource

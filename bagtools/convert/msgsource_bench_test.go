@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/msgs"
 )
@@ -103,16 +105,20 @@ func (h *heapPeak) Stop() uint64 {
 // velocities and their efforts (six message paths by joint name), the
 // pendulum model, windows of 100 every 10 samples at 1 kHz.
 func benchSpec(path string) *Spec {
-	js := func(f, j string) Channel { return Channel{Name: msgs.JointPath("/joint_states", f, j)} }
+	js := func(f, j string) statemap.Channel {
+		return statemap.Channel{Name: msgs.JointPath("/joint_states", f, j)}
+	}
 	s := &Spec{
 		Robot:  "bench",
 		Inputs: []string{path},
-		State: StateSpec{Kind: StateJoints, Joints: []JointSpec{
-			{Name: "a", Position: js("position", "joint_007"), Velocity: js("velocity", "joint_007")},
-			{Name: "b", Position: js("position", "joint_150"), Velocity: js("velocity", "joint_150")},
-		}},
-		Model:    ModelSpec{Kind: ModelDoublePendulum, Pendulum: PendulumSpec{Params: synthParams}},
-		Control:  ControlSpec{Kind: ControlDirect, PortSpec: PortSpec{Channels: []Channel{js("effort", "joint_007"), js("effort", "joint_150")}}},
+		Spec: statemap.Spec{
+			State: statemap.StateSpec{Kind: statemap.StateJoints, Joints: []statemap.JointSpec{
+				{Name: "a", Position: js("position", "joint_007"), Velocity: js("velocity", "joint_007")},
+				{Name: "b", Position: js("position", "joint_150"), Velocity: js("velocity", "joint_150")},
+			}},
+			Model:   statemap.ModelSpec{Kind: statemap.ModelDoublePendulum, Pendulum: statemap.PendulumSpec{Params: synthParams}},
+			Control: statemap.ControlSpec{Kind: statemap.ControlDirect, PortSpec: statemap.PortSpec{Channels: []statemap.Channel{js("effort", "joint_007"), js("effort", "joint_150")}}},
+		},
 		Resample: ResampleSpec{Rate: 1000},
 		Window:   WindowSpec{Length: 100, Stride: 10},
 		Validate: ValidateSpec{MaxGap: 0.05},

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/msgs"
@@ -188,21 +190,23 @@ func TestMessageSourceBagFixture(t *testing.T) {
 // against the hand-decoded messages.
 func TestConvertBagFixture(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	odom := func(f string) Channel { return Channel{Name: "/base_odometry/odom." + f} }
+	odom := func(f string) statemap.Channel { return statemap.Channel{Name: "/base_odometry/odom." + f} }
 	efforts := []string{"torso_lift_joint", "r_shoulder_pan_joint"}
 	spec := &Spec{
 		Robot:  "pr2",
 		Inputs: []string{path},
-		State: StateSpec{Kind: StateFloatingBase, Base: BaseSpec{
-			Position:        []Channel{odom("pose.pose.position.x"), odom("pose.pose.position.y"), odom("pose.pose.position.z")},
-			Orientation:     OrientationSpec{Channels: []Channel{odom("pose.pose.orientation.x"), odom("pose.pose.orientation.y"), odom("pose.pose.orientation.z"), odom("pose.pose.orientation.w")}},
-			LinearVelocity:  VelocitySpec{Frame: FrameBody, Channels: []Channel{odom("twist.twist.linear.x"), odom("twist.twist.linear.y"), odom("twist.twist.linear.z")}},
-			AngularVelocity: VelocitySpec{Frame: FrameBody, Channels: []Channel{odom("twist.twist.angular.x"), odom("twist.twist.angular.y"), odom("twist.twist.angular.z")}},
-		}},
-		Model: ModelSpec{Kind: ModelRigidBody, RigidBody: RigidBodySpec{Mass: 100, Inertia: []float64{8, 8, 6}}},
-		Control: ControlSpec{Kind: ControlDirect, PortSpec: PortSpec{Interp: InterpHold, Names: efforts, Channels: []Channel{
-			{Name: msgs.JointPath("/joint_states", "effort", efforts[0])}, {Name: msgs.JointPath("/joint_states", "effort", efforts[1])},
-		}}},
+		Spec: statemap.Spec{
+			State: statemap.StateSpec{Kind: statemap.StateFloatingBase, Base: statemap.BaseSpec{
+				Position:        []statemap.Channel{odom("pose.pose.position.x"), odom("pose.pose.position.y"), odom("pose.pose.position.z")},
+				Orientation:     statemap.OrientationSpec{Channels: []statemap.Channel{odom("pose.pose.orientation.x"), odom("pose.pose.orientation.y"), odom("pose.pose.orientation.z"), odom("pose.pose.orientation.w")}},
+				LinearVelocity:  statemap.VelocitySpec{Frame: statemap.FrameBody, Channels: []statemap.Channel{odom("twist.twist.linear.x"), odom("twist.twist.linear.y"), odom("twist.twist.linear.z")}},
+				AngularVelocity: statemap.VelocitySpec{Frame: statemap.FrameBody, Channels: []statemap.Channel{odom("twist.twist.angular.x"), odom("twist.twist.angular.y"), odom("twist.twist.angular.z")}},
+			}},
+			Model: statemap.ModelSpec{Kind: statemap.ModelRigidBody, RigidBody: statemap.RigidBodySpec{Mass: 100, Inertia: []float64{8, 8, 6}}},
+			Control: statemap.ControlSpec{Kind: statemap.ControlDirect, PortSpec: statemap.PortSpec{Interp: statemap.InterpHold, Names: efforts, Channels: []statemap.Channel{
+				{Name: msgs.JointPath("/joint_states", "effort", efforts[0])}, {Name: msgs.JointPath("/joint_states", "effort", efforts[1])},
+			}}},
+		},
 		Resample: ResampleSpec{Rate: 50, WorkRate: 100},
 		Filter:   FilterSpec{Kind: "butterworth", Order: 4, Cutoff: 10, SkipPorts: true},
 		Window:   WindowSpec{Length: 50, Stride: 10},

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/foxglove/mcap/go/mcap"
 
 	"github.com/calisym/calisym/bagtools/logio"
@@ -254,16 +256,20 @@ func TestMessageSourceErrors(t *testing.T) {
 // velocity by name), efforts as the control port, the pendulum model of
 // synthParams, windows of 20 every 5 samples at 100 Hz.
 func jointSpec(inputs ...string) *Spec {
-	js := func(field, joint string) Channel { return Channel{Name: msgs.JointPath("/joint_states", field, joint)} }
+	js := func(field, joint string) statemap.Channel {
+		return statemap.Channel{Name: msgs.JointPath("/joint_states", field, joint)}
+	}
 	s := &Spec{
 		Robot:  "synthetic log",
 		Inputs: inputs,
-		State: StateSpec{Kind: StateJoints, Joints: []JointSpec{
-			{Name: "a", Position: js("position", "j1"), Velocity: js("velocity", "j1")},
-			{Name: "b", Position: js("position", "j2"), Velocity: js("velocity", "j2")},
-		}},
-		Model:    ModelSpec{Kind: ModelDoublePendulum, Pendulum: PendulumSpec{Params: synthParams}},
-		Control:  ControlSpec{Kind: ControlDirect, PortSpec: PortSpec{Channels: []Channel{js("effort", "j1"), js("effort", "j2")}, Names: []string{"u1", "u2"}, Interp: InterpHold}},
+		Spec: statemap.Spec{
+			State: statemap.StateSpec{Kind: statemap.StateJoints, Joints: []statemap.JointSpec{
+				{Name: "a", Position: js("position", "j1"), Velocity: js("velocity", "j1")},
+				{Name: "b", Position: js("position", "j2"), Velocity: js("velocity", "j2")},
+			}},
+			Model:   statemap.ModelSpec{Kind: statemap.ModelDoublePendulum, Pendulum: statemap.PendulumSpec{Params: synthParams}},
+			Control: statemap.ControlSpec{Kind: statemap.ControlDirect, PortSpec: statemap.PortSpec{Channels: []statemap.Channel{js("effort", "j1"), js("effort", "j2")}, Names: []string{"u1", "u2"}, Interp: statemap.InterpHold}},
+		},
 		Resample: ResampleSpec{Rate: 100},
 		Window:   WindowSpec{Length: 20, Stride: 5},
 		Validate: ValidateSpec{MaxGap: 0.05},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/signal"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/statemap"
 )
 
 // Per-sample codes at the working rate, in the priority order in which they
@@ -88,7 +89,7 @@ type streamSet struct {
 // process converts one source.
 func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	s := c.spec
-	names := c.plan.names()
+	names := c.plan.Names()
 	if err := c.checkChannels(src); err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	fd.p = make([]float64, J*nv)
 	fd.ports = make([]float64, J*ne)
 	fd.energy = make([]float64, J)
-	sc := newSampleScratch(nj, nv)
+	sc := c.newSampleScratch()
 	// The paper's quadruped preparation filters p itself: p = M(q)v at
 	// every working sample of a segment, low-passed, then decimated.
 	var pFilt [][]float64
@@ -236,21 +237,18 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		}
 		fd.valid[j] = true
 		sg := segs[seg[k]]
-		qj := fd.joints[j*nj : (j+1)*nj]
-		p := fd.p[j*nv : (j+1)*nv]
-		pose, kin, err := c.sampleState(al, ss, k, sg, 1/workRate, sc, qj, p)
-		if err != nil {
+		out := &sc.out
+		out.Joints = fd.joints[j*nj : (j+1)*nj]
+		out.P = fd.p[j*nv : (j+1)*nv]
+		out.Ports = fd.ports[j*ne : (j+1)*ne]
+		if err := c.sample(al, ss, k, sg, 1/workRate, sc); err != nil {
 			return nil, err
 		}
 		if pFilt != nil {
-			copy(p, pFilt[seg[k]][(k-sg[0])*nv:(k-sg[0]+1)*nv])
+			copy(out.P, pFilt[seg[k]][(k-sg[0])*nv:(k-sg[0]+1)*nv])
 		}
-		fd.pose[j] = pose
-		fd.energy[j] = kin + c.model.Potential(pose, qj)
-		c.portValues(fd.ports[j*ne:(j+1)*ne], al, ss, k)
-		if s.Contact.BodyAxes {
-			rotateToBody(fd.ports[j*ne+ne-len(c.plan.contact):(j+1)*ne], pose.R)
-		}
+		fd.pose[j] = sc.in.Pose
+		fd.energy[j] = out.Kinetic + c.mapper.Potential(sc.in.Pose, out.Joints)
 	}
 
 	// Momentum jumps between consecutive valid samples of one segment.
@@ -316,54 +314,46 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	return fd, nil
 }
 
-// sampleScratch holds the per-sample buffers of sampleState.
+// sampleScratch holds the input and output of the per-sample mapping.
 type sampleScratch struct {
-	M, v, q []float64
+	in  statemap.Input
+	out statemap.Sample
 }
 
-func newSampleScratch(nj, nv int) *sampleScratch {
-	return &sampleScratch{M: make([]float64, nv*nv), v: make([]float64, nv), q: make([]float64, nj)}
+func (c *Converter) newSampleScratch() *sampleScratch {
+	sc := &sampleScratch{in: statemap.Input{Values: make([]float64, len(c.plan.Scalars)), JointVelocity: make([]float64, len(c.spec.State.Joints))}}
+	sc.out = *c.mapper.NewSample()
+	return sc
 }
 
-// sampleState writes the joint positions qj and the momentum p = M(q)v at
-// working sample k of segment sg and returns the base pose and the kinetic
-// energy ½ vᵀM v.
-func (c *Converter) sampleState(al *signal.Aligned, ss *streamSet, k int, sg [2]int, dt float64, sc *sampleScratch, qj, p []float64) (mechanics.SE3, float64, error) {
-	nj, nv := len(qj), len(p)
-	v, M := sc.v, sc.M
-	for i := range nj {
-		qj[i] = c.value(al, ss, c.plan.jointPos[i], k)
-		if vi := c.plan.jointVel[i]; vi >= 0 {
-			v[nv-nj+i] = c.value(al, ss, vi, k)
-		} else {
-			v[nv-nj+i] = derivative(func(k int) float64 { return c.value(al, ss, c.plan.jointPos[i], k) }, k, sg, dt)
+// sample maps working sample k of segment sg (statemap.Mapper.Map) into
+// sc.out: the scalar inputs at k, the base pose, and the velocities the
+// spec gives no channel for, differentiated within the segment.
+func (c *Converter) sample(al *signal.Aligned, ss *streamSet, k int, sg [2]int, dt float64, sc *sampleScratch) error {
+	in := &sc.in
+	for i := range in.Values {
+		in.Values[i] = c.value(al, ss, i, k)
+	}
+	for i, vi := range c.plan.JointVel {
+		if vi < 0 {
+			pi := c.plan.JointPos[i]
+			in.JointVelocity[i] = derivative(func(k int) float64 { return c.value(al, ss, pi, k) }, k, sg, dt)
 		}
 	}
-	pose := mechanics.IdentitySE3()
+	in.Pose = mechanics.IdentitySE3()
 	if c.model.Floating() {
-		pose = c.pose(al, ss, k)
-		tw := c.bodyTwist(al, ss, k, sg, dt, pose)
-		copy(v[:6], tw[:])
-	}
-	if err := c.model.MassMatrix(M, qj); err != nil {
-		return pose, 0, err
-	}
-	var kin float64
-	for r := range nv {
-		var acc float64
-		for q := range nv {
-			acc += M[r*nv+q] * v[q]
+		in.Pose = c.pose(al, ss, k)
+		if len(c.plan.LinVel) != 3 {
+			in.Twist = c.differentiatedTwist(al, ss, k, sg, dt)
 		}
-		p[r] = acc
-		kin += 0.5 * acc * v[r]
 	}
-	return pose, kin, nil
+	return c.mapper.Map(in, &sc.out)
 }
 
 // filteredMomenta returns, per segment (nil for dropped ones), p = M(q)v
 // at every working sample, low-passed component by component.
 func (c *Converter) filteredMomenta(zp *signal.ZeroPhase, al *signal.Aligned, ss *streamSet, segs [][2]int, workRate float64, sc *sampleScratch) ([][]float64, error) {
-	nv, nj := c.model.NV(), len(c.spec.State.Joints)
+	nv := c.model.NV()
 	out := make([][]float64, len(segs))
 	for i, sg := range segs {
 		n := sg[1] - sg[0]
@@ -372,7 +362,8 @@ func (c *Converter) filteredMomenta(zp *signal.ZeroPhase, al *signal.Aligned, ss
 		}
 		pw := make([]float64, n*nv)
 		for k := sg[0]; k < sg[1]; k++ {
-			if _, _, err := c.sampleState(al, ss, k, sg, 1/workRate, sc, sc.q[:nj], pw[(k-sg[0])*nv:(k-sg[0]+1)*nv]); err != nil {
+			sc.out.P = pw[(k-sg[0])*nv : (k-sg[0]+1)*nv]
+			if err := c.sample(al, ss, k, sg, 1/workRate, sc); err != nil {
 				return nil, err
 			}
 		}
@@ -398,9 +389,9 @@ func (c *Converter) filteredMomenta(zp *signal.ZeroPhase, al *signal.Aligned, ss
 func (c *Converter) checkChannels(src Source) error {
 	have := src.Channels()
 	var missing []string
-	for _, sc := range c.plan.scalars {
-		if sc.ch.Const == nil && !slices.Contains(have, sc.ch.Name) {
-			missing = append(missing, fmt.Sprintf("%q (%s)", sc.ch.Name, sc.field))
+	for _, sc := range c.plan.Scalars {
+		if sc.Channel.Const == nil && !slices.Contains(have, sc.Channel.Name) {
+			missing = append(missing, fmt.Sprintf("%q (%s)", sc.Channel.Name, sc.Field))
 		}
 	}
 	if len(missing) == 0 {
@@ -414,25 +405,25 @@ func (c *Converter) checkChannels(src Source) error {
 func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*streamSet, error) {
 	s := c.spec
 	p := c.plan
-	ss := &streamSet{ofScalar: make([]int, len(p.scalars)), constant: make([]float64, len(p.scalars)), orient: -1, quatFlag: -1}
+	ss := &streamSet{ofScalar: make([]int, len(p.Scalars)), constant: make([]float64, len(p.Scalars)), orient: -1, quatFlag: -1}
 	conv := func(i int) Series {
-		sc := p.scalars[i]
-		se := byName[sc.ch.Name]
-		f, off := sc.ch.factor(), sc.ch.Offset
+		sc := p.Scalars[i]
+		se := byName[sc.Channel.Name]
+		f, off := sc.Channel.Factor(), sc.Channel.Offset
 		vals := make([]float64, len(se.Values))
 		for k, x := range se.Values {
 			vals[k] = x*f + off
 		}
 		return Series{Name: se.Name, Time: se.Time, Values: vals}
 	}
-	isOrient := make([]bool, len(p.scalars))
-	for _, i := range p.orient {
+	isOrient := make([]bool, len(p.Scalars))
+	for _, i := range p.Orient {
 		isOrient[i] = true
 	}
-	for i, sc := range p.scalars {
+	for i, sc := range p.Scalars {
 		ss.ofScalar[i] = -1
-		if sc.ch.Const != nil {
-			ss.constant[i] = *sc.ch.Const
+		if sc.Channel.Const != nil {
+			ss.constant[i] = *sc.Channel.Const
 			continue
 		}
 		if isOrient[i] {
@@ -440,16 +431,16 @@ func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*st
 		}
 		se := conv(i)
 		mode := signal.Linear
-		switch sc.group {
+		switch sc.Group {
 		case FilterControl:
 			mode = p.portMode
 		case FilterContact:
 			mode = p.contMode
 		}
 		ss.ofScalar[i] = len(ss.streams)
-		ss.streams = append(ss.streams, signal.Stream{Name: sc.ch.Name, Time: se.Time, Values: se.Values, Width: 1, Interp: mode})
+		ss.streams = append(ss.streams, signal.Stream{Name: sc.Channel.Name, Time: se.Time, Values: se.Values, Width: 1, Interp: mode})
 	}
-	if len(p.orient) > 0 {
+	if len(p.Orient) > 0 {
 		quat, times, err := c.orientation(conv)
 		if err != nil {
 			return nil, err
@@ -498,9 +489,9 @@ func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*st
 			c.addFlag(ss, "angular_jump", o.Time, flag)
 		}
 	}
-	if len(p.basePos) == 3 && v.MaxSpeed > 0 && !slices.Contains(p.basePos, -1) {
+	if len(p.BasePos) == 3 && v.MaxSpeed > 0 && !slices.Contains(p.BasePos, -1) {
 		xs := make([]Series, 3)
-		for a, i := range p.basePos {
+		for a, i := range p.BasePos {
 			if ss.ofScalar[i] < 0 {
 				xs = nil
 				break
@@ -527,7 +518,7 @@ func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*st
 		}
 	}
 	if v.MaxJointSpeed > 0 {
-		for _, i := range p.jointPos {
+		for _, i := range p.JointPos {
 			si := ss.ofScalar[i]
 			if si < 0 {
 				continue
@@ -560,10 +551,10 @@ func (c *Converter) addFlag(ss *streamSet, name string, t, flag []float64) {
 // later by slerp, and their times.
 func (c *Converter) orientation(conv func(int) Series) ([]float64, []float64, error) {
 	p := c.plan
-	comps := make([]Series, len(p.orient))
-	for a, i := range p.orient {
-		if p.scalars[i].ch.Const != nil {
-			return nil, nil, specError(p.scalars[i].field, "orientation channels cannot be constant")
+	comps := make([]Series, len(p.Orient))
+	for a, i := range p.Orient {
+		if p.Scalars[i].Channel.Const != nil {
+			return nil, nil, specError(p.Scalars[i].Field, "orientation channels cannot be constant")
 		}
 		comps[a] = conv(i)
 		if !sameTimes(comps[a].Time, comps[0].Time) {
@@ -596,8 +587,8 @@ func (c *Converter) orientation(conv func(int) Series) ([]float64, []float64, er
 // yaw orientations).
 func (c *Converter) rawQuatNorms(conv func(int) Series) []float64 {
 	p := c.plan
-	comps := make([]Series, len(p.orient))
-	for a, i := range p.orient {
+	comps := make([]Series, len(p.Orient))
+	for a, i := range p.Orient {
 		comps[a] = conv(i)
 	}
 	out := make([]float64, len(comps[0].Time))
@@ -729,7 +720,7 @@ func (c *Converter) streamGroup(ss *streamSet, stream int) string {
 	}
 	for i, si := range ss.ofScalar {
 		if si == stream {
-			return c.plan.scalars[i].group
+			return c.plan.Scalars[i].Group
 		}
 	}
 	return ""
@@ -747,31 +738,15 @@ func (c *Converter) value(al *signal.Aligned, ss *streamSet, i, k int) float64 {
 func (c *Converter) pose(al *signal.Aligned, ss *streamSet, k int) mechanics.SE3 {
 	q := al.Values[ss.orient][4*k : 4*k+4]
 	var P mechanics.Vec3
-	for a, i := range c.plan.basePos {
+	for a, i := range c.plan.BasePos {
 		P[a] = c.value(al, ss, i, k)
 	}
 	return mechanics.SE3{R: mechanics.Quat{W: q[0], X: q[1], Y: q[2], Z: q[3]}.Rotation(), P: P}
 }
 
-// bodyTwist returns the base's body twist (v, ω) at working sample k, from
-// the velocity channels or by differentiating the poses of the segment.
-func (c *Converter) bodyTwist(al *signal.Aligned, ss *streamSet, k int, sg [2]int, dt float64, T mechanics.SE3) mechanics.Twist {
-	b := &c.spec.State.Base
-	if len(c.plan.linVel) == 3 {
-		var lin, ang mechanics.Vec3
-		for a := range 3 {
-			lin[a] = c.value(al, ss, c.plan.linVel[a], k)
-			ang[a] = c.value(al, ss, c.plan.angVel[a], k)
-		}
-		Rt := T.R.T()
-		if b.LinearVelocity.Frame == FrameWorld {
-			lin = Rt.MulVec(lin)
-		}
-		if b.AngularVelocity.Frame == FrameWorld {
-			ang = Rt.MulVec(ang)
-		}
-		return mechanics.Twist{lin[0], lin[1], lin[2], ang[0], ang[1], ang[2]}
-	}
+// differentiatedTwist returns the base's body twist (v, ω) at working
+// sample k by differentiating the poses of the segment.
+func (c *Converter) differentiatedTwist(al *signal.Aligned, ss *streamSet, k int, sg [2]int, dt float64) mechanics.Twist {
 	lo, hi := max(k-1, sg[0]), min(k+1, sg[1]-1)
 	if hi == lo {
 		return mechanics.Twist{}
@@ -796,28 +771,8 @@ func derivative(f func(int) float64, k int, sg [2]int, dt float64) float64 {
 
 // portDims returns n_u and n_u + n_c.
 func (c *Converter) portDims() (nu, ne int) {
-	cn, kn := portNames(c.spec)
+	cn, kn := c.spec.PortNames()
 	return len(cn), len(cn) + len(kn)
-}
-
-// portValues writes (u, f_c) at working sample k.
-func (c *Converter) portValues(dst []float64, al *signal.Aligned, ss *streamSet, k int) {
-	nu := len(dst) - len(c.plan.contact) // not portDims: no allocation per sample
-	if c.spec.Control.Kind == ControlQuadrotor {
-		f := make([]float64, len(c.plan.control))
-		for i, sc := range c.plan.control {
-			f[i] = Thrust(c.spec.Control.Quadrotor.ThrustPoly, c.value(al, ss, sc, k))
-		}
-		w := c.alloc.Wrench(f)
-		copy(dst, w[:])
-	} else {
-		for i, sc := range c.plan.control {
-			dst[i] = c.value(al, ss, sc, k)
-		}
-	}
-	for i, sc := range c.plan.contact {
-		dst[nu+i] = c.value(al, ss, sc, k)
-	}
 }
 
 // momentumJumps flags the steps j → j+1 (both valid, one segment) whose

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
@@ -80,7 +82,7 @@ func TestCrazyflieFlight(t *testing.T) {
 	// velocities and poses are separate noisy estimates (with repeated
 	// samples), so agreement is close but not exact: slopes 0.92–1.05,
 	// correlations 0.92–0.98 on this flight.
-	minv := []float64{1 / CrazyflieMass, 1 / CrazyflieMass, 1 / CrazyflieMass, 1 / CrazyflieIxx, 1 / CrazyflieIyy, 1 / CrazyflieIzz}
+	minv := []float64{1 / statemap.CrazyflieMass, 1 / statemap.CrazyflieMass, 1 / statemap.CrazyflieMass, 1 / statemap.CrazyflieIxx, 1 / statemap.CrazyflieIyy, 1 / statemap.CrazyflieIzz}
 	fd := make([][]float64, 6)
 	vel := make([][]float64, 6)
 	for _, ep := range d.Episodes {
@@ -125,8 +127,8 @@ func TestCrazyflieFlight(t *testing.T) {
 			for m := range 4 {
 				sum += raw[1+m][row]
 			}
-			if math.Abs(u[2]-CrazyflieThrustPerUnit*sum) > 1e-12 {
-				t.Fatalf("Fz = %v at row %d, want %v·Σ commands = %v", u[2], row, CrazyflieThrustPerUnit, CrazyflieThrustPerUnit*sum)
+			if math.Abs(u[2]-statemap.CrazyflieThrustPerUnit*sum) > 1e-12 {
+				t.Fatalf("Fz = %v at row %d, want %v·Σ commands = %v", u[2], row, statemap.CrazyflieThrustPerUnit, statemap.CrazyflieThrustPerUnit*sum)
 			}
 			fz += u[2]
 			n++
@@ -137,8 +139,8 @@ func TestCrazyflieFlight(t *testing.T) {
 		az += v
 	}
 	az /= float64(len(raw[0]))
-	if r := (fz / n) / (CrazyflieMass * az); math.Abs(r-1) > 0.05 {
-		t.Errorf("mean Fz %.4f N vs m·a_z %.4f N (ratio %.3f)", fz/n, CrazyflieMass*az, r)
+	if r := (fz / n) / (statemap.CrazyflieMass * az); math.Abs(r-1) > 0.05 {
+		t.Errorf("mean Fz %.4f N vs m·a_z %.4f N (ratio %.3f)", fz/n, statemap.CrazyflieMass*az, r)
 	}
 
 	// Round trip through the dataset format.
@@ -159,7 +161,7 @@ func TestCrazyflieGravityAware(t *testing.T) {
 	const flight = "crazyflie/train/melon_20251017_run1.parquet"
 	path := fixtures.Path(t, "crazyflie", "train", "melon_20251017_run1.parquet")
 	s := repoSpec(t, "crazyflie.yaml", flight)
-	s.State.Kind = StateFloatingBaseGravity
+	s.State.Kind = statemap.StateFloatingBaseGravity
 	s.Window.Storage = StorageEpisode
 	res, err := Convert(context.Background(), s, Options{DataRoot: fixtures.DataDir()})
 	if err != nil {
@@ -235,7 +237,7 @@ func TestPendulumRun(t *testing.T) {
 	}
 	// p = M(q)q̇ against central differences of the filtered angles:
 	// relative RMS difference of q̇ = M⁻¹p ~1 % (0.011 on this run).
-	pp := c.Model().(*PendulumModel).Params
+	pp := c.Model().(*statemap.PendulumModel).Params
 	ep := d.Episodes[0]
 	var e2, s2 float64
 	for k := 1; k+1 < ep.Len; k++ {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/statemap"
 )
 
 // ErrMissingChannel reports a channel the source does not have; the error
@@ -79,7 +80,7 @@ func OpenTableSource(path string, spec *Spec) (Source, error) {
 			return nil, fmt.Errorf("convert: cannot tell the format from the extension %q; set source.format", filepath.Ext(path))
 		}
 	}
-	scale, _ := unitFactor(spec.Clock.Unit)
+	scale := statemap.Channel{Unit: spec.Clock.Unit}.Factor()
 	opts := TableOptions{Format: format, TimeColumn: spec.Clock.Column, TimeScale: scale}
 	if format == "csv" {
 		opts.CSV = logio.CSVOptions{Header: !spec.Source.NoHeader}

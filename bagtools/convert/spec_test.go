@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/internal/fixtures"
 )
 
@@ -58,7 +60,7 @@ func TestLoadSpec(t *testing.T) {
 		t.Errorf("inline pendulum params %v (viper lowercases keys)", s.Model.Pendulum.Params)
 	}
 	// Defaults.
-	if s.Clock.Stamp != StampHeader || s.Clock.Unit != "s" || s.Filter.Kind != "none" || s.Split.Default != "id" || s.Control.Interp != InterpLinear || s.Model.Gravity != 9.81 {
+	if s.Clock.Stamp != StampHeader || s.Clock.Unit != "s" || s.Filter.Kind != "none" || s.Split.Default != "id" || s.Control.Interp != statemap.InterpLinear || s.Model.Gravity != 9.81 {
 		t.Errorf("defaults not filled: %+v", s)
 	}
 }

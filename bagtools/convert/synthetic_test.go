@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/mechanics"
 )
@@ -65,12 +67,14 @@ func synthSpec(inputs ...string) *Spec {
 		Robot:  "synthetic",
 		Inputs: inputs,
 		Clock:  ClockSpec{Column: "time"},
-		State: StateSpec{Kind: StateJoints, Joints: []JointSpec{
-			{Name: "a", Position: Channel{Name: "q1"}, Velocity: Channel{Name: "v1"}},
-			{Name: "b", Position: Channel{Name: "q2"}, Velocity: Channel{Name: "v2"}},
-		}},
-		Model:    ModelSpec{Kind: ModelDoublePendulum, Pendulum: PendulumSpec{Params: synthParams}},
-		Control:  ControlSpec{Kind: ControlDirect, PortSpec: PortSpec{Channels: []Channel{{Name: "tau1"}, {Name: "tau2"}}}},
+		Spec: statemap.Spec{
+			State: statemap.StateSpec{Kind: statemap.StateJoints, Joints: []statemap.JointSpec{
+				{Name: "a", Position: statemap.Channel{Name: "q1"}, Velocity: statemap.Channel{Name: "v1"}},
+				{Name: "b", Position: statemap.Channel{Name: "q2"}, Velocity: statemap.Channel{Name: "v2"}},
+			}},
+			Model:   statemap.ModelSpec{Kind: statemap.ModelDoublePendulum, Pendulum: statemap.PendulumSpec{Params: synthParams}},
+			Control: statemap.ControlSpec{Kind: statemap.ControlDirect, PortSpec: statemap.PortSpec{Channels: []statemap.Channel{{Name: "tau1"}, {Name: "tau2"}}}},
+		},
 		Resample: ResampleSpec{Rate: 100, WorkRate: 200},
 		Window:   WindowSpec{Length: 10, Stride: 5},
 		Validate: ValidateSpec{MaxGap: 0.05},
@@ -81,11 +85,11 @@ func synthSpec(inputs ...string) *Spec {
 
 func synthPendulum(t *testing.T) mechanics.PendulumParams {
 	t.Helper()
-	pp, err := pendulumParams(&PendulumSpec{Params: synthParams}, "")
+	m, err := statemap.NewModel(&statemap.Spec{Model: statemap.ModelSpec{Kind: statemap.ModelDoublePendulum, Pendulum: statemap.PendulumSpec{Params: synthParams}}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pp
+	return m.(*statemap.PendulumModel).Params
 }
 
 func TestSyntheticExactMomenta(t *testing.T) {
@@ -149,7 +153,7 @@ func TestSyntheticFilteredAndDifferentiated(t *testing.T) {
 	s.Resample.WorkRate = 0 // chosen from the input: 1000 Hz
 	s.Filter = FilterSpec{Kind: "butterworth", Order: 6, Cutoff: 18}
 	for i := range s.State.Joints {
-		s.State.Joints[i].Velocity = Channel{}
+		s.State.Joints[i].Velocity = statemap.Channel{}
 	}
 	res, err := Convert(context.Background(), s, Options{DataRoot: dir})
 	if err != nil {
@@ -492,8 +496,8 @@ func TestPluggableSourceWithTopicsAtDifferentRates(t *testing.T) {
 	s.Resample.WorkRate = 0
 	s.State.Joints[0].Position.Name, s.State.Joints[1].Position.Name = "/joint_states.position[0]", "/joint_states.position[1]"
 	s.State.Joints[0].Velocity.Name, s.State.Joints[1].Velocity.Name = "/joint_states.velocity[0]", "/joint_states.velocity[1]"
-	s.Control.Channels = []Channel{{Name: "/effort.data[0]"}, {Name: "/effort.data[1]"}}
-	s.Control.Interp = InterpHold
+	s.Control.Channels = []statemap.Channel{{Name: "/effort.data[0]"}, {Name: "/effort.data[1]"}}
+	s.Control.Interp = statemap.InterpHold
 	c, err := NewConverter(s, Options{Open: func(string, *Spec) (Source, error) { return src, nil }})
 	if err != nil {
 		t.Fatal(err)

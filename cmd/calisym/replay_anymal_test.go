@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/gorilla/websocket"
 
-	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/internal/livetest"
@@ -57,7 +58,7 @@ func newAnymalFixture(t *testing.T) anymalFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := convert.NewSampler(p.Spec, p.Node.SamplerOptions(f.root))
+	smp, err := statemap.NewSampler(p.Spec, p.Node.SamplerOptions(f.root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,19 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
 
-	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/statemap"
 )
 
 // ErrConfig wraps every problem found in the "node:" section of a params
@@ -56,88 +57,107 @@ const (
 type Config struct {
 	// Model is the model file (relative to the params file unless
 	// absolute); the command line may override it.
-	Model string `mapstructure:"model"`
+	Model string `yaml:"model"`
 	// ModelID names the model in predictions (default: the model's
 	// metadata name, else the file's base name).
-	ModelID string `mapstructure:"model_id"`
+	ModelID string `yaml:"model_id"`
 	// Horizon is the number of predicted steps (default 100).
-	Horizon int `mapstructure:"horizon"`
+	Horizon int `yaml:"horizon"`
 	// FrameID is the frame of the predicted base path (default "odom").
-	FrameID string `mapstructure:"frame_id"`
+	FrameID string `yaml:"frame_id"`
 	// Topics lists every input topic with its type. Every topic the
 	// convert section's message paths name must be here.
-	Topics []TopicConfig `mapstructure:"topics"`
+	Topics []TopicConfig `yaml:"topics"`
 	// Channels maps the convert section's channel names (table columns of
 	// the training logs) to the message paths they are read from live;
-	// see convert.SamplerOptions.
-	Channels []ChannelMap `mapstructure:"channels"`
+	// see statemap.SamplerOptions.
+	Channels []ChannelMap `yaml:"channels"`
 	// MaxAge is the default age [s] beyond which an input is stale and no
 	// prediction is made (default 0.1).
-	MaxAge float64 `mapstructure:"max_age"`
+	MaxAge float64 `yaml:"max_age"`
 	// Trigger says when to predict.
-	Trigger TriggerConfig `mapstructure:"trigger"`
+	Trigger TriggerConfig `yaml:"trigger"`
 	// Ports says which ports to assume over the horizon.
-	Ports PortsConfig `mapstructure:"ports"`
+	Ports PortsConfig `yaml:"ports"`
 	// Outputs names the published topics.
-	Outputs OutputsConfig `mapstructure:"outputs"`
+	Outputs OutputsConfig `yaml:"outputs"`
 	// PreviewStep is the step (1…Horizon) whose predicted joint positions
 	// are published as a JointState (default: Horizon).
-	PreviewStep int `mapstructure:"preview_step"`
+	PreviewStep int `yaml:"preview_step"`
 	// DiagnosticsPeriod is the period [s] of the diagnostics (default 1);
 	// a change of status is published at once.
-	DiagnosticsPeriod float64 `mapstructure:"diagnostics_period"`
+	DiagnosticsPeriod float64 `yaml:"diagnostics_period"`
 	// Definitions is a directory of .msg files (Definitions.Dir) for input
 	// types msgs does not know, relative to the params file unless
 	// absolute.
-	Definitions string `mapstructure:"definitions"`
+	Definitions string `yaml:"definitions"`
 	// Queue bounds the messages waiting for the live node; beyond it the
 	// oldest is dropped and counted (default 64).
-	Queue int `mapstructure:"queue"`
+	Queue int `yaml:"queue"`
 }
 
 // TopicConfig is one input topic.
 type TopicConfig struct {
 	// Topic is the topic name.
-	Topic string `mapstructure:"topic"`
+	Topic string `yaml:"topic"`
 	// Type is the message type, "pkg/msg/Type".
-	Type string `mapstructure:"type"`
+	Type string `yaml:"type"`
 	// Stamp is StampHeader or StampReceive (default: header where the type
 	// has a std_msgs/Header field "header", else receive).
-	Stamp string `mapstructure:"stamp"`
+	Stamp string `yaml:"stamp"`
 	// MaxAge overrides Config.MaxAge for this topic [s].
-	MaxAge float64 `mapstructure:"max_age"`
+	MaxAge float64 `yaml:"max_age"`
 }
 
 // ChannelMap maps one channel of the convert section to a live channel.
 type ChannelMap struct {
 	// From is the channel name in the convert section.
-	From string `mapstructure:"from"`
+	From string `yaml:"from"`
 	// Channel is the live channel: a message path with an optional unit,
 	// scale and offset that turn its value into the logged quantity.
-	convert.Channel `mapstructure:",squash"`
+	statemap.Channel `yaml:",inline"`
+}
+
+// UnmarshalYAML reads a channel map: from, and the live channel's keys.
+func (m *ChannelMap) UnmarshalYAML(n *yaml.Node) error {
+	var from struct {
+		From string `yaml:"from"`
+	}
+	if err := n.Decode(&from); err != nil {
+		return err
+	}
+	rest := *n
+	rest.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != "from" {
+			rest.Content = append(rest.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	m.From = from.From
+	return rest.Decode(&m.Channel)
 }
 
 // TriggerConfig says when the node predicts.
 type TriggerConfig struct {
 	// Kind is TriggerMessage (default) or TriggerTimer.
-	Kind string `mapstructure:"kind"`
+	Kind string `yaml:"kind"`
 	// Topic is the trigger topic of TriggerMessage, and the topic whose
 	// stamp a prediction starts from (default: the first of Topics).
-	Topic string `mapstructure:"topic"`
+	Topic string `yaml:"topic"`
 	// Rate is the rate of TriggerTimer [Hz].
-	Rate float64 `mapstructure:"rate"`
+	Rate float64 `yaml:"rate"`
 }
 
 // PortsConfig says which ports the rollout assumes.
 type PortsConfig struct {
 	// Forecast is ForecastHold (default) or ForecastTopic.
-	Forecast string `mapstructure:"forecast"`
+	Forecast string `yaml:"forecast"`
 	// Topic is the port trajectory topic of ForecastTopic
 	// (std_msgs/msg/Float64MultiArray, steps × ports row-major).
-	Topic string `mapstructure:"topic"`
+	Topic string `yaml:"topic"`
 	// MaxAge is the age [s] beyond which the port trajectory is ignored
 	// (default Config.MaxAge).
-	MaxAge float64 `mapstructure:"max_age"`
+	MaxAge float64 `yaml:"max_age"`
 }
 
 // OutputsConfig names the published topics; an empty name (after
@@ -145,64 +165,108 @@ type PortsConfig struct {
 type OutputsConfig struct {
 	// Prediction is the calisym/msg/PredictedTrajectory topic (default
 	// "/calisym/prediction").
-	Prediction string `mapstructure:"prediction"`
+	Prediction string `yaml:"prediction"`
 	// Joints is the sensor_msgs/msg/JointState of the predicted joint
 	// positions at PreviewStep (default "/calisym/predicted_joint_states").
-	Joints string `mapstructure:"joints"`
+	Joints string `yaml:"joints"`
 	// Path is the nav_msgs/msg/Path of the predicted base poses, floating
 	// bases only (default "/calisym/predicted_path").
-	Path string `mapstructure:"path"`
+	Path string `yaml:"path"`
 	// Diagnostics is the diagnostic_msgs/msg/DiagnosticArray topic
 	// (default "/diagnostics").
-	Diagnostics string `mapstructure:"diagnostics"`
+	Diagnostics string `yaml:"diagnostics"`
 }
 
-// Params is a params file: its conversion spec and node config.
+// Params is what the node reads from a params file: the mapping and the
+// few other keys of its "convert:" section that serving needs, and the
+// "node:" section. The rest of the convert section (inputs, filtering,
+// windows, splits) belongs to dataset conversion (bagtools/convert), which
+// checks it.
 type Params struct {
 	// Path is the params file.
 	Path string
-	// Spec is the "convert:" section.
-	Spec *convert.Spec
+	// Robot is convert.robot, the diagnostics' hardware ID.
+	Robot string
+	// Spec is the mapping: convert.state, model, control and contact.
+	Spec *statemap.Spec
+	// Rate is convert.resample.rate [Hz], the rate the model was trained
+	// at.
+	Rate float64
+	// MaxQuatNormError is convert.validate.max_quat_norm_error.
+	MaxQuatNormError float64
 	// Node is the "node:" section.
 	Node *Config
 }
 
-// LoadParams reads the "convert:" and "node:" sections of the params YAML
-// file at path, fills in defaults and checks both (see Config.Check).
+// paramsFile is the layout of a params file as the node decodes it:
+// the mapping's sections and the node section strictly, the rest of the
+// convert section and other top-level keys left to their owners.
+type paramsFile struct {
+	Convert *struct {
+		statemap.Spec `yaml:",inline"`
+		Robot         string               `yaml:"robot"`
+		Resample      yaml.Node            `yaml:"resample"`
+		Validate      yaml.Node            `yaml:"validate"`
+		Rest          map[string]yaml.Node `yaml:",inline"`
+	} `yaml:"convert"`
+	Node *Config              `yaml:"node"`
+	Rest map[string]yaml.Node `yaml:",inline"`
+}
+
+// LoadParams reads the mapping (statemap.Spec) and the rate from the
+// "convert:" section of the params YAML file at path and its "node:"
+// section, rejecting unknown keys in both, fills in defaults and checks
+// them (see Config.Check).
 func LoadParams(path string) (*Params, error) {
-	v := viper.New()
-	v.SetConfigFile(path)
-	if err := v.ReadInConfig(); err != nil {
+	raw, err := os.ReadFile(path)
+	if err != nil {
 		return nil, fmt.Errorf("node: read params %s: %w", path, err)
 	}
-	spec, err := convert.SpecFromViper(v, path)
-	if err != nil {
-		return nil, err
-	}
-	if !v.IsSet(ConfigKey) {
-		return nil, fmt.Errorf("%s: %w: no %q section", path, ErrConfig, ConfigKey)
-	}
-	sub := v.Sub(ConfigKey)
-	if sub == nil {
-		return nil, fmt.Errorf("%s: %w: %q is not a mapping", path, ErrConfig, ConfigKey)
-	}
-	var c Config
-	if err := sub.UnmarshalExact(&c, viper.DecodeHook(channelHook)); err != nil {
+	var f paramsFile
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s", path, ErrConfig, strings.ReplaceAll(err.Error(), "\n", " "))
 	}
+	if f.Convert == nil {
+		return nil, fmt.Errorf("%s: %w: no %q section", path, statemap.ErrSpec, statemap.SpecKey)
+	}
+	if f.Node == nil {
+		return nil, fmt.Errorf("%s: %w: no %q section", path, ErrConfig, ConfigKey)
+	}
+	var extra struct {
+		Resample struct {
+			Rate float64 `yaml:"rate"`
+		}
+		Validate struct {
+			MaxQuatNormError float64 `yaml:"max_quat_norm_error"`
+		}
+	}
+	for _, d := range []struct {
+		n   *yaml.Node
+		dst any
+	}{{&f.Convert.Resample, &extra.Resample}, {&f.Convert.Validate, &extra.Validate}} {
+		if d.n.Kind != 0 {
+			if err := d.n.Decode(d.dst); err != nil {
+				return nil, fmt.Errorf("%s: %w: %w", path, statemap.ErrSpec, err)
+			}
+		}
+	}
+	spec := &f.Convert.Spec
+	spec.Defaults()
+	if err := spec.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r := extra.Resample.Rate; !(r > 0) || math.IsInf(r, 0) {
+		return nil, fmt.Errorf("%s: %w", path, statemap.FieldError("resample.rate", "must be positive, got %g", r))
+	}
+	c := f.Node
 	c.Defaults()
 	if err := c.Check(spec); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Params{Path: path, Spec: spec, Node: &c}, nil
-}
-
-// channelHook decodes a bare string into convert.Channel{Name: s}.
-func channelHook(from, to reflect.Type, data any) (any, error) {
-	if to == reflect.TypeFor[convert.Channel]() && from.Kind() == reflect.String {
-		return convert.Channel{Name: data.(string)}, nil
-	}
-	return data, nil
+	return &Params{Path: path, Robot: f.Convert.Robot, Spec: spec, Rate: extra.Resample.Rate,
+		MaxQuatNormError: extra.Validate.MaxQuatNormError, Node: c}, nil
 }
 
 // Resolve returns path relative to the params file's directory unless it
@@ -266,12 +330,21 @@ func configError(field, format string, args ...any) error {
 
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 
+// SamplerOptions returns the options of the live mapping: the channel
+// map (Config.Channels), the quaternion norm check and dataRoot for the
+// mechanics model's files.
+func (p *Params) SamplerOptions(dataRoot string) statemap.SamplerOptions {
+	o := p.Node.SamplerOptions(dataRoot)
+	o.MaxQuatNormError = p.MaxQuatNormError
+	return o
+}
+
 // SamplerOptions returns the options that map the spec's channels to the
 // live ones (Channels).
-func (c *Config) SamplerOptions(dataRoot string) convert.SamplerOptions {
-	o := convert.SamplerOptions{DataRoot: dataRoot}
+func (c *Config) SamplerOptions(dataRoot string) statemap.SamplerOptions {
+	o := statemap.SamplerOptions{DataRoot: dataRoot}
 	if len(c.Channels) > 0 {
-		o.Channels = make(map[string]convert.Channel, len(c.Channels))
+		o.Channels = make(map[string]statemap.Channel, len(c.Channels))
 		for _, m := range c.Channels {
 			o.Channels[m.From] = m.Channel
 		}
@@ -292,7 +365,7 @@ func (c *Config) Topic(name string) *TopicConfig {
 // Check validates the config (after Defaults) against spec: values in
 // range, every topic the spec's live channels name listed with a type,
 // no listed topic unused, the trigger topic an input.
-func (c *Config) Check(spec *convert.Spec) error {
+func (c *Config) Check(spec *statemap.Spec) error {
 	if c.Horizon < 1 || c.Horizon > 100000 {
 		return configError("horizon", "must be in [1, 100000], got %d", c.Horizon)
 	}
@@ -333,7 +406,7 @@ func (c *Config) Check(spec *convert.Spec) error {
 			return configError(fmt.Sprintf("channels[%d]", i), "needs from and name")
 		}
 	}
-	names, fields, err := convert.LiveChannels(spec, c.SamplerOptions(""))
+	names, fields, err := statemap.LiveChannels(spec, c.SamplerOptions(""))
 	if err != nil {
 		return err
 	}
@@ -402,7 +475,7 @@ func (c *Config) topicNames() []string {
 // and every message path the mapping reads compiles against its topic's
 // definition to a number. It reads no log and builds no model.
 func (p *Params) CheckTopics() error {
-	names, fields, err := convert.LiveChannels(p.Spec, p.Node.SamplerOptions(""))
+	names, fields, err := statemap.LiveChannels(p.Spec, p.Node.SamplerOptions(""))
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,7 @@
 // it turns the latest joint states, odometry, commanded torques or motor
 // commands and contact forces into the state x_t = (q, p) and ports
 // e_t = (u, f_c) through the params file's "convert:" mapping (the one the
-// dataset conversion uses, convert.Sampler), rolls the learned model out
+// dataset conversion uses, statemap.Sampler), rolls the learned model out
 // over a horizon and publishes the predicted trajectory
 // (calisym/msg/PredictedTrajectory), the predicted joint positions
 // (sensor_msgs/msg/JointState), the predicted base path of a floating base
@@ -39,10 +39,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 )
 
 // ErrModel reports a model that does not fit the params file's mapping.
@@ -193,7 +193,7 @@ type Node struct {
 	params  *Params
 	now     func() int64
 	pub     Publisher
-	sampler *convert.Sampler
+	sampler *statemap.Sampler
 	roller  *predictor.Roller
 	n, ne   int
 	nj      int
@@ -250,7 +250,7 @@ func New(o Options) (*Node, error) {
 	if root == "" {
 		root = p.Resolve(".")
 	}
-	smp, err := convert.NewSampler(p.Spec, cfg.SamplerOptions(root))
+	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(root))
 	if err != nil {
 		return nil, err
 	}
@@ -301,8 +301,8 @@ func (nd *Node) checkModel(m *predictor.Model) error {
 	nd.n, nd.ne = n, nu+nc
 	nd.dt = m.Meta.Dt
 	if nd.dt == 0 {
-		nd.dt = 1 / nd.params.Spec.Resample.Rate
-	} else if r := nd.params.Spec.Resample.Rate; math.Abs(nd.dt*r-1) > 1e-9 {
+		nd.dt = 1 / nd.params.Rate
+	} else if r := nd.params.Rate; math.Abs(nd.dt*r-1) > 1e-9 {
 		return fmt.Errorf("%w: the model was trained at dt = %g s but convert.resample.rate is %g Hz", ErrModel, nd.dt, r)
 	}
 	return nil
@@ -461,7 +461,7 @@ func (nd *Node) allocate() {
 }
 
 // Sampler returns the node's state builder.
-func (nd *Node) Sampler() *convert.Sampler { return nd.sampler }
+func (nd *Node) Sampler() *statemap.Sampler { return nd.sampler }
 
 // InputTypes returns the type of every topic the node subscribes to: the
 // inputs and, with ForecastTopic, the port trajectory.
@@ -824,7 +824,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	p50, p99 := nd.latencyPercentiles()
-	pred := msgs.DiagnosticStatus{Name: StatusPrediction, HardwareID: nd.params.Spec.Robot, Level: nd.predLevel, Message: nd.predStatus,
+	pred := msgs.DiagnosticStatus{Name: StatusPrediction, HardwareID: nd.params.Robot, Level: nd.predLevel, Message: nd.predStatus,
 		Values: []msgs.KeyValue{
 			{Key: "predictions", Value: u(nd.stats.Predictions)},
 			{Key: "suppressed", Value: u(nd.stats.Suppressed)},
@@ -850,7 +850,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			age = f(float64(now-in.last) / 1e9)
 		}
 		c := in.counts
-		arr.Status = append(arr.Status, msgs.DiagnosticStatus{Name: StatusInputPrefix + in.cfg.Topic, HardwareID: nd.params.Spec.Robot, Level: level, Message: msg,
+		arr.Status = append(arr.Status, msgs.DiagnosticStatus{Name: StatusInputPrefix + in.cfg.Topic, HardwareID: nd.params.Robot, Level: level, Message: msg,
 			Values: []msgs.KeyValue{
 				{Key: "type", Value: in.typ.Type},
 				{Key: "age_s", Value: age},
@@ -866,7 +866,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			}})
 	}
 	if nd.plan.topic != "" {
-		st := msgs.DiagnosticStatus{Name: StatusPortForecast, HardwareID: nd.params.Spec.Robot, Level: msgs.DiagnosticOK, Message: "following " + nd.plan.topic}
+		st := msgs.DiagnosticStatus{Name: StatusPortForecast, HardwareID: nd.params.Robot, Level: msgs.DiagnosticOK, Message: "following " + nd.plan.topic}
 		age := "inf"
 		switch {
 		case nd.plan.reject != "":

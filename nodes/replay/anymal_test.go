@@ -8,7 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/internal/livetest"
@@ -210,7 +211,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sampler, err := convert.NewSampler(params.Spec, params.Node.SamplerOptions(root))
+	sampler, err := statemap.NewSampler(params.Spec, params.Node.SamplerOptions(root))
 	if err != nil {
 		t.Fatal(err)
 	}

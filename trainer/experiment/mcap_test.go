@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/statemap"
+
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
@@ -60,7 +62,7 @@ func TestPendulumMCAPRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The params' pendulum is the simulator's.
-			pm, ok := c.Model().(*convert.PendulumModel)
+			pm, ok := c.Model().(*statemap.PendulumModel)
 			if !ok {
 				t.Fatalf("model %T, want the analytic pendulum", c.Model())
 			}

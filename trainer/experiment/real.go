@@ -14,6 +14,7 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -508,23 +509,23 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		n["simulated"] = "SIMULATED data (MuJoCo, ANYmal D URDF), not a real robot: no sensor or estimator noise, exact applied torques and true contact forces"
 	}
 	switch trainSpec.Model.Kind {
-	case convert.ModelRigidBody:
+	case statemap.ModelRigidBody:
 		rb := trainSpec.Model.RigidBody
 		q := trainSpec.Control.Quadrotor
-		n["constants"] = fmt.Sprintf("mass %g kg, inertia %v kg·m² (about the centre of mass), arm length %g m, thrust-to-torque %g m, thrust %v N per unit command (polynomial), g %g m/s²; sources in bagtools/convert/quadrotor.go",
+		n["constants"] = fmt.Sprintf("mass %g kg, inertia %v kg·m² (about the centre of mass), arm length %g m, thrust-to-torque %g m, thrust %v N per unit command (polynomial), g %g m/s²; sources in statemap/quadrotor.go",
 			rb.Mass, rb.Inertia, q.ArmLength, q.TorqueCoeff, q.ThrustPoly, trainSpec.Model.Gravity)
-	case convert.ModelURDF:
+	case statemap.ModelURDF:
 		n["constants"] = "mass matrix by CRBA on " + trainSpec.Model.URDF + " (relative to " + root + ")"
-		if m, err := convert.NewModel(trainSpec, root); err == nil && m.Floating() {
+		if m, err := statemap.NewModel(&trainSpec.Spec, root); err == nil && m.Floating() {
 			M := make([]float64, m.NV()*m.NV())
 			if m.MassMatrix(M, make([]float64, len(trainSpec.State.Joints))) == nil {
 				n["constants"] += fmt.Sprintf(", total mass %.5g kg", M[0])
 			}
 		}
-	case convert.ModelDoublePendulum:
+	case statemap.ModelDoublePendulum:
 		n["constants"] = "identified model " + trainSpec.Model.Pendulum.ParamsFile
-		if pp, err := convert.NewModel(trainSpec, root); err == nil {
-			if pm, ok := pp.(*convert.PendulumModel); ok {
+		if pp, err := statemap.NewModel(&trainSpec.Spec, root); err == nil {
+			if pm, ok := pp.(*statemap.PendulumModel); ok {
 				p := pm.Params
 				n["constants"] += fmt.Sprintf(": m = (%.4g, %.4g) kg, l = (%.4g, %.4g) m, centre-of-mass radii r = (%.4g, %.4g) m, "+
 					"inertias about the joint axes (%.4g, %.4g) kg·m² (about the centres of mass (%.4g, %.4g): the identified model's second is negative, "+

@@ -1,4 +1,4 @@
-package convert
+package statemap
 
 import (
 	"fmt"
@@ -101,31 +101,31 @@ func CrazyflieAllocation(armLength, kappa float64) Allocation {
 // QuadrotorAllocation returns the allocation matrix of the spec's layout.
 func QuadrotorAllocation(q QuadrotorSpec) (Allocation, error) {
 	if !(q.TorqueCoeff >= 0) || !finite(q.TorqueCoeff) {
-		return nil, specError("control.quadrotor.torque_coeff", "must be finite and non-negative, got %g", q.TorqueCoeff)
+		return nil, FieldError("control.quadrotor.torque_coeff", "must be finite and non-negative, got %g", q.TorqueCoeff)
 	}
 	switch q.Layout {
 	case "crazyflie", "":
 		if len(q.Rotors) > 0 {
-			return nil, specError("control.quadrotor.rotors", "rotors are only read with layout \"custom\"")
+			return nil, FieldError("control.quadrotor.rotors", "rotors are only read with layout \"custom\"")
 		}
 		if !(q.ArmLength > 0) || !finite(q.ArmLength) {
-			return nil, specError("control.quadrotor.arm_length", "must be positive, got %g", q.ArmLength)
+			return nil, FieldError("control.quadrotor.arm_length", "must be positive, got %g", q.ArmLength)
 		}
 		return CrazyflieAllocation(q.ArmLength, q.TorqueCoeff), nil
 	case "custom":
 		if len(q.Rotors) == 0 {
-			return nil, specError("control.quadrotor.rotors", "layout \"custom\" needs rotors")
+			return nil, FieldError("control.quadrotor.rotors", "layout \"custom\" needs rotors")
 		}
 		var x, y, s []float64
 		for i, r := range q.Rotors {
 			if math.Abs(r.YawSign) != 1 || !finite(r.X) || !finite(r.Y) {
-				return nil, specError(fmt.Sprintf("control.quadrotor.rotors[%d]", i), "needs finite x, y and yaw_sign ±1, got %+v", r)
+				return nil, FieldError(fmt.Sprintf("control.quadrotor.rotors[%d]", i), "needs finite x, y and yaw_sign ±1, got %+v", r)
 			}
 			x, y, s = append(x, r.X), append(y, r.Y), append(s, r.YawSign)
 		}
 		return RotorAllocation(x, y, s, q.TorqueCoeff), nil
 	}
-	return nil, specError("control.quadrotor.layout", "%q is not one of \"crazyflie\", \"custom\"", q.Layout)
+	return nil, FieldError("control.quadrotor.layout", "%q is not one of \"crazyflie\", \"custom\"", q.Layout)
 }
 
 // Thrust returns the rotor thrust Σ poly[k]·c^k for command c (Horner).

@@ -1,4 +1,4 @@
-package convert
+package statemap
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 		}
 		return NewURDFModel(u, names, spec.State.Kind != StateJoints, m.Gravity)
 	}
-	return nil, specError("model.kind", "unknown kind %q", m.Kind)
+	return nil, FieldError("model.kind", "unknown kind %q", m.Kind)
 }
 
 // resolve returns path, or path under root when it is relative.
@@ -87,7 +87,7 @@ func pendulumParams(p *PendulumSpec, dataRoot string) (mechanics.PendulumParams,
 	for k, v := range p.Params {
 		i := slices.IndexFunc(keys, func(s string) bool { return strings.EqualFold(s, k) })
 		if i < 0 {
-			return mechanics.PendulumParams{}, specError("model.pendulum.params."+k, "unknown key (known: %s)", strings.Join(keys, ", "))
+			return mechanics.PendulumParams{}, FieldError("model.pendulum.params."+k, "unknown key (known: %s)", strings.Join(keys, ", "))
 		}
 		canon[keys[i]] = v
 	}
@@ -120,7 +120,7 @@ func rigidBody(r *RigidBodySpec) (mechanics.RigidBody, error) {
 	for i := range 3 {
 		for j := range 3 {
 			if !finite(I[i][j]) || I[i][j] != I[j][i] {
-				return b, specError("model.rigid_body.inertia", "must be finite and symmetric, got %v", I)
+				return b, FieldError("model.rigid_body.inertia", "must be finite and symmetric, got %v", I)
 			}
 		}
 	}
@@ -130,7 +130,7 @@ func rigidBody(r *RigidBodySpec) (mechanics.RigidBody, error) {
 	d2 := I[0][0]*I[1][1] - I[0][1]*I[1][0]
 	d3 := I[0][0]*(I[1][1]*I[2][2]-I[1][2]*I[2][1]) - I[0][1]*(I[1][0]*I[2][2]-I[1][2]*I[2][0]) + I[0][2]*(I[1][0]*I[2][1]-I[1][1]*I[2][0])
 	if !(d1 > 0 && d2 > 0 && d3 > 0) {
-		return b, specError("model.rigid_body.inertia", "is not positive definite: %v", I)
+		return b, FieldError("model.rigid_body.inertia", "is not positive definite: %v", I)
 	}
 	return b, nil
 }
@@ -151,7 +151,7 @@ func (m *PendulumModel) Floating() bool { return false }
 // MassMatrix writes M(q).
 func (m *PendulumModel) MassMatrix(dst []float64, qj []float64) error {
 	if len(qj) != 2 || len(dst) < 4 {
-		return fmt.Errorf("convert: double pendulum: %d joint positions, want 2", len(qj))
+		return fmt.Errorf("statemap: double pendulum: %d joint positions, want 2", len(qj))
 	}
 	M := m.Params.MassMatrix([2]float64{qj[0], qj[1]})
 	dst[0], dst[1], dst[2], dst[3] = M[0][0], M[0][1], M[1][0], M[1][1]
@@ -215,7 +215,7 @@ func NewURDFModel(m *mechanics.Model, joints []string, floating bool, g float64)
 	for i, name := range joints {
 		perm[i] = slices.Index(urdf, name)
 		if perm[i] < 0 {
-			return nil, specError(fmt.Sprintf("state.joints[%d].name", i), "joint %q is not a movable joint of URDF robot %q (its joints: %s)", name, m.Name, strings.Join(urdf, ", "))
+			return nil, FieldError(fmt.Sprintf("state.joints[%d].name", i), "joint %q is not a movable joint of URDF robot %q (its joints: %s)", name, m.Name, strings.Join(urdf, ", "))
 		}
 	}
 	var unmapped []string
@@ -225,7 +225,7 @@ func NewURDFModel(m *mechanics.Model, joints []string, floating bool, g float64)
 		}
 	}
 	if len(unmapped) > 0 {
-		return nil, specError("state.joints", "URDF robot %q joints %s have no entry (listed: %s)", m.Name, strings.Join(unmapped, ", "), strings.Join(joints, ", "))
+		return nil, FieldError("state.joints", "URDF robot %q joints %s have no entry (listed: %s)", m.Name, strings.Join(unmapped, ", "), strings.Join(joints, ", "))
 	}
 	return &URDFModel{model: m, perm: perm, floating: floating, g: g, q: make([]float64, len(urdf))}, nil
 }
@@ -244,7 +244,7 @@ func (m *URDFModel) Floating() bool { return m.floating }
 // MassMatrix writes M(q) by CRBA, reordered to the spec's joint order.
 func (m *URDFModel) MassMatrix(dst []float64, qj []float64) error {
 	if len(qj) != len(m.perm) {
-		return fmt.Errorf("convert: URDF model: %d joint positions, want %d", len(qj), len(m.perm))
+		return fmt.Errorf("statemap: URDF model: %d joint positions, want %d", len(qj), len(m.perm))
 	}
 	for i, p := range m.perm {
 		m.q[p] = qj[i]
@@ -259,7 +259,7 @@ func (m *URDFModel) MassMatrix(dst []float64, qj []float64) error {
 		h, err = m.model.MassMatrix(m.q)
 	}
 	if err != nil {
-		return fmt.Errorf("convert: %w", err)
+		return fmt.Errorf("statemap: %w", err)
 	}
 	n := m.NV()
 	idx := func(i int) int {
