@@ -78,19 +78,6 @@ const (
 	BagMagic = "#ROSBAG V2.0\n"
 )
 
-// Message encodings and schema encodings set in Channel.
-const (
-	// EncodingCDR is the message encoding of ROS 2 (OMG CDR).
-	EncodingCDR = "cdr"
-	// EncodingROS1 is the message encoding of ROS 1 serialization.
-	EncodingROS1 = "ros1"
-	// SchemaROS2Msg is the schema encoding of ROS 2 .msg definitions.
-	SchemaROS2Msg = "ros2msg"
-	// SchemaROS1Msg is the schema encoding of ROS 1 .msg definitions
-	// (a ROS 1 connection's message_definition).
-	SchemaROS1Msg = "ros1msg"
-)
-
 // Default limits used where ReaderOptions leaves a field zero.
 const (
 	// DefaultMaxRecordSize caps one record (for example one message).
@@ -109,11 +96,11 @@ type Channel struct {
 	// Type is the message type, e.g. "sensor_msgs/JointState" (ROS 1) or
 	// "sensor_msgs/msg/JointState" (ROS 2); empty when the log has no schema.
 	Type string
-	// Encoding is the message encoding: EncodingCDR or EncodingROS1 (or
-	// whatever an MCAP file declares).
+	// Encoding is the message encoding: msgs.MessageEncodingCDR or
+	// msgs.MessageEncodingROS1 (or whatever an MCAP file declares).
 	Encoding string
-	// SchemaEncoding is the encoding of Schema: SchemaROS2Msg or
-	// SchemaROS1Msg (or whatever an MCAP file declares).
+	// SchemaEncoding is the encoding of Schema: msgs.SchemaEncodingROS2Msg
+	// or msgs.SchemaEncodingROS1Msg (or whatever an MCAP file declares).
 	SchemaEncoding string
 	// Schema is the message definition text.
 	Schema []byte

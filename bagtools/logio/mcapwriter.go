@@ -230,7 +230,7 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 	s, ok := w.schemas[rosType]
 	if !ok {
 		s = schemaInfo{id: uint16(len(w.schemas) + 1), definition: definition}
-		if err := w.w.WriteSchema(&mcap.Schema{ID: s.id, Name: rosType, Encoding: SchemaROS2Msg, Data: []byte(definition)}); err != nil {
+		if err := w.w.WriteSchema(&mcap.Schema{ID: s.id, Name: rosType, Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte(definition)}); err != nil {
 			return w.fail(fmt.Errorf("schema %s: %w", rosType, err))
 		}
 		w.schemas[rosType] = s
@@ -246,7 +246,7 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 		meta["topic_type_hash"] = o.TypeHash
 	}
 	t := &ros2Topic{name: topic, rosType: rosType, channel: w.nextChan, qos: qos}
-	if err := w.w.WriteChannel(&mcap.Channel{ID: t.channel, SchemaID: s.id, Topic: topic, MessageEncoding: EncodingCDR, Metadata: meta}); err != nil {
+	if err := w.w.WriteChannel(&mcap.Channel{ID: t.channel, SchemaID: s.id, Topic: topic, MessageEncoding: msgs.MessageEncodingCDR, Metadata: meta}); err != nil {
 		return w.fail(fmt.Errorf("channel %s: %w", topic, err))
 	}
 	w.topics[topic] = t
@@ -404,7 +404,7 @@ func (w *ROS2Writer) bagMetadata() (string, error) {
 	slices.SortFunc(topics, func(a, b *ros2Topic) int { return strings.Compare(a.name, b.name) })
 	for _, t := range topics {
 		m.Topics = append(m.Topics, bagTopicWithInfo{
-			TopicMetadata: bagTopic{Name: t.name, Type: t.rosType, SerializationFormat: EncodingCDR, OfferedQoSProfiles: t.qos},
+			TopicMetadata: bagTopic{Name: t.name, Type: t.rosType, SerializationFormat: msgs.MessageEncodingCDR, OfferedQoSProfiles: t.qos},
 			MessageCount:  t.count,
 		})
 	}

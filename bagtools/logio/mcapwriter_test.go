@@ -117,7 +117,7 @@ func TestROS2Writer(t *testing.T) {
 				t.Fatalf("%d channels", len(chans))
 			}
 			for _, c := range chans {
-				if c.Encoding != EncodingCDR || c.SchemaEncoding != SchemaROS2Msg || !strings.Contains(c.Type, "/msg/") {
+				if c.Encoding != msgs.MessageEncodingCDR || c.SchemaEncoding != msgs.SchemaEncodingROS2Msg || !strings.Contains(c.Type, "/msg/") {
 					t.Errorf("channel %+v", c)
 				}
 				def, err := msgs.Definition(c.Type)
