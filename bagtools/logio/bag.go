@@ -58,10 +58,10 @@ type BagReader struct {
 
 // NewBagReader returns a reader of the ROS 1 bag in rs, which must be
 // positioned at the bag's magic (BagMagic). When the bag has an index its
-// connections are known at once (see Channels). At most one ReaderOptions is
-// used. Close does not close rs.
-func NewBagReader(rs io.ReadSeeker, opts ...*ReaderOptions) (*BagReader, error) {
-	o := options(opts)
+// connections are known at once (see Channels). opts may be nil for the
+// defaults. Close does not close rs.
+func NewBagReader(rs io.ReadSeeker, opts *ReaderOptions) (*BagReader, error) {
+	o := readerOptions(opts)
 	start, size, err := sizeOf(rs)
 	if err != nil {
 		return nil, fmt.Errorf("bag: %w", err)

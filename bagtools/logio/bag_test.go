@@ -151,7 +151,7 @@ func TestBagTestdataBZ2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestBagTruncated(t *testing.T) {
 			indexPos := int(binary.LittleEndian.Uint64(data[at:]))
 			prev := 0
 			for cut := len(BagMagic) + 4096; cut < len(data); cut += 13 {
-				r, err := NewBagReader(bytes.NewReader(data[:cut]))
+				r, err := NewBagReader(bytes.NewReader(data[:cut]), nil)
 				if err != nil {
 					t.Fatalf("cut %d: open: %v", cut, err)
 				}
@@ -210,7 +210,7 @@ func TestBagTruncatedKeepsChunkPrefix(t *testing.T) {
 	// Cut just after the record of message 6 (its data is unique).
 	m := tb.msgs[6]
 	end := bytes.Index(data, m.data) + len(m.data)
-	r, err := NewBagReader(bytes.NewReader(data[:end+3]))
+	r, err := NewBagReader(bytes.NewReader(data[:end+3]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestBagErrors(t *testing.T) {
 
 func TestBagFixture(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestBagFixture(t *testing.T) {
 // reads identically.
 func TestBagFixtureRecompressed(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestBagFixtureRecompressed(t *testing.T) {
 			tb := tb
 			tb.compression = compression
 			data := tb.encode(t)
-			r, err := NewBagReader(bytes.NewReader(data))
+			r, err := NewBagReader(bytes.NewReader(data), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

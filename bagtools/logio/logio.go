@@ -11,6 +11,10 @@
 // statistics), so that `ros2 bag play` and Foxglove open what calisym
 // records.
 //
+// Every constructor takes its options as one pointer to an options struct
+// ([ReaderOptions], [CSVOptions], [ParquetOptions], [ROS2WriterOptions],
+// [TopicOptions]); nil, like the zero value, means the defaults.
+//
 // Every reader streams: memory is bounded by the largest chunk, record or
 // page of the input, never by the length of the log. Lengths read from the
 // input are checked against the bytes that remain and against the limits in
@@ -23,7 +27,7 @@
 // yields every complete message before the damage and then an error that
 // wraps [ErrTruncated], so callers can warn and keep what they got:
 //
-//	r, err := logio.Open(path)
+//	r, err := logio.Open(path, nil)
 //	if err != nil { ... }
 //	defer r.Close()
 //	for {
@@ -176,8 +180,9 @@ func Messages(r MessageReader) iter.Seq2[*Message, error] {
 	}
 }
 
-// ReaderOptions configures a MessageReader. The zero value (or nil) reads
-// every topic with the default limits.
+// ReaderOptions configures a MessageReader: Open, NewMCAPReader,
+// NewBagReader and Summarize take a *ReaderOptions. A nil pointer, like the
+// zero value, reads every topic with the default limits.
 type ReaderOptions struct {
 	// Topics, when not empty, restricts Next and Channels to these topics.
 	Topics []string
@@ -192,12 +197,12 @@ type ReaderOptions struct {
 	MaxChunkSize int
 }
 
-// options merges the variadic options of a constructor into one value with
-// the defaults filled in.
-func options(opts []*ReaderOptions) ReaderOptions {
+// readerOptions returns a copy of opts (the zero value when nil) with the
+// defaults filled in.
+func readerOptions(opts *ReaderOptions) ReaderOptions {
 	var o ReaderOptions
-	if len(opts) > 0 && opts[0] != nil {
-		o = *opts[0]
+	if opts != nil {
+		o = *opts
 	}
 	if o.MaxRecordSize <= 0 {
 		o.MaxRecordSize = DefaultMaxRecordSize
@@ -226,9 +231,9 @@ func newTopicFilter(topics []string) topicFilter {
 func (f topicFilter) pass(topic string) bool { return f == nil || f[topic] }
 
 // Open opens the message log at path, choosing the reader from the file's
-// magic bytes: MCAP (MCAPMagic) or ROS 1 bag v2.0 (BagMagic). At most one
-// ReaderOptions is used. Closing the reader closes the file.
-func Open(path string, opts ...*ReaderOptions) (MessageReader, error) {
+// magic bytes: MCAP (MCAPMagic) or ROS 1 bag v2.0 (BagMagic). opts may be
+// nil for the defaults. Closing the reader closes the file.
+func Open(path string, opts *ReaderOptions) (MessageReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("logio: open log: %w", err)
@@ -241,7 +246,7 @@ func Open(path string, opts ...*ReaderOptions) (MessageReader, error) {
 	return r, nil
 }
 
-func open(f *os.File, opts []*ReaderOptions) (MessageReader, error) {
+func open(f *os.File, opts *ReaderOptions) (MessageReader, error) {
 	var magic [len(BagMagic)]byte
 	n, err := io.ReadFull(f, magic[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -253,14 +258,14 @@ func open(f *os.File, opts []*ReaderOptions) (MessageReader, error) {
 	head := string(magic[:n])
 	switch {
 	case len(head) >= len(MCAPMagic) && head[:len(MCAPMagic)] == MCAPMagic:
-		r, err := NewMCAPReader(f, opts...)
+		r, err := NewMCAPReader(f, opts)
 		if err != nil {
 			return nil, err
 		}
 		r.closer = f
 		return r, nil
 	case head == BagMagic:
-		r, err := NewBagReader(f, opts...)
+		r, err := NewBagReader(f, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -103,7 +103,7 @@ func TestMCAPReader(t *testing.T) {
 
 func TestMCAPChannelsFromSummary(t *testing.T) {
 	data, _ := testMCAP(t, 10, &mcap.WriterOptions{Chunked: true, ChunkSize: 256, Compression: mcap.CompressionZSTD}, true)
-	r, err := NewMCAPReader(bytes.NewReader(data))
+	r, err := NewMCAPReader(bytes.NewReader(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestMCAPTruncated(t *testing.T) {
 			dataEnd := bytes.LastIndex(data, []byte{byte(mcap.OpDataEnd), 4, 0, 0, 0, 0, 0, 0, 0})
 			prev := 0
 			for cut := len(MCAPMagic); cut < len(data); cut += 11 {
-				r, err := NewMCAPReader(bytes.NewReader(data[:cut]))
+				r, err := NewMCAPReader(bytes.NewReader(data[:cut]), nil)
 				if err != nil {
 					if !errors.Is(err, ErrTruncated) {
 						t.Fatalf("cut %d: open error %v, want ErrTruncated", cut, err)
@@ -236,7 +236,7 @@ func TestOpenDispatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			r, err := Open(filepath.Join(dir, tt.file))
+			r, err := Open(filepath.Join(dir, tt.file), nil)
 			if tt.want != nil {
 				if !errors.Is(err, tt.want) {
 					t.Fatalf("error %v, want %v", err, tt.want)

@@ -40,7 +40,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			infos, err := Summarize(filepath.Join(dir, tt.file))
+			infos, err := Summarize(filepath.Join(dir, tt.file), nil)
 			if !errors.Is(err, tt.err) || tt.err == nil && err != nil {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}
@@ -69,7 +69,7 @@ func TestSummarize(t *testing.T) {
 
 func TestSummarizeFixture(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	infos, err := Summarize(path)
+	infos, err := Summarize(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
