@@ -22,26 +22,28 @@ const (
 	EncodingROS1
 )
 
-// String returns the MCAP message encoding name ("cdr", "ros1").
+// String returns the MCAP message encoding name of the encoding
+// (MessageEncodingCDR, MessageEncodingROS1).
 func (e Encoding) String() string {
 	switch e {
 	case EncodingCDR:
-		return "cdr"
+		return MessageEncodingCDR
 	case EncodingROS1:
-		return "ros1"
+		return MessageEncodingROS1
 	}
 	return "Encoding(" + strconv.Itoa(int(e)) + ")"
 }
 
-// EncodingFor returns the encoding of an MCAP message encoding name.
+// EncodingFor returns the encoding of an MCAP message encoding name
+// (MessageEncodingCDR or MessageEncodingROS1).
 func EncodingFor(messageEncoding string) (Encoding, error) {
 	switch messageEncoding {
-	case "cdr":
+	case MessageEncodingCDR:
 		return EncodingCDR, nil
-	case "ros1":
+	case MessageEncodingROS1:
 		return EncodingROS1, nil
 	}
-	return 0, fmt.Errorf("msgs: message encoding %q: %w (want cdr or ros1)", messageEncoding, ErrUnsupported)
+	return 0, fmt.Errorf("msgs: message encoding %q: %w (want %s or %s)", messageEncoding, ErrUnsupported, MessageEncodingCDR, MessageEncodingROS1)
 }
 
 // DecodeError reports serialized data that could not be decoded: which

@@ -20,27 +20,28 @@ const (
 	ROS1Msg
 )
 
-// String returns the schema encoding name of the dialect.
+// String returns the schema encoding name of the dialect
+// (SchemaEncodingROS2Msg, SchemaEncodingROS1Msg).
 func (d Dialect) String() string {
 	switch d {
 	case ROS2Msg:
-		return "ros2msg"
+		return SchemaEncodingROS2Msg
 	case ROS1Msg:
-		return "ros1msg"
+		return SchemaEncodingROS1Msg
 	}
 	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
 
-// DialectFor returns the dialect of an MCAP schema encoding ("ros2msg" or
-// "ros1msg").
+// DialectFor returns the dialect of an MCAP schema encoding
+// (SchemaEncodingROS2Msg or SchemaEncodingROS1Msg).
 func DialectFor(schemaEncoding string) (Dialect, error) {
 	switch schemaEncoding {
-	case "ros2msg":
+	case SchemaEncodingROS2Msg:
 		return ROS2Msg, nil
-	case "ros1msg":
+	case SchemaEncodingROS1Msg:
 		return ROS1Msg, nil
 	}
-	return 0, fmt.Errorf("msgs: schema encoding %q: %w (want ros2msg or ros1msg)", schemaEncoding, ErrUnsupported)
+	return 0, fmt.Errorf("msgs: schema encoding %q: %w (want %s or %s)", schemaEncoding, ErrUnsupported, SchemaEncodingROS2Msg, SchemaEncodingROS1Msg)
 }
 
 // Kind is the type of a field's values (of its elements, for an array).

@@ -85,7 +85,7 @@ func pr2JointStates(t *testing.T, path string) (states []ros1JointState, logTime
 
 func readPR2JointStates(t *testing.T, path string) (states []ros1JointState, logTimes []uint64, start uint64) {
 	t.Helper()
-	r, err := logio.Open(path)
+	r, err := logio.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

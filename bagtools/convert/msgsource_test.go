@@ -194,9 +194,9 @@ func TestMessageSourceErrors(t *testing.T) {
 	proto := filepath.Join(dir, "proto.mcap")
 	writeRawMCAP(t, proto, "/imu", "foo.Imu", "protobuf", "…", "protobuf", []byte{1, 2})
 	undefined := filepath.Join(dir, "undefined.mcap")
-	writeRawMCAP(t, undefined, "/thing", "my_msgs/msg/Thing", logio.SchemaROS2Msg, "other_msgs/Missing m\nfloat64 x\n", logio.EncodingCDR, []byte{0, 1, 0, 0})
+	writeRawMCAP(t, undefined, "/thing", "my_msgs/msg/Thing", msgs.SchemaEncodingROS2Msg, "other_msgs/Missing m\nfloat64 x\n", msgs.MessageEncodingCDR, []byte{0, 1, 0, 0})
 	garbage := filepath.Join(dir, "bad.mcap")
-	writeRawMCAP(t, garbage, "/f", "std_msgs/msg/Float64MultiArray", logio.SchemaROS2Msg, (&msgs.Float64MultiArray{}).ROSDefinition(), logio.EncodingCDR, []byte{0, 1, 0, 0, 0xff, 0xff, 0xff})
+	writeRawMCAP(t, garbage, "/f", "std_msgs/msg/Float64MultiArray", msgs.SchemaEncodingROS2Msg, (&msgs.Float64MultiArray{}).ROSDefinition(), msgs.MessageEncodingCDR, []byte{0, 1, 0, 0, 0xff, 0xff, 0xff})
 	notLog := filepath.Join(dir, "table.mcap")
 	os.WriteFile(notLog, []byte("t,x\n0,1\n"), 0o644)
 	js := func(field, joint string) string { return msgs.JointPath("/joint_states", field, joint) }

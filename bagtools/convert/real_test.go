@@ -31,7 +31,7 @@ func repoSpec(t *testing.T, name string, inputs ...string) *Spec {
 // readColumns reads whole columns of a parquet file.
 func readColumns(t *testing.T, path string, cols ...string) [][]float64 {
 	t.Helper()
-	tb, err := logio.OpenParquet(path, logio.ParquetOptions{Columns: cols})
+	tb, err := logio.OpenParquet(path, &logio.ParquetOptions{Columns: cols})
 	if err != nil {
 		t.Fatal(err)
 	}

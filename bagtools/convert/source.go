@@ -143,7 +143,7 @@ func OpenTable(path string, opts TableOptions) (*TableSource, error) {
 
 func openTable(path string, opts TableOptions, cols []string) (logio.Table, error) {
 	if opts.Format == "parquet" {
-		t, err := logio.OpenParquet(path, logio.ParquetOptions{Columns: cols})
+		t, err := logio.OpenParquet(path, &logio.ParquetOptions{Columns: cols})
 		if err != nil {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
@@ -153,7 +153,7 @@ func openTable(path string, opts TableOptions, cols []string) (logio.Table, erro
 	if o.Header {
 		o.Columns = cols
 	}
-	t, err := logio.OpenCSV(path, o)
+	t, err := logio.OpenCSV(path, &o)
 	if err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/calisym/calisym/msgs"
 )
 
 // ROS 1 bag v2.0 record op codes (http://wiki.ros.org/Bags/Format/2.0).
@@ -30,9 +32,9 @@ const maxBagHeaderLen = 1 << 20
 // BagReader streams the messages of a ROS 1 bag (format version 2.0) in file
 // order. It reads one chunk at a time: the chunk is decompressed (none, bz2
 // or lz4) into a buffer that is reused for the next chunk, so memory is
-// bounded by the largest chunk. Messages get Encoding EncodingROS1 and their
-// channels SchemaEncoding SchemaROS1Msg with the connection's
-// message_definition as Schema.
+// bounded by the largest chunk. Channels get Encoding
+// msgs.MessageEncodingROS1 and SchemaEncoding msgs.SchemaEncodingROS1Msg,
+// with the connection's message_definition as Schema.
 type BagReader struct {
 	scan     bagScanner
 	opts     ReaderOptions
@@ -56,10 +58,10 @@ type BagReader struct {
 
 // NewBagReader returns a reader of the ROS 1 bag in rs, which must be
 // positioned at the bag's magic (BagMagic). When the bag has an index its
-// connections are known at once (see Channels). At most one ReaderOptions is
-// used. Close does not close rs.
-func NewBagReader(rs io.ReadSeeker, opts ...*ReaderOptions) (*BagReader, error) {
-	o := options(opts)
+// connections are known at once (see Channels). opts may be nil for the
+// defaults. Close does not close rs.
+func NewBagReader(rs io.ReadSeeker, opts *ReaderOptions) (*BagReader, error) {
+	o := readerOptions(opts)
 	start, size, err := sizeOf(rs)
 	if err != nil {
 		return nil, fmt.Errorf("bag: %w", err)
@@ -370,8 +372,8 @@ func parseConnection(h *bagHeader, data []byte) (*Channel, error) {
 	c := &Channel{
 		ID:             h.conn,
 		Topic:          string(h.topic),
-		Encoding:       EncodingROS1,
-		SchemaEncoding: SchemaROS1Msg,
+		Encoding:       msgs.MessageEncodingROS1,
+		SchemaEncoding: msgs.SchemaEncodingROS1Msg,
 	}
 	err := eachField(data, func(name, value []byte) error {
 		switch string(name) {

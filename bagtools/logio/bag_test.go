@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/msgs"
 )
 
 // got is a message as a test keeps it: copied out of the reader's buffers.
@@ -67,9 +68,9 @@ func sameMessages(t *testing.T, got, want []got) {
 	}
 }
 
-func filterTopic(msgs []got, topic string) []got {
+func filterTopic(ms []got, topic string) []got {
 	var out []got
-	for _, m := range msgs {
+	for _, m := range ms {
 		if m.topic == topic {
 			out = append(out, m)
 		}
@@ -112,12 +113,12 @@ func TestBagReader(t *testing.T) {
 			if n := len(r.Channels()); n != wantChans {
 				t.Errorf("Channels() before reading: %d, want %d", n, wantChans)
 			}
-			msgs, err := drain(t, r)
+			ms, err := drain(t, r)
 			want := wantMessages(tb)
 			if tt.topics != nil {
 				want = filterTopic(want, tt.topics[0])
 			}
-			sameMessages(t, msgs, want)
+			sameMessages(t, ms, want)
 			if tt.noIndex {
 				if !errors.Is(err, ErrTruncated) {
 					t.Errorf("unindexed bag: end error %v, want ErrTruncated", err)
@@ -130,7 +131,7 @@ func TestBagReader(t *testing.T) {
 				t.Errorf("Channels() after reading: %d", len(chans))
 			}
 			for _, c := range chans {
-				if c.Encoding != EncodingROS1 || c.SchemaEncoding != SchemaROS1Msg || c.Type == "" || len(c.Schema) == 0 || c.Metadata["md5sum"] == "" {
+				if c.Encoding != msgs.MessageEncodingROS1 || c.SchemaEncoding != msgs.SchemaEncodingROS1Msg || c.Type == "" || len(c.Schema) == 0 || c.Metadata["md5sum"] == "" {
 					t.Errorf("channel %+v lacks fields", c)
 				}
 			}
@@ -150,16 +151,16 @@ func TestBagTestdataBZ2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	msgs, err := drain(t, r)
+	ms, err := drain(t, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameMessages(t, msgs, wantMessages(tb))
+	sameMessages(t, ms, wantMessages(tb))
 }
 
 func TestBagTruncated(t *testing.T) {
@@ -173,12 +174,12 @@ func TestBagTruncated(t *testing.T) {
 			indexPos := int(binary.LittleEndian.Uint64(data[at:]))
 			prev := 0
 			for cut := len(BagMagic) + 4096; cut < len(data); cut += 13 {
-				r, err := NewBagReader(bytes.NewReader(data[:cut]))
+				r, err := NewBagReader(bytes.NewReader(data[:cut]), nil)
 				if err != nil {
 					t.Fatalf("cut %d: open: %v", cut, err)
 				}
-				msgs, err := drain(t, r)
-				sameMessages(t, msgs, full[:len(msgs)])
+				ms, err := drain(t, r)
+				sameMessages(t, ms, full[:len(ms)])
 				if cut < indexPos && !errors.Is(err, ErrTruncated) {
 					t.Fatalf("cut %d of %d: end error %v, want ErrTruncated", cut, len(data), err)
 				}
@@ -188,10 +189,10 @@ func TestBagTruncated(t *testing.T) {
 				if err != nil && !strings.Contains(err.Error(), "offset") {
 					t.Errorf("cut %d: error %q does not say where", cut, err)
 				}
-				if len(msgs) < prev {
-					t.Fatalf("cut %d: %d messages, fewer than %d at a shorter cut", cut, len(msgs), prev)
+				if len(ms) < prev {
+					t.Fatalf("cut %d: %d messages, fewer than %d at a shorter cut", cut, len(ms), prev)
 				}
-				prev = len(msgs)
+				prev = len(ms)
 			}
 			if prev != len(full) {
 				t.Errorf("longest cut gave %d messages, want %d", prev, len(full))
@@ -209,15 +210,15 @@ func TestBagTruncatedKeepsChunkPrefix(t *testing.T) {
 	// Cut just after the record of message 6 (its data is unique).
 	m := tb.msgs[6]
 	end := bytes.Index(data, m.data) + len(m.data)
-	r, err := NewBagReader(bytes.NewReader(data[:end+3]))
+	r, err := NewBagReader(bytes.NewReader(data[:end+3]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := drain(t, r)
+	ms, err := drain(t, r)
 	if !errors.Is(err, ErrTruncated) {
 		t.Fatalf("end error %v, want ErrTruncated", err)
 	}
-	sameMessages(t, msgs, wantMessages(tb)[:7])
+	sameMessages(t, ms, wantMessages(tb)[:7])
 }
 
 func TestBagErrors(t *testing.T) {
@@ -287,7 +288,7 @@ func TestBagErrors(t *testing.T) {
 
 func TestBagFixture(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestBagFixture(t *testing.T) {
 // reads identically.
 func TestBagFixtureRecompressed(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,15 +364,15 @@ func TestBagFixtureRecompressed(t *testing.T) {
 			tb := tb
 			tb.compression = compression
 			data := tb.encode(t)
-			r, err := NewBagReader(bytes.NewReader(data))
+			r, err := NewBagReader(bytes.NewReader(data), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			msgs, err := drain(t, r)
+			ms, err := drain(t, r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameMessages(t, msgs, orig)
+			sameMessages(t, ms, orig)
 			if got := len(r.Channels()); got != len(tb.channels) {
 				t.Errorf("%d channels, want %d", got, len(tb.channels))
 			}

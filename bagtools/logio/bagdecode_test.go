@@ -15,7 +15,7 @@ import (
 // joint name, odometry, and tf transforms picked by a filter.
 func TestDecodeBagFixture(t *testing.T) {
 	path := fixtures.Path(t, "bags", "pr1012_sensors.bag")
-	r, err := Open(path)
+	r, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 	"strings"
 )
 
-// CSVOptions configures OpenCSV.
+// CSVOptions configures OpenCSV, which takes a *CSVOptions. A nil pointer,
+// like the zero value, reads a comma-separated file without a header line,
+// naming its columns col1, col2, ...
 type CSVOptions struct {
 	// Header says that the first line names the columns.
 	Header bool
@@ -46,12 +48,17 @@ type CSVTable struct {
 // fields from the header (or, without one, from the first row) yields an
 // error naming its line and wrapping ErrRaggedRow, and also ErrTruncated
 // when it is the file's last line and lacks its newline (a file cut short).
-func OpenCSV(path string, opts CSVOptions) (*CSVTable, error) {
+// opts may be nil for the defaults.
+func OpenCSV(path string, opts *CSVOptions) (*CSVTable, error) {
+	var o CSVOptions
+	if opts != nil {
+		o = *opts
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
-	t, err := newCSV(path, f, opts)
+	t, err := newCSV(path, f, o)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -11,6 +11,10 @@
 // statistics), so that `ros2 bag play` and Foxglove open what calisym
 // records.
 //
+// Every constructor takes its options as one pointer to an options struct
+// ([ReaderOptions], [CSVOptions], [ParquetOptions], [ROS2WriterOptions],
+// [TopicOptions]); nil, like the zero value, means the defaults.
+//
 // Every reader streams: memory is bounded by the largest chunk, record or
 // page of the input, never by the length of the log. Lengths read from the
 // input are checked against the bytes that remain and against the limits in
@@ -23,7 +27,7 @@
 // yields every complete message before the damage and then an error that
 // wraps [ErrTruncated], so callers can warn and keep what they got:
 //
-//	r, err := logio.Open(path)
+//	r, err := logio.Open(path, nil)
 //	if err != nil { ... }
 //	defer r.Close()
 //	for {
@@ -78,19 +82,6 @@ const (
 	BagMagic = "#ROSBAG V2.0\n"
 )
 
-// Message encodings and schema encodings set in Channel.
-const (
-	// EncodingCDR is the message encoding of ROS 2 (OMG CDR).
-	EncodingCDR = "cdr"
-	// EncodingROS1 is the message encoding of ROS 1 serialization.
-	EncodingROS1 = "ros1"
-	// SchemaROS2Msg is the schema encoding of ROS 2 .msg definitions.
-	SchemaROS2Msg = "ros2msg"
-	// SchemaROS1Msg is the schema encoding of ROS 1 .msg definitions
-	// (a ROS 1 connection's message_definition).
-	SchemaROS1Msg = "ros1msg"
-)
-
 // Default limits used where ReaderOptions leaves a field zero.
 const (
 	// DefaultMaxRecordSize caps one record (for example one message).
@@ -109,11 +100,11 @@ type Channel struct {
 	// Type is the message type, e.g. "sensor_msgs/JointState" (ROS 1) or
 	// "sensor_msgs/msg/JointState" (ROS 2); empty when the log has no schema.
 	Type string
-	// Encoding is the message encoding: EncodingCDR or EncodingROS1 (or
-	// whatever an MCAP file declares).
+	// Encoding is the message encoding: msgs.MessageEncodingCDR or
+	// msgs.MessageEncodingROS1 (or whatever an MCAP file declares).
 	Encoding string
-	// SchemaEncoding is the encoding of Schema: SchemaROS2Msg or
-	// SchemaROS1Msg (or whatever an MCAP file declares).
+	// SchemaEncoding is the encoding of Schema: msgs.SchemaEncodingROS2Msg
+	// or msgs.SchemaEncodingROS1Msg (or whatever an MCAP file declares).
 	SchemaEncoding string
 	// Schema is the message definition text.
 	Schema []byte
@@ -189,8 +180,9 @@ func Messages(r MessageReader) iter.Seq2[*Message, error] {
 	}
 }
 
-// ReaderOptions configures a MessageReader. The zero value (or nil) reads
-// every topic with the default limits.
+// ReaderOptions configures a MessageReader: Open, NewMCAPReader,
+// NewBagReader and Summarize take a *ReaderOptions. A nil pointer, like the
+// zero value, reads every topic with the default limits.
 type ReaderOptions struct {
 	// Topics, when not empty, restricts Next and Channels to these topics.
 	Topics []string
@@ -205,12 +197,12 @@ type ReaderOptions struct {
 	MaxChunkSize int
 }
 
-// options merges the variadic options of a constructor into one value with
-// the defaults filled in.
-func options(opts []*ReaderOptions) ReaderOptions {
+// readerOptions returns a copy of opts (the zero value when nil) with the
+// defaults filled in.
+func readerOptions(opts *ReaderOptions) ReaderOptions {
 	var o ReaderOptions
-	if len(opts) > 0 && opts[0] != nil {
-		o = *opts[0]
+	if opts != nil {
+		o = *opts
 	}
 	if o.MaxRecordSize <= 0 {
 		o.MaxRecordSize = DefaultMaxRecordSize
@@ -239,9 +231,9 @@ func newTopicFilter(topics []string) topicFilter {
 func (f topicFilter) pass(topic string) bool { return f == nil || f[topic] }
 
 // Open opens the message log at path, choosing the reader from the file's
-// magic bytes: MCAP (MCAPMagic) or ROS 1 bag v2.0 (BagMagic). At most one
-// ReaderOptions is used. Closing the reader closes the file.
-func Open(path string, opts ...*ReaderOptions) (MessageReader, error) {
+// magic bytes: MCAP (MCAPMagic) or ROS 1 bag v2.0 (BagMagic). opts may be
+// nil for the defaults. Closing the reader closes the file.
+func Open(path string, opts *ReaderOptions) (MessageReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("logio: open log: %w", err)
@@ -254,7 +246,7 @@ func Open(path string, opts ...*ReaderOptions) (MessageReader, error) {
 	return r, nil
 }
 
-func open(f *os.File, opts []*ReaderOptions) (MessageReader, error) {
+func open(f *os.File, opts *ReaderOptions) (MessageReader, error) {
 	var magic [len(BagMagic)]byte
 	n, err := io.ReadFull(f, magic[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -266,14 +258,14 @@ func open(f *os.File, opts []*ReaderOptions) (MessageReader, error) {
 	head := string(magic[:n])
 	switch {
 	case len(head) >= len(MCAPMagic) && head[:len(MCAPMagic)] == MCAPMagic:
-		r, err := NewMCAPReader(f, opts...)
+		r, err := NewMCAPReader(f, opts)
 		if err != nil {
 			return nil, err
 		}
 		r.closer = f
 		return r, nil
 	case head == BagMagic:
-		r, err := NewBagReader(f, opts...)
+		r, err := NewBagReader(f, opts)
 		if err != nil {
 			return nil, err
 		}

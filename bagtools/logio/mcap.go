@@ -34,10 +34,10 @@ type MCAPReader struct {
 
 // NewMCAPReader returns a reader of the MCAP file in rs, which must be
 // positioned at the file's magic. When the file has a summary section its
-// channels are known at once (see Channels). At most one ReaderOptions is
-// used. Close does not close rs.
-func NewMCAPReader(rs io.ReadSeeker, opts ...*ReaderOptions) (*MCAPReader, error) {
-	o := options(opts)
+// channels are known at once (see Channels). opts may be nil for the
+// defaults. Close does not close rs.
+func NewMCAPReader(rs io.ReadSeeker, opts *ReaderOptions) (*MCAPReader, error) {
+	o := readerOptions(opts)
 	start, size, err := sizeOf(rs)
 	if err != nil {
 		return nil, fmt.Errorf("mcap: %w", err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/calisym/calisym/msgs"
 )
 
 // testMCAP writes n messages on three channels (two topics) with the given
@@ -28,12 +30,12 @@ func testMCAP(t testing.TB, n int, opts *mcap.WriterOptions, close bool) ([]byte
 		}
 	}
 	check(w.WriteHeader(&mcap.Header{Profile: "ros2", Library: "logio test"}))
-	check(w.WriteSchema(&mcap.Schema{ID: 1, Name: "sensor_msgs/msg/JointState", Encoding: SchemaROS2Msg, Data: []byte("std_msgs/Header header\nstring[] name\n")}))
-	check(w.WriteSchema(&mcap.Schema{ID: 2, Name: "nav_msgs/msg/Odometry", Encoding: SchemaROS2Msg, Data: []byte("std_msgs/Header header\n")}))
+	check(w.WriteSchema(&mcap.Schema{ID: 1, Name: "sensor_msgs/msg/JointState", Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte("std_msgs/Header header\nstring[] name\n")}))
+	check(w.WriteSchema(&mcap.Schema{ID: 2, Name: "nav_msgs/msg/Odometry", Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte("std_msgs/Header header\n")}))
 	topics := map[uint16]string{0: "/joint_states", 1: "/odom", 2: "/odom"}
-	check(w.WriteChannel(&mcap.Channel{ID: 0, SchemaID: 1, Topic: topics[0], MessageEncoding: EncodingCDR, Metadata: map[string]string{"offered_qos_profiles": ""}}))
-	check(w.WriteChannel(&mcap.Channel{ID: 1, SchemaID: 2, Topic: topics[1], MessageEncoding: EncodingCDR}))
-	check(w.WriteChannel(&mcap.Channel{ID: 2, SchemaID: 2, Topic: topics[2], MessageEncoding: EncodingCDR}))
+	check(w.WriteChannel(&mcap.Channel{ID: 0, SchemaID: 1, Topic: topics[0], MessageEncoding: msgs.MessageEncodingCDR, Metadata: map[string]string{"offered_qos_profiles": ""}}))
+	check(w.WriteChannel(&mcap.Channel{ID: 1, SchemaID: 2, Topic: topics[1], MessageEncoding: msgs.MessageEncodingCDR}))
+	check(w.WriteChannel(&mcap.Channel{ID: 2, SchemaID: 2, Topic: topics[2], MessageEncoding: msgs.MessageEncodingCDR}))
 	var want []got
 	for i := 0; i < n; i++ {
 		id := uint16(i % 3)
@@ -82,17 +84,17 @@ func TestMCAPReader(t *testing.T) {
 			if tt.topics != nil {
 				want = filterTopic(want, tt.topics[0])
 			}
-			msgs, err := drain(t, r)
+			ms, err := drain(t, r)
 			if !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
 				t.Fatalf("end error %v, want %v", err, tt.want)
 			}
-			sameMessages(t, msgs, want)
+			sameMessages(t, ms, want)
 			chans := r.Channels()
 			if n := map[bool]int{true: 2, false: 3}[tt.topics != nil]; len(chans) != n {
 				t.Fatalf("%d channels, want %d", len(chans), n)
 			}
 			c := chans[0]
-			if c.Encoding != EncodingCDR || c.SchemaEncoding != SchemaROS2Msg || !strings.HasPrefix(c.Type, "sensor_msgs/msg/") && !strings.HasPrefix(c.Type, "nav_msgs/msg/") || len(c.Schema) == 0 {
+			if c.Encoding != msgs.MessageEncodingCDR || c.SchemaEncoding != msgs.SchemaEncodingROS2Msg || !strings.HasPrefix(c.Type, "sensor_msgs/msg/") && !strings.HasPrefix(c.Type, "nav_msgs/msg/") || len(c.Schema) == 0 {
 				t.Errorf("channel %+v", c)
 			}
 		})
@@ -101,7 +103,7 @@ func TestMCAPReader(t *testing.T) {
 
 func TestMCAPChannelsFromSummary(t *testing.T) {
 	data, _ := testMCAP(t, 10, &mcap.WriterOptions{Chunked: true, ChunkSize: 256, Compression: mcap.CompressionZSTD}, true)
-	r, err := NewMCAPReader(bytes.NewReader(data))
+	r, err := NewMCAPReader(bytes.NewReader(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,25 +131,25 @@ func TestMCAPTruncated(t *testing.T) {
 			dataEnd := bytes.LastIndex(data, []byte{byte(mcap.OpDataEnd), 4, 0, 0, 0, 0, 0, 0, 0})
 			prev := 0
 			for cut := len(MCAPMagic); cut < len(data); cut += 11 {
-				r, err := NewMCAPReader(bytes.NewReader(data[:cut]))
+				r, err := NewMCAPReader(bytes.NewReader(data[:cut]), nil)
 				if err != nil {
 					if !errors.Is(err, ErrTruncated) {
 						t.Fatalf("cut %d: open error %v, want ErrTruncated", cut, err)
 					}
 					continue
 				}
-				msgs, err := drain(t, r)
-				sameMessages(t, msgs, full[:len(msgs)])
+				ms, err := drain(t, r)
+				sameMessages(t, ms, full[:len(ms)])
 				if cut <= dataEnd && !errors.Is(err, ErrTruncated) {
 					t.Fatalf("cut %d (data end at %d): end error %v, want ErrTruncated", cut, dataEnd, err)
 				}
 				if cut > dataEnd+13 && err != nil {
 					t.Fatalf("cut %d after the data end: %v", cut, err)
 				}
-				if len(msgs) < prev {
-					t.Fatalf("cut %d: %d messages, fewer than %d at a shorter cut", cut, len(msgs), prev)
+				if len(ms) < prev {
+					t.Fatalf("cut %d: %d messages, fewer than %d at a shorter cut", cut, len(ms), prev)
 				}
-				prev = len(msgs)
+				prev = len(ms)
 			}
 			if prev != len(full) {
 				t.Errorf("longest cut gave %d messages, want %d", prev, len(full))
@@ -234,7 +236,7 @@ func TestOpenDispatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			r, err := Open(filepath.Join(dir, tt.file))
+			r, err := Open(filepath.Join(dir, tt.file), nil)
 			if tt.want != nil {
 				if !errors.Is(err, tt.want) {
 					t.Fatalf("error %v, want %v", err, tt.want)
@@ -247,9 +249,9 @@ func TestOpenDispatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msgs, err := drain(t, r)
-			if err != nil || len(msgs) != tt.n {
-				t.Fatalf("%d messages, error %v; want %d", len(msgs), err, tt.n)
+			ms, err := drain(t, r)
+			if err != nil || len(ms) != tt.n {
+				t.Fatalf("%d messages, error %v; want %d", len(ms), err, tt.n)
 			}
 			if err := r.Close(); err != nil {
 				t.Fatal(err)

@@ -18,7 +18,8 @@ import (
 // rosbag2's (768 KiB, uncompressed).
 const DefaultMCAPChunkSize = 768 << 10
 
-// ROS2WriterOptions configures a ROS2Writer. The zero value (or nil) writes
+// ROS2WriterOptions configures a ROS2Writer: NewROS2Writer and CreateROS2
+// take a *ROS2WriterOptions. A nil pointer, like the zero value, writes
 // zstd-compressed chunks of DefaultMCAPChunkSize with CRCs, following the
 // conventions of rosbag2 in ROS 2 Jazzy.
 type ROS2WriterOptions struct {
@@ -45,8 +46,9 @@ type ROS2WriterOptions struct {
 	FileName string
 }
 
-// TopicOptions configures one topic of a ROS2Writer. The zero value (or
-// nil) offers DefaultQoS.
+// TopicOptions configures one topic of a ROS2Writer: AddTopic and
+// AddTypedTopic take a *TopicOptions. A nil pointer, like the zero value,
+// offers DefaultQoS.
 type TopicOptions struct {
 	// QoS lists the profiles the topic's publishers offered (nil means one
 	// DefaultQoS profile).
@@ -95,8 +97,9 @@ type ros2Topic struct {
 	count   uint64
 }
 
-// NewROS2Writer starts an MCAP file on w following rosbag2's conventions.
-// Close finishes the file; it does not close w.
+// NewROS2Writer starts an MCAP file on w following rosbag2's conventions;
+// opts may be nil for the defaults. Close finishes the file; it does not
+// close w.
 func NewROS2Writer(w io.Writer, opts *ROS2WriterOptions) (*ROS2Writer, error) {
 	var o ROS2WriterOptions
 	if opts != nil {
@@ -145,8 +148,8 @@ func NewROS2Writer(w io.Writer, opts *ROS2WriterOptions) (*ROS2Writer, error) {
 }
 
 // CreateROS2 creates the file at path and starts an MCAP file in it as
-// NewROS2Writer does; Close also closes the file. FileName defaults to the
-// base name of path.
+// NewROS2Writer does (opts may be nil for the defaults); Close also closes
+// the file. FileName defaults to the base name of path.
 func CreateROS2(path string, opts *ROS2WriterOptions) (*ROS2Writer, error) {
 	var o ROS2WriterOptions
 	if opts != nil {
@@ -191,6 +194,7 @@ func ros2TypeName(t string) string {
 // complete ros2msg definition is definition (as msgs.Definition returns, or
 // as read from another log). Types are written once, whatever the number of
 // topics that use them. Adding a topic twice with the same type is a no-op.
+// opts may be nil for the defaults.
 func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOptions) error {
 	if w.err != nil {
 		return w.err
@@ -230,7 +234,7 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 	s, ok := w.schemas[rosType]
 	if !ok {
 		s = schemaInfo{id: uint16(len(w.schemas) + 1), definition: definition}
-		if err := w.w.WriteSchema(&mcap.Schema{ID: s.id, Name: rosType, Encoding: SchemaROS2Msg, Data: []byte(definition)}); err != nil {
+		if err := w.w.WriteSchema(&mcap.Schema{ID: s.id, Name: rosType, Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte(definition)}); err != nil {
 			return w.fail(fmt.Errorf("schema %s: %w", rosType, err))
 		}
 		w.schemas[rosType] = s
@@ -246,7 +250,7 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 		meta["topic_type_hash"] = o.TypeHash
 	}
 	t := &ros2Topic{name: topic, rosType: rosType, channel: w.nextChan, qos: qos}
-	if err := w.w.WriteChannel(&mcap.Channel{ID: t.channel, SchemaID: s.id, Topic: topic, MessageEncoding: EncodingCDR, Metadata: meta}); err != nil {
+	if err := w.w.WriteChannel(&mcap.Channel{ID: t.channel, SchemaID: s.id, Topic: topic, MessageEncoding: msgs.MessageEncodingCDR, Metadata: meta}); err != nil {
 		return w.fail(fmt.Errorf("channel %s: %w", topic, err))
 	}
 	w.topics[topic] = t
@@ -404,7 +408,7 @@ func (w *ROS2Writer) bagMetadata() (string, error) {
 	slices.SortFunc(topics, func(a, b *ros2Topic) int { return strings.Compare(a.name, b.name) })
 	for _, t := range topics {
 		m.Topics = append(m.Topics, bagTopicWithInfo{
-			TopicMetadata: bagTopic{Name: t.name, Type: t.rosType, SerializationFormat: EncodingCDR, OfferedQoSProfiles: t.qos},
+			TopicMetadata: bagTopic{Name: t.name, Type: t.rosType, SerializationFormat: msgs.MessageEncodingCDR, OfferedQoSProfiles: t.qos},
 			MessageCount:  t.count,
 		})
 	}

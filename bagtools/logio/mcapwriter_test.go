@@ -104,7 +104,7 @@ func TestROS2Writer(t *testing.T) {
 			numeric := tt.opts.Distro == "humble"
 
 			// Streamed back by logio's reader, bit-exact and in order.
-			r, err := NewMCAPReader(bytes.NewReader(data))
+			r, err := NewMCAPReader(bytes.NewReader(data), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestROS2Writer(t *testing.T) {
 				t.Fatalf("%d channels", len(chans))
 			}
 			for _, c := range chans {
-				if c.Encoding != EncodingCDR || c.SchemaEncoding != SchemaROS2Msg || !strings.Contains(c.Type, "/msg/") {
+				if c.Encoding != msgs.MessageEncodingCDR || c.SchemaEncoding != msgs.SchemaEncodingROS2Msg || !strings.Contains(c.Type, "/msg/") {
 					t.Errorf("channel %+v", c)
 				}
 				def, err := msgs.Definition(c.Type)
@@ -405,7 +405,7 @@ func TestCreateROS2(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := Summarize(path)
+	infos, err := Summarize(path, nil)
 	if err != nil || len(infos) != 1 || infos[0].Count != 1 || infos[0].Type != "sensor_msgs/msg/JointState" {
 		t.Fatalf("summary %+v, %v", infos, err)
 	}

@@ -32,7 +32,7 @@ func TestMessages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// The reference: the same file drained with Next.
-			ref, err := NewMCAPReader(bytes.NewReader(tt.data))
+			ref, err := NewMCAPReader(bytes.NewReader(tt.data), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestMessages(t *testing.T) {
 				t.Fatalf("Next ends with %v, want %v", wantEnd, tt.wantErr)
 			}
 
-			r, err := NewMCAPReader(bytes.NewReader(tt.data))
+			r, err := NewMCAPReader(bytes.NewReader(tt.data), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

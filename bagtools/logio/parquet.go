@@ -14,7 +14,9 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// ParquetOptions configures OpenParquet.
+// ParquetOptions configures OpenParquet, which takes a *ParquetOptions. A
+// nil pointer, like the zero value, selects every column that is not
+// repeated.
 type ParquetOptions struct {
 	// Columns selects these columns, by name (a nested column's path joined
 	// with "."), in this order; empty selects every column that is not
@@ -58,13 +60,13 @@ type pqColumn struct {
 	pos, n int
 }
 
-// OpenParquet opens the parquet file at path. At most one ParquetOptions is
-// used. A missing column yields an error wrapping ErrMissingColumn that lists
-// the available ones.
-func OpenParquet(path string, opts ...ParquetOptions) (*ParquetTable, error) {
+// OpenParquet opens the parquet file at path; opts may be nil for the
+// defaults. A missing column yields an error wrapping ErrMissingColumn that
+// lists the available ones.
+func OpenParquet(path string, opts *ParquetOptions) (*ParquetTable, error) {
 	var o ParquetOptions
-	if len(opts) > 0 {
-		o = opts[0]
+	if opts != nil {
+		o = *opts
 	}
 	f, err := os.Open(path)
 	if err != nil {

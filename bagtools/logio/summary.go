@@ -29,13 +29,13 @@ type TopicInfo struct {
 // Duration returns Last-First in seconds.
 func (t TopicInfo) Duration() float64 { return float64(t.Last-t.First) / 1e9 }
 
-// Summarize reads the whole message log at path (see Open) and summarizes
-// each topic, sorted by topic name. Topics whose channels are declared but
-// carry no message are listed with Count 0. Where the log is truncated it
-// returns the summary of the messages before the damage together with the
-// error (wrapping ErrTruncated).
-func Summarize(path string, opts ...*ReaderOptions) ([]TopicInfo, error) {
-	r, err := Open(path, opts...)
+// Summarize reads the whole message log at path (see Open; opts may be nil
+// for the defaults) and summarizes each topic, sorted by topic name. Topics
+// whose channels are declared but carry no message are listed with Count 0.
+// Where the log is truncated it returns the summary of the messages before
+// the damage together with the error (wrapping ErrTruncated).
+func Summarize(path string, opts *ReaderOptions) ([]TopicInfo, error) {
+	r, err := Open(path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func TestCSV(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, "x.csv", tt.content)
-			tab, err := OpenCSV(path, tt.opts)
+			tab, err := OpenCSV(path, &tt.opts)
 			if tt.openErr != nil {
 				if err == nil || (tt.openErr != errAny && !errors.Is(err, tt.openErr)) || !strings.Contains(err.Error(), tt.substr) {
 					t.Fatalf("open error %v, want %v containing %q", err, tt.openErr, tt.substr)
@@ -143,11 +143,11 @@ func equalNaNs(a, b []NaNCount) bool {
 var errAny = errors.New("any error")
 
 func TestCSVMissingFile(t *testing.T) {
-	_, err := OpenCSV(filepath.Join(t.TempDir(), "nope.csv"), CSVOptions{})
+	_, err := OpenCSV(filepath.Join(t.TempDir(), "nope.csv"), nil)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nope.csv") {
 		t.Fatalf("error %v", err)
 	}
-	_, err = OpenParquet(filepath.Join(t.TempDir(), "nope.parquet"))
+	_, err = OpenParquet(filepath.Join(t.TempDir(), "nope.parquet"), nil)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nope.parquet") {
 		t.Fatalf("error %v", err)
 	}
@@ -160,7 +160,7 @@ func TestCSVFixtures(t *testing.T) {
 		if len(files) == 0 {
 			t.Skip("no CSV files")
 		}
-		tab, err := OpenCSV(files[0], CSVOptions{Header: true, Columns: []string{"time", "pos_meas1", "vel_meas1", "tau_meas2"}})
+		tab, err := OpenCSV(files[0], &CSVOptions{Header: true, Columns: []string{"time", "pos_meas1", "vel_meas1", "tau_meas2"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,14 +180,14 @@ func TestCSVFixtures(t *testing.T) {
 		if n := tab.NaNCounts(); len(n) != 0 {
 			t.Errorf("NaNs: %+v", n)
 		}
-		_, err = OpenCSV(files[0], CSVOptions{Header: true, Columns: []string{"pos_meas3"}})
+		_, err = OpenCSV(files[0], &CSVOptions{Header: true, Columns: []string{"pos_meas3"}})
 		if !errors.Is(err, ErrMissingColumn) || !strings.Contains(err.Error(), "pos_meas1, pos_meas2") {
 			t.Errorf("missing column error %v", err)
 		}
 	})
 	t.Run("ur10e", func(t *testing.T) {
 		path := fixtures.Path(t, "ur10e", "identification", "ur-19_12_23_free.csv")
-		tab, err := OpenCSV(path, CSVOptions{})
+		tab, err := OpenCSV(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestCSVFixtures(t *testing.T) {
 	t.Run("ur10e cut last line", func(t *testing.T) {
 		// This file's last line is cut short after 20 of 31 fields.
 		path := fixtures.Path(t, "ur10e", "identification", "ur-20_02_19_15harm50secLoad.csv")
-		tab, err := OpenCSV(path, CSVOptions{})
+		tab, err := OpenCSV(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func TestParquetFixture(t *testing.T) {
 	cols := []string{"t", "x", "y", "z", "qx", "qy", "qz", "qw", "m1_thrust", "m2_thrust", "m3_thrust", "m4_thrust", "yaw", "is_flying"}
 	for _, file := range files[:3] {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			tab, err := OpenParquet(file, ParquetOptions{Columns: cols})
+			tab, err := OpenParquet(file, &ParquetOptions{Columns: cols})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +261,7 @@ func TestParquetFixture(t *testing.T) {
 		})
 	}
 	t.Run("all columns", func(t *testing.T) {
-		tab, err := OpenParquet(files[0])
+		tab, err := OpenParquet(files[0], nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestParquetFixture(t *testing.T) {
 		}
 	})
 	t.Run("missing column", func(t *testing.T) {
-		_, err := OpenParquet(files[0], ParquetOptions{Columns: []string{"t", "m5_thrust"}})
+		_, err := OpenParquet(files[0], &ParquetOptions{Columns: []string{"t", "m5_thrust"}})
 		if !errors.Is(err, ErrMissingColumn) || !strings.Contains(err.Error(), "m4_thrust") || !strings.Contains(err.Error(), `"m5_thrust"`) {
 			t.Fatalf("error %v", err)
 		}
@@ -340,7 +340,7 @@ func TestParquetTypes(t *testing.T) {
 	}
 	f.Close()
 
-	tab, err := OpenParquet(path)
+	tab, err := OpenParquet(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestParquetTypes(t *testing.T) {
 		t.Errorf("NaNCounts %+v, want %+v", nans, wantNaNs)
 	}
 
-	sub, err := OpenParquet(path, ParquetOptions{Columns: []string{"o", "t"}})
+	sub, err := OpenParquet(path, &ParquetOptions{Columns: []string{"o", "t"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestParquetTypes(t *testing.T) {
 
 func TestParquetCorrupt(t *testing.T) {
 	path := writeFile(t, "bad.parquet", "PAR1 this is not parquet PAR1")
-	_, err := OpenParquet(path)
+	_, err := OpenParquet(path, nil)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "bad.parquet") {
 		t.Fatalf("error %v", err)
 	}

@@ -168,7 +168,7 @@ func playLog(cmd *cobra.Command, path string, types map[string]node.TopicType, d
 		topics = append(topics, t)
 	}
 	for {
-		r, err := logio.Open(path)
+		r, err := logio.Open(path, nil)
 		if err != nil {
 			return err
 		}

@@ -124,7 +124,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			if err != nil {
 				return err
 			}
-			r, err := logio.Open(args[0])
+			r, err := logio.Open(args[0], nil)
 			if err != nil {
 				return err
 			}

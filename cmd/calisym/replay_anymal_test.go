@@ -69,7 +69,7 @@ func newAnymalFixture(t *testing.T) anymalFixture {
 
 	// 300 messages (3 s) from 20 s into ood/push_401, a ROS 2 MCAP as the
 	// simulator wrote it.
-	r, err := logio.Open(push)
+	r, err := logio.Open(push, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestReplayAnymalCommand(t *testing.T) {
 	}
 	// What Foxglove's 3D panel needs: joint states named as the URDF's
 	// joints, and the path in odom.
-	r, err := logio.Open(out)
+	r, err := logio.Open(out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ encoding, message count, mean rate and time span (log times). A log that
 was cut short is summarised up to the damage, with a warning on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			infos, err := logio.Summarize(args[0])
+			infos, err := logio.Summarize(args[0], nil)
 			if err != nil && !(errors.Is(err, logio.ErrTruncated) && infos != nil) {
 				return err
 			}

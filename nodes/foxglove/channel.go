@@ -17,15 +17,20 @@ type ChannelID uint32
 type Channel struct {
 	// Topic is the topic name, e.g. "/calisym/prediction". Required.
 	Topic string
-	// Encoding is the message encoding, e.g. EncodingCDR. Required.
+	// Encoding is the message encoding, one of the MCAP well-known names:
+	// for ROS 2, msgs.MessageEncodingCDR ("cdr"). Required. The server
+	// forwards payloads without reading them, so this package defines no
+	// encodings of its own and does not depend on msgs: the ROS encoding
+	// names are defined once, in package msgs.
 	Encoding string
 	// SchemaName is the message type, e.g. "std_msgs/msg/Float64MultiArray".
 	SchemaName string
 	// Schema is the message definition in SchemaEncoding (for ROS 2: the
 	// .msg text with its dependencies).
 	Schema string
-	// SchemaEncoding is the schema's encoding, e.g. SchemaEncodingROS2Msg;
-	// empty when it follows from Encoding.
+	// SchemaEncoding is the schema's encoding, e.g.
+	// msgs.SchemaEncodingROS2Msg ("ros2msg"); empty when it follows from
+	// Encoding.
 	SchemaEncoding string
 }
 

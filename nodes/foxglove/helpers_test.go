@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/calisym/calisym/msgs"
 )
 
 // checkGoroutines fails the test if, once every later cleanup has run, more
@@ -165,9 +167,9 @@ func waitSubscribed(t *testing.T, srv *Server, ch ChannelID, n int) {
 func testChannel(topic string) Channel {
 	return Channel{
 		Topic:          topic,
-		Encoding:       EncodingCDR,
+		Encoding:       msgs.MessageEncodingCDR,
 		SchemaName:     "std_msgs/msg/Float64MultiArray",
 		Schema:         float64MultiArraySchema,
-		SchemaEncoding: SchemaEncodingROS2Msg,
+		SchemaEncoding: msgs.SchemaEncodingROS2Msg,
 	}
 }

@@ -18,18 +18,6 @@ const (
 	CapabilityTime = "time"
 )
 
-// Message encodings and schema encodings for Channel.
-const (
-	// EncodingCDR is the message encoding of ROS 2 (XCDR1 with its 4-byte
-	// encapsulation header).
-	EncodingCDR = "cdr"
-	// EncodingJSON is the message encoding for JSON payloads.
-	EncodingJSON = "json"
-	// SchemaEncodingROS2Msg is the schema encoding of ROS 2 .msg text with
-	// its dependencies concatenated (the form MCAP and Foxglove use).
-	SchemaEncodingROS2Msg = "ros2msg"
-)
-
 // StatusLevel is the severity of a status message sent to a client.
 type StatusLevel uint8
 

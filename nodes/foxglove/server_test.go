@@ -180,7 +180,7 @@ func TestServerInfoAndAdvertise(t *testing.T) {
 	}
 
 	// Channels added later are advertised to connected clients.
-	b, err := srv.AddChannel(Channel{Topic: "/b", Encoding: EncodingJSON, SchemaName: "B"})
+	b, err := srv.AddChannel(Channel{Topic: "/b", Encoding: "json", SchemaName: "B"})
 	if err != nil {
 		t.Fatal(err)
 	}

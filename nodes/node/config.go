@@ -485,7 +485,7 @@ func (p *Params) CheckTopics() error {
 		if err != nil {
 			return fmt.Errorf("%s: topic %s: %w", p.Path, t.Topic, err)
 		}
-		x, err := msgs.CompileExtractor(t.Type, "ros2msg", []byte(def), "cdr")
+		x, err := msgs.CompileExtractor(t.Type, msgs.SchemaEncodingROS2Msg, []byte(def), msgs.MessageEncodingCDR)
 		if err != nil {
 			return fmt.Errorf("%s: topic %s (%s): %w", p.Path, t.Topic, t.Type, err)
 		}

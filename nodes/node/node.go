@@ -54,23 +54,24 @@ type TopicType struct {
 	Type string
 	// Definition is the complete message definition.
 	Definition string
-	// SchemaEncoding is "ros2msg" (the default when empty) or "ros1msg".
+	// SchemaEncoding is msgs.SchemaEncodingROS2Msg (the default when empty)
+	// or msgs.SchemaEncodingROS1Msg.
 	SchemaEncoding string
-	// Encoding is the message encoding, "cdr" (the default when empty) or
-	// "ros1".
+	// Encoding is the message encoding, msgs.MessageEncodingCDR (the default
+	// when empty) or msgs.MessageEncodingROS1.
 	Encoding string
 }
 
 func (t TopicType) schemaEncoding() string {
 	if t.SchemaEncoding == "" {
-		return "ros2msg"
+		return msgs.SchemaEncodingROS2Msg
 	}
 	return t.SchemaEncoding
 }
 
 func (t TopicType) encoding() string {
 	if t.Encoding == "" {
-		return "cdr"
+		return msgs.MessageEncodingCDR
 	}
 	return t.Encoding
 }

@@ -217,7 +217,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	}
 	model := livetest.QuadrupedModel(t, "anymal-test", sampler.Coordinates(), sampler.Ports())
 
-	r, err := logio.Open(logPath)
+	r, err := logio.Open(logPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	var joints []msgs.JointState
 	var paths []msgs.Path
 	types := map[string]string{}
-	rb, err := logio.Open(out)
+	rb, err := logio.Open(out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 
 // firstLogTime returns the log time of the first message of a log.
 func firstLogTime(path string) (uint64, error) {
-	r, err := logio.Open(path)
+	r, err := logio.Open(path, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -85,7 +85,7 @@ func Play(ctx context.Context, r logio.MessageReader, deliver func(topic string,
 // startsWithHeader reports whether the channel's CDR messages start with a
 // std_msgs/Header.
 func startsWithHeader(ch *logio.Channel) bool {
-	if ch.Encoding != logio.EncodingCDR {
+	if ch.Encoding != msgs.MessageEncodingCDR {
 		return false
 	}
 	d, err := msgs.DialectFor(ch.SchemaEncoding)

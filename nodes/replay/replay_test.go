@@ -25,7 +25,7 @@ import (
 // replayTo replays log through the model into out (uncompressed).
 func replayTo(t *testing.T, params *node.Params, model *predictor.Model, log, out string) *replay.Result {
 	t.Helper()
-	r, err := logio.Open(log)
+	r, err := logio.Open(log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ type decoded struct {
 
 func readBack(t *testing.T, path string) decoded {
 	t.Helper()
-	r, err := logio.Open(path)
+	r, err := logio.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestReplayTimerAtMessageTime(t *testing.T) {
 	if res.Messages != 2*want || res.Stats.Predictions != uint64(want) || res.Stats.Suppressed != 0 {
 		t.Fatalf("%d messages, stats %+v; want %d predictions and none suppressed", res.Messages, res.Stats, want)
 	}
-	r, err := logio.Open(out)
+	r, err := logio.Open(out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

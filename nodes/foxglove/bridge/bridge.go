@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/node"
 )
@@ -54,10 +55,10 @@ func (p *Publisher) Advertise(topic string, t node.TopicType) error {
 	}
 	enc, schemaEnc := t.Encoding, t.SchemaEncoding
 	if enc == "" {
-		enc = foxglove.EncodingCDR
+		enc = msgs.MessageEncodingCDR
 	}
 	if schemaEnc == "" {
-		schemaEnc = foxglove.SchemaEncodingROS2Msg
+		schemaEnc = msgs.SchemaEncodingROS2Msg
 	}
 	id, err := p.srv.AddChannel(foxglove.Channel{Topic: topic, Encoding: enc, SchemaName: t.Type, Schema: t.Definition, SchemaEncoding: schemaEnc})
 	if err != nil {
