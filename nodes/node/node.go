@@ -464,6 +464,21 @@ func (nd *Node) allocate() {
 // Sampler returns the node's state builder.
 func (nd *Node) Sampler() *statemap.Sampler { return nd.sampler }
 
+// State maps the latest input values as the next prediction would start
+// from them: it writes the state x = (q, p) (2n values) and the ports
+// e = (u, f_c), and returns the base pose. It fails while some input has
+// no message yet, or on a sample the mapping refuses (statemap.Sampler).
+func (nd *Node) State(x, e []float64) (mechanics.SE3, error) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	for _, in := range nd.inputs {
+		if !in.have {
+			return mechanics.IdentitySE3(), fmt.Errorf("node: no message yet on %s", in.cfg.Topic)
+		}
+	}
+	return nd.sampler.Sample(nd.values, x, e)
+}
+
 // InputTypes returns the type of every topic the node subscribes to: the
 // inputs and, with ForecastTopic, the port trajectory.
 func (nd *Node) InputTypes() map[string]TopicType {
