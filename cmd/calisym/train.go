@@ -165,7 +165,7 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 			}
 			last := hist.Epochs[len(hist.Epochs)-1]
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d params, final loss %.4g (val %.4g), %.1f s -> %s\n",
-				l.Name(), len(l.Theta()), last.Loss, last.ValLoss, time.Since(start).Seconds(), out)
+				l.Name(), l.NumParams(), last.Loss, last.ValLoss, time.Since(start).Seconds(), out)
 			return nil
 		},
 	}
@@ -211,9 +211,10 @@ func saveLearner(l trainer.Learner, path string) error {
 	}
 	switch v := l.(type) {
 	case *trainer.Symplectic:
-		v.M.Meta.Name = l.Name()
-		v.M.Meta.Created = time.Now().UTC().Format(time.RFC3339)
-		return v.M.Save(path)
+		m := v.Model()
+		m.Meta.Name = l.Name()
+		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
+		return m.Save(path)
 	case *trainer.MLP:
 		cfg, wts, err := v.Net.Export()
 		if err != nil {

@@ -44,7 +44,7 @@ func Open(path string) (*Saved, error) {
 		return nil, err
 	}
 	return &Saved{Path: path, Kind: string(m.Arch.Kind), StateDim: m.Layout.StateDim(), PortDim: m.Layout.PortDim(),
-		Params: m.NumParams(), Rollers: (&trainer.Symplectic{M: m}).Rollers(), Model: m}, nil
+		Params: m.NumParams(), Rollers: (&trainer.Symplectic{T: predictor.NewTrainable(m)}).Rollers(), Model: m}, nil
 }
 
 // CheckDataset reports a dataset whose dimensions do not match the model.
