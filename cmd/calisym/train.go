@@ -216,15 +216,7 @@ func saveLearner(l trainer.Learner, path string) error {
 		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
 		return m.Save(path)
 	case *trainer.MLP:
-		cfg, wts, err := v.Net.Export()
-		if err != nil {
-			return err
-		}
-		b, err := json.Marshal(map[string]any{"config": json.RawMessage(cfg), "weights": wts})
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(path, b, 0o644)
+		return trainer.SaveMLP(path, v.Net)
 	}
 	return fmt.Errorf("cannot save %T", l)
 }
@@ -238,7 +230,7 @@ func newEvalCmd() *cobra.Command {
 		Short: "Autoregressive evaluation of a saved model on a dataset",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sv, err := experiment.Open(modelPath)
+			sv, err := trainer.OpenModel(modelPath)
 			if err != nil {
 				return err
 			}

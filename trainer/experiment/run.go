@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -313,17 +312,9 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 	case tr.mlp != nil:
 		mr.FLOPsPerStep = tr.mlp.Net.FLOPs()
 		mr.SymplecticResidualMean, mr.SymplecticResidualMax = mlpResidual(tr.mlp, states)
-		cfg, wts, err := tr.mlp.Net.Export()
-		if err != nil {
-			return mr, err
-		}
-		b, err := json.Marshal(map[string]any{"config": json.RawMessage(cfg), "weights": wts})
-		if err != nil {
-			return mr, fmt.Errorf("experiment: %w", err)
-		}
 		mr.File = "mlp.json"
-		if err := os.WriteFile(filepath.Join(outDir, mr.File), b, 0o644); err != nil {
-			return mr, fmt.Errorf("experiment: %w", err)
+		if err := trainer.SaveMLP(filepath.Join(outDir, mr.File), tr.mlp.Net); err != nil {
+			return mr, err
 		}
 	}
 	return mr, nil
