@@ -55,20 +55,21 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, name := range PresetNames() {
 		b.Run(name, func(b *testing.B) {
 			m := testModel(b, name, 0.5, 62)
+			tr := NewTrainable(m)
 			rng := rand.New(rand.NewPCG(2, 2))
 			d2 := m.Layout.Dim()
 			z0 := randVec(rng, rows*d2, 0.5)
 			z := make([]float64, rows*d2)
 			zbar := make([]float64, rows*d2)
 			grad := make([]float64, m.NumParams())
-			tape := m.NewTape(rows)
+			tape := tr.NewTape(rows)
 			b.ReportAllocs()
 			for b.Loop() {
 				copy(z, z0)
-				m.Forward(tape, z, rows)
+				tr.Forward(tape, z, rows)
 				copy(zbar, z)
 				clear(grad)
-				m.Backward(tape, zbar, grad)
+				tr.Backward(tape, zbar, grad)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
 			b.ReportMetric(0, "ns/op")

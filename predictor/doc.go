@@ -16,5 +16,21 @@
 // The data section is σₑ(x): Q = (q, 0, 0, f_c), P = (0, p, u, 0) and the
 // projection is Π(Q, P) = (q, p).
 //
+// Inference. Load (or Decode) reads a model file into a Model; Compile turns
+// the Model into a read-only Plan; a Plan's NewRoller rolls out one
+// trajectory at a time without allocating and its NewBatchRoller rolls out
+// many at once (a planner scoring candidate port sequences), each through
+// Rollout. A Model also reports its parameter and FLOP counts (NumParams,
+// CountFLOPs) and its symplecticity residual (ResidualStats); Presets holds
+// the paper's configurations and New builds a model of any configuration
+// with random parameters; Save and Encode write the model file.
+//
+// Training. A Model's parameters are not exported. Trainable, the training
+// handle a trainer makes with NewTrainable, owns everything else: the flat
+// parameter vector and its ParamBlocks, initialisation, and the batched
+// forward pass on a Tape with its backward pass and tangent map. Its
+// SetParams and Init recompute what the model derives from the parameters,
+// so a Model is always consistent.
+//
 // The package knows nothing of robots, files of other formats or ROS.
 package predictor

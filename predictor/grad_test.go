@@ -12,7 +12,8 @@ var kinds = []Kind{KindGR, KindGRB}
 // forwardCopy applies the map to a copy of z (n rows) through a fresh tape.
 func forwardCopy(m *Model, z []float64, n int) []float64 {
 	out := append([]float64(nil), z...)
-	m.Forward(m.NewTape(n), out, n)
+	tr := NewTrainable(m)
+	tr.Forward(tr.NewTape(n), out, n)
 	return out
 }
 
@@ -37,7 +38,7 @@ func TestIsotropyByConstruction(t *testing.T) {
 		m := smallModel(t, kind, 5)
 		d := m.Layout.D()
 		for i := range m.Arch.Layers {
-			a, b := m.AB(i)
+			a, b := m.layerAB(i)
 			for r := range d {
 				for c := range d {
 					var abT, baT float64
@@ -60,9 +61,10 @@ func TestRidgeGradient(t *testing.T) {
 		m := smallModel(t, kind, 6)
 		rng := rand.New(rand.NewPCG(1, 1))
 		d := m.Layout.D()
-		tape := m.NewTape(1)
+		tr := NewTrainable(m)
+		tape := tr.NewTape(1)
 		z := randVec(rng, 2*d, 1)
-		m.Forward(tape, append([]float64(nil), z...), 1)
+		tr.Forward(tape, append([]float64(nil), z...), 1)
 		for i := range m.Arch.Layers {
 			xi := tape.xi[i][:d]
 			for k := range d {
@@ -85,13 +87,14 @@ func TestTangentMatchesFD(t *testing.T) {
 		m := smallModel(t, kind, 7)
 		rng := rand.New(rand.NewPCG(2, 2))
 		d2 := m.Layout.Dim()
+		tr := NewTrainable(m)
 		for trial := range 5 {
 			z := randVec(rng, d2, 1)
 			v := randVec(rng, d2, 1)
-			tape := m.NewTape(1)
-			m.Forward(tape, append([]float64(nil), z...), 1)
+			tape := tr.NewTape(1)
+			tr.Forward(tape, append([]float64(nil), z...), 1)
 			jv := append([]float64(nil), v...)
-			m.Tangent(tape, jv)
+			tr.Tangent(tape, jv)
 			at := func(h float64) []float64 {
 				zs := make([]float64, d2)
 				for i := range z {
@@ -114,10 +117,10 @@ func TestTangentMatchesFD(t *testing.T) {
 
 // lossAndGrad evaluates L = Σ w ⊙ (Φ(z) − target)² / 2 over a batch, returning
 // the loss, the parameter gradient and the input gradient.
-func lossAndGrad(m *Model, z, w, target []float64, n int) (float64, []float64, []float64) {
+func lossAndGrad(tr *Trainable, z, w, target []float64, n int) (float64, []float64, []float64) {
 	out := append([]float64(nil), z...)
-	tape := m.NewTape(n)
-	m.Forward(tape, out, n)
+	tape := tr.NewTape(n)
+	tr.Forward(tape, out, n)
 	var loss float64
 	zbar := make([]float64, len(out))
 	for i := range out {
@@ -125,8 +128,8 @@ func lossAndGrad(m *Model, z, w, target []float64, n int) (float64, []float64, [
 		loss += 0.5 * w[i] * r * r
 		zbar[i] = w[i] * r
 	}
-	grad := make([]float64, m.NumParams())
-	m.Backward(tape, zbar, grad)
+	grad := make([]float64, tr.Model().NumParams())
+	tr.Backward(tape, zbar, grad)
 	return loss, grad, zbar
 }
 
@@ -136,6 +139,7 @@ func TestBackwardMatchesFD(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			m := smallModel(t, kind, 8)
+			tr := NewTrainable(m)
 			rng := rand.New(rand.NewPCG(3, 3))
 			d2, n := m.Layout.Dim(), 3
 			z := randVec(rng, n*d2, 1)
@@ -144,22 +148,19 @@ func TestBackwardMatchesFD(t *testing.T) {
 				w[i] = math.Abs(w[i])
 			}
 			target := randVec(rng, n*d2, 1)
-			_, grad, zbar := lossAndGrad(m, z, w, target, n)
-			loss := func() float64 { l, _, _ := lossAndGrad(m, z, w, target, n); return l }
+			_, grad, zbar := lossAndGrad(tr, z, w, target, n)
+			loss := func() float64 { l, _, _ := lossAndGrad(tr, z, w, target, n); return l }
 			worst := 0.0
 			floor := 1e-3 * maxAbs(grad)
-			for i := range m.Theta {
-				old := m.Theta[i]
+			theta := tr.Params()
+			for i, old := range theta {
 				fd := fd5(func(h float64) float64 {
-					m.Theta[i] = old + h
-					m.Sync()
-					defer func() { m.Theta[i] = old; m.Sync() }()
-					return loss()
+					return withParam(t, tr, i, old+h, loss)
 				}, 1e-4)
 				e := relErr(fd, grad[i], floor)
 				worst = max(worst, e)
 				if e > 1e-6 {
-					t.Errorf("∂L/∂θ[%d] (%s) = %v, FD %v (rel %g)", i, paramName(m, i), grad[i], fd, e)
+					t.Errorf("∂L/∂θ[%d] (%s) = %v, FD %v (rel %g)", i, paramName(tr, i), grad[i], fd, e)
 				}
 			}
 			zfloor := 1e-3 * maxAbs(zbar)
@@ -174,13 +175,13 @@ func TestBackwardMatchesFD(t *testing.T) {
 					t.Errorf("∂L/∂z[%d] = %v, FD %v (rel %g)", i, zbar[i], fd, e)
 				}
 			}
-			t.Logf("%s: %d parameters, worst relative error %.2g", kind, len(m.Theta), worst)
+			t.Logf("%s: %d parameters, worst relative error %.2g", kind, len(theta), worst)
 		})
 	}
 }
 
-func paramName(m *Model, i int) string {
-	for _, ts := range m.Tensors() {
+func paramName(tr *Trainable, i int) string {
+	for _, ts := range tr.ParamBlocks() {
 		if i >= ts.Offset && i < ts.Offset+ts.Size() {
 			return fmt.Sprintf("%s[%d]", ts.Name, i-ts.Offset)
 		}
@@ -194,6 +195,7 @@ func TestPresetGradientSample(t *testing.T) {
 	for _, name := range PresetNames() {
 		t.Run(name, func(t *testing.T) {
 			m := testModel(t, name, 1, 21)
+			tr := NewTrainable(m)
 			rng := rand.New(rand.NewPCG(4, 4))
 			d2, n := m.Layout.Dim(), 2
 			z := randVec(rng, n*d2, 1)
@@ -202,23 +204,23 @@ func TestPresetGradientSample(t *testing.T) {
 				w[i] = 1
 			}
 			target := randVec(rng, n*d2, 1)
-			_, grad, _ := lossAndGrad(m, z, w, target, n)
+			_, grad, _ := lossAndGrad(tr, z, w, target, n)
 			floor := 1e-3 * maxAbs(grad)
-			for _, ts := range m.Tensors() {
+			theta := tr.Params()
+			for _, ts := range tr.ParamBlocks() {
 				if rng.IntN(4) != 0 && ts.Size() > 1 {
 					continue
 				}
 				i := ts.Offset + rng.IntN(ts.Size())
-				old := m.Theta[i]
+				old := theta[i]
 				fd := fd5(func(h float64) float64 {
-					m.Theta[i] = old + h
-					m.Sync()
-					defer func() { m.Theta[i] = old; m.Sync() }()
-					l, _, _ := lossAndGrad(m, z, w, target, n)
-					return l
+					return withParam(t, tr, i, old+h, func() float64 {
+						l, _, _ := lossAndGrad(tr, z, w, target, n)
+						return l
+					})
 				}, 1e-4)
 				if e := relErr(fd, grad[i], floor); e > 1e-6 {
-					t.Errorf("∂L/∂%s = %v, FD %v (rel %g)", paramName(m, i), grad[i], fd, e)
+					t.Errorf("∂L/∂%s = %v, FD %v (rel %g)", paramName(tr, i), grad[i], fd, e)
 				}
 			}
 		})
@@ -231,20 +233,21 @@ func TestPresetGradientSample(t *testing.T) {
 func TestTrainingPassAllocatesNothing(t *testing.T) {
 	for _, name := range []string{"pendulum", "quadrotor"} {
 		m := testModel(t, name, 0.5, 3)
+		tr := NewTrainable(m)
 		const rows = 64
 		d2 := m.Layout.Dim()
 		rng := rand.New(rand.NewPCG(4, 4))
 		z0 := randVec(rng, rows*d2, 0.5)
 		z, zbar, dz := make([]float64, rows*d2), make([]float64, rows*d2), make([]float64, rows*d2)
 		grad := make([]float64, m.NumParams())
-		tape := m.NewTape(rows)
+		tape := tr.NewTape(rows)
 		a := testing.AllocsPerRun(5, func() {
 			copy(z, z0)
-			m.Forward(tape, z, rows)
+			tr.Forward(tape, z, rows)
 			copy(zbar, z)
-			m.Backward(tape, zbar, grad)
+			tr.Backward(tape, zbar, grad)
 			copy(dz, z0)
-			m.Tangent(tape, dz)
+			tr.Tangent(tape, dz)
 		})
 		if a != 0 {
 			t.Errorf("%s: training pass allocates %v times", name, a)

@@ -19,7 +19,7 @@ func testModel(t testing.TB, name string, scale float64, seed uint64) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Init(rng, scale)
+	NewTrainable(m).Init(rng, scale)
 	for k := range m.Norm.Mu {
 		m.Norm.Mu[k] = rng.NormFloat64()
 		m.Norm.Scale[k] = math.Exp(rng.NormFloat64())
@@ -41,13 +41,41 @@ func smallModel(t testing.TB, kind Kind, seed uint64) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Init(rng, 1)
-	// larger output weights so that every term matters in the checks
-	for i := range m.Theta {
-		m.Theta[i] += 0.2 * rng.NormFloat64()
-	}
-	m.Sync()
+	perturb(t, NewTrainable(m), rng)
 	return m
+}
+
+// perturb redraws the parameters at scale 1 and adds noise of 0.2, for
+// larger output weights than the near-identity initialisation, so that
+// every term matters in the checks.
+func perturb(t testing.TB, tr *Trainable, rng *rand.Rand) {
+	t.Helper()
+	tr.Init(rng, 1)
+	theta := tr.Params()
+	for i := range theta {
+		theta[i] += 0.2 * rng.NormFloat64()
+	}
+	if err := tr.SetParams(theta); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withParam returns f() evaluated with θ[i] set to v, then restores θ.
+func withParam(t testing.TB, tr *Trainable, i int, v float64, f func() float64) float64 {
+	t.Helper()
+	theta := tr.Params()
+	old := theta[i]
+	theta[i] = v
+	if err := tr.SetParams(theta); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		theta[i] = old
+		if err := tr.SetParams(theta); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	return f()
 }
 
 func randVec(rng *rand.Rand, n int, s float64) []float64 {

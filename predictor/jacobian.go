@@ -5,23 +5,23 @@ import (
 	"math"
 )
 
-// Jacobian returns the exact Jacobian DΦ(z) (2d×2d, row major) of the network
+// jacobian returns the exact Jacobian DΦ(z) (2d×2d, row major) of the network
 // map in normalised lifted coordinates, by pushing the 2d unit tangents
 // through the analytic tangent map.
-func (m *Model) Jacobian(z []float64) []float64 {
+func (m *Model) jacobian(z []float64) []float64 {
 	d2 := m.Layout.Dim()
-	t := m.NewTape(d2)
+	t := m.newTape(d2)
 	zz := make([]float64, d2*d2)
 	for r := range d2 {
 		copy(zz[r*d2:(r+1)*d2], z[:d2])
 	}
-	m.Forward(t, zz, d2)
-	// Row r of dz is the tangent e_r; after Tangent it holds DΦ e_r, the r-th column.
+	m.forward(t, zz, d2)
+	// Row r of dz is the tangent e_r; after tangent it holds DΦ e_r, the r-th column.
 	dz := make([]float64, d2*d2)
 	for r := range d2 {
 		dz[r*d2+r] = 1
 	}
-	m.Tangent(t, dz)
+	m.tangent(t, dz)
 	jac := make([]float64, d2*d2)
 	for r := range d2 {
 		for c := range d2 {
@@ -29,22 +29,6 @@ func (m *Model) Jacobian(z []float64) []float64 {
 		}
 	}
 	return jac
-}
-
-// LiftedJacobian returns the Jacobian of the model map in physical lifted
-// coordinates, Φ = N⁻¹ ∘ Φ_net ∘ N, at the physical lifted state z.
-func (m *Model) LiftedJacobian(z []float64) []float64 {
-	d2 := m.Layout.Dim()
-	zn := append([]float64(nil), z[:d2]...)
-	m.Norm.Apply(m.Layout, zn)
-	j := m.Jacobian(zn)
-	dn := m.Norm.Diag(m.Layout)
-	for r := range d2 {
-		for c := range d2 {
-			j[r*d2+c] *= dn[c] / dn[r]
-		}
-	}
-	return j
 }
 
 // SymplecticResidual returns ε_J = ‖JᵀΩJ − Ω‖_F / ‖Ω‖_F (paper Eq. 29) for a
@@ -83,7 +67,7 @@ func (m *Model) ResidualStats(states [][]float64) (mean, maxv float64, err error
 		return 0, 0, fmt.Errorf("predictor: no states for the symplecticity residual")
 	}
 	for _, z := range states {
-		e, err := SymplecticResidual(m.Jacobian(z), m.Layout.Dim())
+		e, err := SymplecticResidual(m.jacobian(z), m.Layout.Dim())
 		if err != nil {
 			return 0, 0, err
 		}

@@ -59,7 +59,7 @@ func (a Arch) Validate() error {
 	return nil
 }
 
-// layerDef records where one layer's parameters live inside Theta.
+// layerDef records where one layer's parameters live inside θ.
 type layerDef struct {
 	off        int // first parameter
 	s1, s2, s3 int // offsets of the raw S matrices (d×d)
@@ -69,17 +69,20 @@ type layerDef struct {
 }
 
 // Model is a lifted symplectic predictor: layout, normalisation,
-// architecture and the flat parameter vector Theta. After changing Theta call
-// Sync before using the model again.
+// architecture, metadata and the trained parameters. Load, Decode and New
+// make one; Compile turns it into a Plan for rollouts. Its parameters are
+// not exported: only its training handle (see Trainable) changes them, and
+// it keeps the layer matrices derived from them up to date, so a Model is
+// always ready to Compile or Save.
 type Model struct {
 	Layout Layout
 	Norm   Normalization
 	Arch   Arch
-	Theta  []float64
 	Meta   Metadata
 
-	defs []layerDef
-	ab   []float64 // per layer: A then B (effective, after role alternation), d×d each
+	theta []float64 // the flat parameter vector θ, in paramBlocks order
+	defs  []layerDef
+	ab    []float64 // per layer: A then B (effective, after role alternation), d×d each
 }
 
 // Metadata is the provenance and evaluation record carried in a model file.
@@ -111,8 +114,8 @@ func (m *Model) ridgeParams() int {
 	return m.Arch.RidgeDim*d + m.spl().nParams() + m.tail().nParams()
 }
 
-// New builds a model with parameters drawn from rng (see Init; a nil rng
-// uses a fixed seed) and the identity normalisation.
+// New builds a model with parameters drawn from rng (see Trainable.Init,
+// at scale 1; a nil rng uses a fixed seed) and the identity normalisation.
 func New(l Layout, a Arch, rng *rand.Rand) (*Model, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
@@ -125,8 +128,8 @@ func New(l Layout, a Arch, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{Layout: l, Norm: IdentityNormalization(l), Arch: a}
 	m.buildDefs()
-	m.Theta = make([]float64, m.NumParams())
-	m.Init(rng, 1)
+	m.theta = make([]float64, m.NumParams())
+	m.initParams(rng, 1)
 	return m, nil
 }
 
@@ -147,18 +150,17 @@ func (m *Model) NumParams() int {
 	return m.Arch.Layers * (3*d*d + m.ridgeParams())
 }
 
-// Init draws fresh parameters: raw S matrices with standard deviation
-// 0.5·scale/√d, ridge weights with variance 1/fan-in, output weights small so
-// that the initial map is close to the identity.
-func (m *Model) Init(rng *rand.Rand, scale float64) {
+// initParams draws fresh parameters (see Trainable.Init) and recomputes the
+// derived layer matrices.
+func (m *Model) initParams(rng *rand.Rand, scale float64) {
 	d := m.Layout.D()
 	for _, df := range m.defs {
-		p := m.Theta[df.off : df.off+df.n]
+		p := m.theta[df.off : df.off+df.n]
 		sd := 0.5 * scale / math.Sqrt(float64(d))
 		for i := range 3 * d * d {
 			p[i] = rng.NormFloat64() * sd
 		}
-		rp := m.Theta[df.ridge : df.off+df.n]
+		rp := m.theta[df.ridge : df.off+df.n]
 		switch m.Arch.Kind {
 		case KindGR:
 			initTanh(m.gr(), rp, rng, scale)
@@ -174,7 +176,7 @@ func (m *Model) Init(rng *rand.Rand, scale float64) {
 			initTanh(m.tail(), rp[md*d+len(c):], rng, scale)
 		}
 	}
-	m.Sync()
+	m.syncDerived()
 }
 
 func initTanh(r tanhRidge, p []float64, rng *rand.Rand, scale float64) {
@@ -190,8 +192,12 @@ func initTanh(r tanhRidge, p []float64, rng *rand.Rand, scale float64) {
 	}
 }
 
-// Tensor names one parameter block inside Theta.
-type Tensor struct {
+// ParamBlock names one block of a flat parameter vector: the Rows×Cols
+// values (row major) starting at Offset. Matrices have Rows, Cols > 1;
+// vectors have Cols = 1. It is the one description of parameter blocks that
+// the model file, the optimisers (package trainer/optim) and the MLP
+// baseline share.
+type ParamBlock struct {
 	Name   string `json:"name"`
 	Rows   int    `json:"rows"`
 	Cols   int    `json:"cols"`
@@ -199,22 +205,22 @@ type Tensor struct {
 }
 
 // Size returns Rows·Cols.
-func (t Tensor) Size() int { return t.Rows * t.Cols }
+func (b ParamBlock) Size() int { return b.Rows * b.Cols }
 
-// Tensors lists the parameter blocks in Theta order. Matrices have Rows, Cols
-// > 1; vectors have Cols = 1.
-func (m *Model) Tensors() []Tensor {
+// paramBlocks lists the parameter blocks in θ order; the model file stores
+// each under its name.
+func (m *Model) paramBlocks() []ParamBlock {
 	d := m.Layout.D()
-	var ts []Tensor
+	var ts []ParamBlock
 	for i, df := range m.defs {
 		pre := fmt.Sprintf("layers.%d.", i)
 		ts = append(ts,
-			Tensor{pre + "S1", d, d, df.s1},
-			Tensor{pre + "S2", d, d, df.s2},
-			Tensor{pre + "S3", d, d, df.s3})
+			ParamBlock{pre + "S1", d, d, df.s1},
+			ParamBlock{pre + "S2", d, d, df.s2},
+			ParamBlock{pre + "S3", d, d, df.s3})
 		off := df.ridge
 		add := func(name string, r, c int) {
-			ts = append(ts, Tensor{pre + name, r, c, off})
+			ts = append(ts, ParamBlock{pre + name, r, c, off})
 			off += r * c
 		}
 		switch m.Arch.Kind {
@@ -233,18 +239,19 @@ func (m *Model) Tensors() []Tensor {
 	return ts
 }
 
-// Sync recomputes the derived layer matrices A and B from Theta. Call it after
-// every change of Theta.
-func (m *Model) Sync() {
+// syncDerived recomputes the derived layer matrices A and B from θ. Every
+// change of θ (New, Decode, Trainable.SetParams and Trainable.Init) ends
+// with it.
+func (m *Model) syncDerived() {
 	d := m.Layout.D()
 	s1 := make([]float64, d*d)
 	s2 := make([]float64, d*d)
 	s3 := make([]float64, d*d)
 	t := make([]float64, d*d)
 	for i, df := range m.defs {
-		symInto(s1, m.Theta[df.s1:df.s1+d*d], d)
-		symInto(s2, m.Theta[df.s2:df.s2+d*d], d)
-		symInto(s3, m.Theta[df.s3:df.s3+d*d], d)
+		symInto(s1, m.theta[df.s1:df.s1+d*d], d)
+		symInto(s2, m.theta[df.s2:df.s2+d*d], d)
+		symInto(s3, m.theta[df.s3:df.s3+d*d], d)
 		a := m.ab[i*2*d*d : i*2*d*d+d*d]
 		b := m.ab[i*2*d*d+d*d : (i+1)*2*d*d]
 		if df.swap {
@@ -273,20 +280,10 @@ func symInto(dst, x []float64, d int) {
 	}
 }
 
-// AB returns views of the effective A and B matrices (d×d, row major) of layer
-// i, in the form ξ = A·P + B·Q, Q' = Q + h Aᵀ∇K(ξ), P' = P − h Bᵀ∇K(ξ).
-func (m *Model) AB(i int) (a, b []float64) {
+// layerAB returns views of the effective A and B matrices (d×d, row major)
+// of layer i, in the form ξ = A·P + B·Q, Q' = Q + h Aᵀ∇K(ξ), P' = P − h Bᵀ∇K(ξ).
+func (m *Model) layerAB(i int) (a, b []float64) {
 	d := m.Layout.D()
 	base := i * 2 * d * d
 	return m.ab[base : base+d*d], m.ab[base+d*d : base+2*d*d]
-}
-
-// Clone returns a deep copy of the model.
-func (m *Model) Clone() *Model {
-	c := *m
-	c.Theta = append([]float64(nil), m.Theta...)
-	c.Norm = Normalization{Mu: append([]float64(nil), m.Norm.Mu...), Scale: append([]float64(nil), m.Norm.Scale...)}
-	c.buildDefs()
-	c.Sync()
-	return &c
 }

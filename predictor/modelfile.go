@@ -14,7 +14,7 @@ import (
 
 // The model file is a safetensors file (https://huggingface.co/docs/safetensors):
 // an 8-byte little-endian header length, a JSON header and the raw
-// little-endian float64 tensors. Every parameter block of Tensors() is stored
+// little-endian float64 tensors. Every parameter block (ParamBlock) is stored
 // under its name, the normalisation under "norm.mu" and "norm.scale", and the
 // header's __metadata__ holds "format" = "calisym", "format_version" and
 // "model", a JSON document with the layout, architecture and metadata. Python
@@ -54,10 +54,12 @@ type namedBlock struct {
 	data []float64
 }
 
-func (m *Model) blocks() []namedBlock {
+// fileBlocks lists the tensors of the model file: the parameter blocks as
+// views into θ, then the normalisation.
+func (m *Model) fileBlocks() []namedBlock {
 	var bs []namedBlock
-	for _, t := range m.Tensors() {
-		bs = append(bs, namedBlock{t.Name, t.Rows, t.Cols, m.Theta[t.Offset : t.Offset+t.Size()]})
+	for _, t := range m.paramBlocks() {
+		bs = append(bs, namedBlock{t.Name, t.Rows, t.Cols, m.theta[t.Offset : t.Offset+t.Size()]})
 	}
 	d := m.Layout.D()
 	bs = append(bs, namedBlock{"norm.mu", d, 1, m.Norm.Mu}, namedBlock{"norm.scale", d, 1, m.Norm.Scale})
@@ -78,7 +80,7 @@ func (m *Model) Encode(w io.Writer) error {
 		},
 	}
 	off := 0
-	bs := m.blocks()
+	bs := m.fileBlocks()
 	for _, b := range bs {
 		shape := []int{b.rows, b.cols}
 		if b.cols == 1 {
@@ -196,10 +198,10 @@ func Decode(data []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: tensor data is %d bytes, the declared model needs %d (truncated or dimension mismatch)", ErrModelFile, len(body), want)
 	}
 	m.buildDefs()
-	m.Theta = make([]float64, np)
+	m.theta = make([]float64, np)
 	d := fm.Layout.D()
 	m.Norm = Normalization{Mu: make([]float64, d), Scale: make([]float64, d)}
-	bs := m.blocks()
+	bs := m.fileBlocks()
 	seen := make(map[string]bool, len(bs))
 	for _, b := range bs {
 		rawE, ok := raw[b.name]
@@ -245,6 +247,6 @@ func Decode(data []byte) (*Model, error) {
 	if err := m.Norm.Validate(m.Layout); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
 	}
-	m.Sync()
+	m.syncDerived()
 	return m, nil
 }

@@ -32,8 +32,8 @@ func TestModelFileRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range m.Theta {
-			if math.Float64bits(got.Theta[i]) != math.Float64bits(m.Theta[i]) {
+		for i := range m.theta {
+			if math.Float64bits(got.theta[i]) != math.Float64bits(m.theta[i]) {
 				t.Fatalf("%s: parameter %d not bit-exact", name, i)
 			}
 		}
@@ -101,7 +101,7 @@ func FuzzDecodeModel(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-decode: %v", err)
 		}
-		if len(m2.Theta) != len(m.Theta) {
+		if len(m2.theta) != len(m.theta) {
 			t.Fatal("parameter count changed")
 		}
 	})

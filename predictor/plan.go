@@ -52,10 +52,10 @@ func (m *Model) Compile() (*Plan, error) {
 	if err := m.Norm.Validate(l); err != nil {
 		return nil, err
 	}
-	if len(m.Theta) != m.NumParams() {
-		return nil, fmt.Errorf("%w: model has %d parameters, architecture needs %d", ErrLayout, len(m.Theta), m.NumParams())
+	if len(m.theta) != m.NumParams() {
+		return nil, fmt.Errorf("%w: model has %d parameters, architecture needs %d", ErrLayout, len(m.theta), m.NumParams())
 	}
-	for i, v := range m.Theta {
+	for i, v := range m.theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("predictor: parameter %d is %v", i, v)
 		}
@@ -71,12 +71,12 @@ func (m *Model) Compile() (*Plan, error) {
 	}
 	cat := make([]float64, d*2*d) // [B | A], d×2d
 	for i, df := range m.defs {
-		a, b := m.AB(i)
+		a, b := m.layerAB(i)
 		for r := range d {
 			copy(cat[r*2*d:r*2*d+d], b[r*d:(r+1)*d])
 			copy(cat[r*2*d+d:(r+1)*2*d], a[r*d:(r+1)*d])
 		}
-		rp := m.Theta[df.ridge : df.off+df.n]
+		rp := m.theta[df.ridge : df.off+df.n]
 		var pl planLayer
 		pl.m = make([]float64, p.k*2*d)
 		var left []float64
@@ -323,14 +323,9 @@ func (r *Roller) Rollout(x0, ports []float64, horizon int, out []float64) error 
 	return nil
 }
 
-// Step predicts x̂_{t+1} = Π Φ σ_e(x) for one state; x and xnext may alias.
-func (r *Roller) Step(x, e, xnext []float64) error {
-	return r.Rollout(x, e, 1, xnext)
-}
-
-// LiftedMap applies the network map to one normalised lifted state z (2d) in
-// place, as the rollout does.
-func (r *Roller) LiftedMap(z []float64) {
+// liftedMap applies the network map to one normalised lifted state z (2d) in
+// place, as the rollout does (tests compare it with the training path).
+func (r *Roller) liftedMap(z []float64) {
 	copy(r.w.z, z)
 	r.p.mapRows(r.w, 1, false, false)
 	copy(z, r.w.z)

@@ -16,11 +16,12 @@ func handRollout(m *Model, x0, ports []float64, horizon int) []float64 {
 	x := append([]float64(nil), x0...)
 	out := make([]float64, horizon*n2)
 	z := make([]float64, d2)
-	tape := m.NewTape(1)
+	tr := NewTrainable(m)
+	tape := tr.NewTape(1)
 	for k := range horizon {
 		l.Section(z, x, ports[k*ne:(k+1)*ne])
 		m.Norm.Apply(l, z)
-		m.Forward(tape, z, 1)
+		tr.Forward(tape, z, 1)
 		m.Norm.Invert(l, z)
 		l.Project(x, z)
 		copy(out[k*n2:], x)
@@ -115,7 +116,12 @@ func TestRolloutBadInput(t *testing.T) {
 	if err := br.Rollout(make([]float64, 12), make([]float64, 60), 3, 10, make([]float64, 120)); !errors.Is(err, ErrLayout) {
 		t.Errorf("oversized batch: %v", err)
 	}
-	m.Theta[3] = math.NaN()
+	tr := NewTrainable(m)
+	theta := tr.Params()
+	theta[3] = math.NaN()
+	if err := tr.SetParams(theta); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.Compile(); err == nil {
 		t.Error("NaN parameter compiled")
 	}
@@ -193,10 +199,10 @@ func TestLiftedMapEqualsForward(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 9))
 		z := randVec(rng, m.Layout.Dim(), 1)
 		want := forwardCopy(m, z, 1)
-		plan.NewRoller().LiftedMap(z)
+		plan.NewRoller().liftedMap(z)
 		for i := range z {
 			if relErr(z[i], want[i], 1) > 1e-12 {
-				t.Fatalf("%s: LiftedMap[%d] = %v, Forward %v", name, i, z[i], want[i])
+				t.Fatalf("%s: liftedMap[%d] = %v, Forward %v", name, i, z[i], want[i])
 			}
 		}
 	}
@@ -215,11 +221,7 @@ func TestRolloutGRBRidgeDims(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			model.Init(rng, 1)
-			for i := range model.Theta {
-				model.Theta[i] += 0.2 * rng.NormFloat64()
-			}
-			model.Sync()
+			perturb(t, NewTrainable(model), rng)
 			const horizon = 15
 			x0 := randVec(rng, l.StateDim(), 1)
 			ports := randVec(rng, horizon*l.PortDim(), 1)

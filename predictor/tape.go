@@ -1,9 +1,11 @@
 package predictor
 
-// Tape holds what a batched forward pass of the map records for the backward
-// pass and tangent maps: per layer the input state, the ridge coordinate and
-// the ridge function's intermediate values. One Tape serves batches of up to
-// Cap rows; it is not safe for concurrent use (give each goroutine its own).
+// Tape holds what a batched forward pass of the map (Trainable.Forward)
+// records for the backward pass and the tangent map: per layer the input
+// state, the ridge coordinate and the ridge function's intermediate values.
+// Trainable.NewTape makes one for a model; it serves batches of up to Cap
+// rows of that model. A Tape is not safe for concurrent use (give each
+// goroutine its own).
 type Tape struct {
 	m   *Model
 	cap int
@@ -31,8 +33,8 @@ type Tape struct {
 	symS    [3][]float64
 }
 
-// NewTape allocates a tape for batches of up to capacity rows.
-func (m *Model) NewTape(capacity int) *Tape {
+// newTape allocates a tape for batches of up to capacity rows.
+func (m *Model) newTape(capacity int) *Tape {
 	l, d, w := m.Arch.Layers, m.Layout.D(), m.Arch.Width
 	mk := func(rows, cols int) [][]float64 {
 		out := make([][]float64, l)
@@ -70,9 +72,9 @@ func (m *Model) NewTape(capacity int) *Tape {
 // Cap returns the largest batch the tape accepts.
 func (t *Tape) Cap() int { return t.cap }
 
-// Forward applies the map (in normalised lifted coordinates) to the n rows of
+// forward applies the map (in normalised lifted coordinates) to the n rows of
 // z (n×2d, row major) in place and records the pass on the tape.
-func (m *Model) Forward(t *Tape, z []float64, n int) {
+func (m *Model) forward(t *Tape, z []float64, n int) {
 	if n > t.cap {
 		panic("predictor: batch larger than tape capacity")
 	}
@@ -81,7 +83,7 @@ func (m *Model) Forward(t *Tape, z []float64, n int) {
 	h := m.Arch.StepSize
 	for i, df := range m.defs {
 		copy(t.zin[i][:n*2*d], z[:n*2*d])
-		a, b := m.AB(i)
+		a, b := m.layerAB(i)
 		A, B := gen(a, d, d, d), gen(b, d, d, d)
 		Q, P := gen(z, n, d, 2*d), gen(z[d:], n, d, 2*d)
 		xi := gen(t.xi[i], n, d, d)
@@ -99,7 +101,7 @@ func (m *Model) Forward(t *Tape, z []float64, n int) {
 // ridgeGrad fills t.g[i] = ∇K(ξ) for layer i.
 func (m *Model) ridgeGrad(t *Tape, i int, df layerDef, n int) {
 	d := m.Layout.D()
-	p := m.Theta[df.ridge : df.off+df.n]
+	p := m.theta[df.ridge : df.off+df.n]
 	switch m.Arch.Kind {
 	case KindGR:
 		m.gr().grad(p, n, t.xi[i], t.g[i], t.t[i], t.s[i])
@@ -121,16 +123,16 @@ func (m *Model) ridgeGrad(t *Tape, i int, df layerDef, n int) {
 	}
 }
 
-// Backward propagates zbar, the adjoint of the output of the last Forward
+// backward propagates zbar, the adjoint of the output of the last forward
 // (n×2d), back to the adjoint of its input (in place), and accumulates the
-// gradient with respect to Theta into grad (len NumParams).
-func (m *Model) Backward(t *Tape, zbar, grad []float64) {
+// gradient with respect to θ into grad (len NumParams).
+func (m *Model) backward(t *Tape, zbar, grad []float64) {
 	n := t.n
 	d := m.Layout.D()
 	h := m.Arch.StepSize
 	for i := len(m.defs) - 1; i >= 0; i-- {
 		df := m.defs[i]
-		a, b := m.AB(i)
+		a, b := m.layerAB(i)
 		A, B := gen(a, d, d, d), gen(b, d, d, d)
 		Qb, Pb := gen(zbar, n, d, 2*d), gen(zbar[d:], n, d, 2*d)
 		G := gen(t.g[i], n, d, d)
@@ -160,7 +162,7 @@ func (m *Model) Backward(t *Tape, zbar, grad []float64) {
 // gradients of ⟨ḡ, ∇K(ξ)⟩.
 func (m *Model) ridgeBackward(t *Tape, i int, df layerDef, n int, grad []float64) {
 	d := m.Layout.D()
-	p := m.Theta[df.ridge : df.off+df.n]
+	p := m.theta[df.ridge : df.off+df.n]
 	dp := grad[df.ridge : df.off+df.n]
 	switch m.Arch.Kind {
 	case KindGR:
@@ -207,9 +209,9 @@ func (m *Model) ridgeBackward(t *Tape, i int, df layerDef, n int, grad []float64
 func (m *Model) abToS(t *Tape, df layerDef, grad []float64) {
 	d := m.Layout.D()
 	s1, s2, s3 := t.symS[0], t.symS[1], t.symS[2]
-	symInto(s1, m.Theta[df.s1:df.s1+d*d], d)
-	symInto(s2, m.Theta[df.s2:df.s2+d*d], d)
-	symInto(s3, m.Theta[df.s3:df.s3+d*d], d)
+	symInto(s1, m.theta[df.s1:df.s1+d*d], d)
+	symInto(s2, m.theta[df.s2:df.s2+d*d], d)
+	symInto(s3, m.theta[df.s3:df.s3+d*d], d)
 	// canonical roles: Ac = I + S1S2, Bc = S1 + S1S2S3 + S3
 	dAc, dBc := t.dA, t.dB
 	if df.swap {
@@ -250,14 +252,14 @@ func addSym(dst, g []float64, d int) {
 	}
 }
 
-// Tangent pushes n tangent vectors dz (n×2d, row major) through the map's
-// Jacobian at the states recorded by the last Forward, in place.
-func (m *Model) Tangent(t *Tape, dz []float64) {
+// tangent pushes n tangent vectors dz (n×2d, row major) through the map's
+// Jacobian at the states recorded by the last forward, in place.
+func (m *Model) tangent(t *Tape, dz []float64) {
 	n := t.n
 	d := m.Layout.D()
 	h := m.Arch.StepSize
 	for i, df := range m.defs {
-		a, b := m.AB(i)
+		a, b := m.layerAB(i)
 		A, B := gen(a, d, d, d), gen(b, d, d, d)
 		dQ, dP := gen(dz, n, d, 2*d), gen(dz[d:], n, d, 2*d)
 		dxi := gen(t.gbar, n, d, d)
@@ -273,7 +275,7 @@ func (m *Model) Tangent(t *Tape, dz []float64) {
 // ridgeHVP writes out = ∇²K(ξ)·v for layer i at the recorded states.
 func (m *Model) ridgeHVP(t *Tape, i int, df layerDef, n int, v, out []float64) {
 	d := m.Layout.D()
-	p := m.Theta[df.ridge : df.off+df.n]
+	p := m.theta[df.ridge : df.off+df.n]
 	switch m.Arch.Kind {
 	case KindGR:
 		m.gr().hvp(p, n, t.t[i], v, out, t.u)
@@ -303,12 +305,12 @@ func (m *Model) ridgeHVP(t *Tape, i int, df layerDef, n int, v, out []float64) {
 	}
 }
 
-// Energy returns Σ_layers K_l(ξ_l) summed per row at the recorded states; it
-// is used by tests of the ridge gradients.
+// layerK returns K(ξ), the ridge Hamiltonian of layer i at one ridge
+// coordinate ξ; it is used by tests of the ridge gradients.
 func (m *Model) layerK(i int, xi []float64) float64 {
 	df := m.defs[i]
 	d := m.Layout.D()
-	p := m.Theta[df.ridge : df.off+df.n]
+	p := m.theta[df.ridge : df.off+df.n]
 	switch m.Arch.Kind {
 	case KindGR:
 		return m.gr().value(p, xi)

@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/predictor"
@@ -54,20 +55,23 @@ func transitionArrays(ds *dataset.Dataset) (x, e, xnext []float64) {
 // Name implements Learner.
 func (m *MLP) Name() string { return "MLP" }
 
-// Theta implements Learner.
-func (m *MLP) Theta() []float64 { return m.Net.Theta() }
+// NumParams implements Learner.
+func (m *MLP) NumParams() int { return m.Net.NumParams() }
 
-// Tensors implements Learner.
-func (m *MLP) Tensors() []predictor.Tensor {
-	var ts []predictor.Tensor
-	for _, s := range m.Net.Shapes() {
-		ts = append(ts, predictor.Tensor{Name: s.Name, Rows: s.Rows, Cols: s.Cols, Offset: s.Offset})
+// Params implements Learner.
+func (m *MLP) Params() []float64 { return slices.Clone(m.Net.Theta()) }
+
+// SetParams implements Learner (the MLP keeps no derived quantities).
+func (m *MLP) SetParams(theta []float64) error {
+	if len(theta) != m.Net.NumParams() {
+		return fmt.Errorf("trainer: %d parameters given, the MLP has %d", len(theta), m.Net.NumParams())
 	}
-	return ts
+	copy(m.Net.Theta(), theta)
+	return nil
 }
 
-// Sync implements Learner (the MLP keeps no derived quantities).
-func (m *MLP) Sync() {}
+// ParamBlocks implements Learner.
+func (m *MLP) ParamBlocks() []predictor.ParamBlock { return m.Net.ParamBlocks() }
 
 // NewWorker implements Learner.
 func (m *MLP) NewWorker(capacity int) Worker {
@@ -133,10 +137,14 @@ func (m *MLP) Rollers() RollerFactory {
 	}
 }
 
-// Rollers returns a factory of rollers over the compiled model.
-func (s *Symplectic) Rollers() RollerFactory {
+// Rollers returns a factory of rollers over the compiled model (compiled
+// when the factory is called, so with the parameters of that moment).
+func (s *Symplectic) Rollers() RollerFactory { return planRollers(s.Model()) }
+
+// planRollers returns a factory of rollers over the compiled model m.
+func planRollers(m *predictor.Model) RollerFactory {
 	return func() (Roller, error) {
-		p, err := s.M.Compile()
+		p, err := m.Compile()
 		if err != nil {
 			return nil, fmt.Errorf("trainer: %w", err)
 		}

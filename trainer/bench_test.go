@@ -19,7 +19,7 @@ func BenchmarkLossGrad(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := &Symplectic{M: m, W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}}
+			s := &Symplectic{T: predictor.NewTrainable(m), W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}}
 			const n = 256
 			nx, ne := p.Layout.StateDim(), p.Layout.PortDim()
 			batch := newBatch(n, nx, ne)

@@ -26,11 +26,12 @@ type Checkpoint struct {
 }
 
 func (ck *Checkpoint) restore(l Learner, opt optimizer) error {
-	if ck.Model != l.Name() || len(ck.Theta) != len(l.Theta()) {
-		return fmt.Errorf("%w: checkpoint holds %s with %d parameters, training %s with %d", ErrCheckpoint, ck.Model, len(ck.Theta), l.Name(), len(l.Theta()))
+	if ck.Model != l.Name() || len(ck.Theta) != l.NumParams() {
+		return fmt.Errorf("%w: checkpoint holds %s with %d parameters, training %s with %d", ErrCheckpoint, ck.Model, len(ck.Theta), l.Name(), l.NumParams())
 	}
-	copy(l.Theta(), ck.Theta)
-	l.Sync()
+	if err := opt.setParams(ck.Theta); err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckpoint, err)
+	}
 	if err := opt.setState(ck.Optim); err != nil {
 		return fmt.Errorf("%w: %w", ErrCheckpoint, err)
 	}
@@ -38,7 +39,7 @@ func (ck *Checkpoint) restore(l Learner, opt optimizer) error {
 }
 
 func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History) error {
-	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Theta(), Optim: opt.state(), History: *h}
+	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h}
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(&ck); err != nil {
 		return fmt.Errorf("trainer: encoding checkpoint: %w", err)

@@ -1,9 +1,11 @@
 // Package trainer fits calisym models: datasets of windows, the one-step
 // teacher-forcing loss of the paper (Eq. 27–30) with section and port terms,
-// analytic gradients through the predictor's backward passes, AdamW and Muon
-// (package optim), the teacher-forcing α schedule, checkpoints, evaluation by
-// autoregressive rollout (ID/OOD, multi-horizon), the MLP baseline (package
-// mlp) and reports with plots (package plot).
+// analytic gradients through the backward passes of the predictor's
+// training handle (predictor.Trainable), AdamW and Muon (package optim), the
+// teacher-forcing α schedule, checkpoints, evaluation by autoregressive
+// rollout (ID/OOD, multi-horizon), the MLP baseline (package mlp), opening
+// saved models of either kind (OpenModel) and reports with plots (package
+// plot).
 //
 // All arithmetic is float64. Batches are split across workers (by default
 // both cores), each with its own tape and gradient buffer.

@@ -1,6 +1,8 @@
 package trainer
 
 import (
+	"fmt"
+
 	"github.com/calisym/calisym/predictor"
 )
 
@@ -29,15 +31,20 @@ type Batch struct {
 
 // Learner is a trainable one-step model with the Markovian interface
 // (x_t, e_t) → x_{t+1}: the lifted symplectic model or the MLP baseline.
+// Its parameters form one flat vector, which changes only through
+// SetParams; SetParams also refreshes whatever the model derives from it.
 type Learner interface {
 	// Name identifies the model in reports.
 	Name() string
-	// Theta returns the flat parameter vector (a view, not a copy).
-	Theta() []float64
-	// Tensors describes the parameter blocks of Theta for the optimiser.
-	Tensors() []predictor.Tensor
-	// Sync refreshes derived quantities after Theta changed.
-	Sync()
+	// NumParams returns the length of the parameter vector.
+	NumParams() int
+	// Params returns a copy of the parameter vector.
+	Params() []float64
+	// SetParams copies theta (NumParams values) into the model.
+	SetParams(theta []float64) error
+	// ParamBlocks describes the blocks of the parameter vector for the
+	// optimiser.
+	ParamBlocks() []predictor.ParamBlock
 	// NewWorker returns a worker for batches of up to capacity rows.
 	NewWorker(capacity int) Worker
 }
@@ -45,36 +52,49 @@ type Learner interface {
 // Worker evaluates the loss of batches; each goroutine uses its own.
 type Worker interface {
 	// LossGrad returns Σ_k w_k ℓ_k over the batch, adds its gradient with
-	// respect to Theta into grad, and, if pred is non-nil, writes the one-step
-	// predictions (N×2n, physical units) into pred.
+	// respect to the parameters into grad, and, if pred is non-nil, writes
+	// the one-step predictions (N×2n, physical units) into pred.
 	LossGrad(b Batch, grad, pred []float64) float64
 }
 
-// Symplectic adapts a predictor.Model to the Learner interface. The model's
-// normalisation must be set from the training data before training.
+// Symplectic adapts a predictor model, through its training handle, to the
+// Learner interface. The model's normalisation must be set from the
+// training data before training.
 type Symplectic struct {
-	M *predictor.Model
+	T *predictor.Trainable
 	W LossWeights
 }
 
+// Model returns the model being trained.
+func (s *Symplectic) Model() *predictor.Model { return s.T.Model() }
+
 // Name implements Learner.
-func (s *Symplectic) Name() string { return "CaLiSym-" + string(s.M.Arch.Kind) }
+func (s *Symplectic) Name() string { return "CaLiSym-" + string(s.Model().Arch.Kind) }
 
-// Theta implements Learner.
-func (s *Symplectic) Theta() []float64 { return s.M.Theta }
+// NumParams implements Learner.
+func (s *Symplectic) NumParams() int { return s.Model().NumParams() }
 
-// Tensors implements Learner.
-func (s *Symplectic) Tensors() []predictor.Tensor { return s.M.Tensors() }
+// Params implements Learner.
+func (s *Symplectic) Params() []float64 { return s.T.Params() }
 
-// Sync implements Learner.
-func (s *Symplectic) Sync() { s.M.Sync() }
+// SetParams implements Learner.
+func (s *Symplectic) SetParams(theta []float64) error {
+	if err := s.T.SetParams(theta); err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	return nil
+}
+
+// ParamBlocks implements Learner.
+func (s *Symplectic) ParamBlocks() []predictor.ParamBlock { return s.T.ParamBlocks() }
 
 // NewWorker implements Learner.
 func (s *Symplectic) NewWorker(capacity int) Worker {
-	d2 := s.M.Layout.Dim()
-	return &sympWorker{s: s, tape: s.M.NewTape(capacity),
+	l := s.Model().Layout
+	d2 := l.Dim()
+	return &sympWorker{s: s, tape: s.T.NewTape(capacity),
 		z: make([]float64, capacity*d2), zbar: make([]float64, capacity*d2),
-		xn: make([]float64, s.M.Layout.StateDim()), en: make([]float64, s.M.Layout.PortDim())}
+		xn: make([]float64, l.StateDim()), en: make([]float64, l.PortDim())}
 }
 
 type sympWorker struct {
@@ -89,7 +109,7 @@ func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 	if b.N == 0 {
 		return 0
 	}
-	m := w.s.M
+	m := w.s.Model()
 	l := m.Layout
 	n, d := l.N, l.D()
 	d2, nx, ne := 2*d, l.StateDim(), l.PortDim()
@@ -104,7 +124,7 @@ func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 		}
 		l.Section(w.z[r*d2:(r+1)*d2], w.xn, w.en)
 	}
-	m.Forward(w.tape, w.z, b.N)
+	w.s.T.Forward(w.tape, w.z, b.N)
 	wt := w.s.W
 	cq, cp := 2*wt.Q/float64(n), 2*wt.P/float64(n)
 	csec := 2 * wt.Sec / float64(d)
@@ -160,6 +180,6 @@ func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 			}
 		}
 	}
-	m.Backward(w.tape, w.zbar[:b.N*d2], grad)
+	w.s.T.Backward(w.tape, w.zbar[:b.N*d2], grad)
 	return total
 }

@@ -9,9 +9,12 @@ import (
 // optimizer is what the training loop needs from an optimiser.
 type optimizer interface {
 	// step applies one update from the averaged gradient (clipped to clip by
-	// global norm first) at learning rate lr and returns the gradient norm
-	// before clipping.
-	step(grad []float64, lr, clip float64) float64
+	// global norm first) at learning rate lr, hands the new parameters to
+	// the learner and returns the gradient norm before clipping.
+	step(grad []float64, lr, clip float64) (float64, error)
+	// setParams replaces the parameters of the optimiser and the learner
+	// (restoring a checkpoint).
+	setParams(theta []float64) error
 	state() OptimState
 	setState(OptimState) error
 }
@@ -23,24 +26,23 @@ type OptimState struct {
 	Buffers map[string][]float64
 }
 
-// boundOptimizer drives an optim.Optimizer over a learner's parameters; the
-// loop's averaged gradient is copied into the bound gradient buffer.
+// boundOptimizer drives an optim.Optimizer over a copy of a learner's
+// parameters, theta, which every step updates in place and hands to the
+// learner; the loop's averaged gradient is copied into the bound gradient
+// buffer.
 type boundOptimizer struct {
-	opt  optim.Optimizer
-	ts   []optim.Tensor
-	grad []float64
-	base float64 // the configured learning rate: Step takes lr/base
+	l           Learner
+	opt         optim.Optimizer
+	ts          []optim.Tensor
+	theta, grad []float64
+	base        float64 // the configured learning rate: Step takes lr/base
 }
 
 // newOptimizer builds the optimiser cfg names over the parameters of l.
 func newOptimizer(l Learner, cfg Config) (optimizer, error) {
-	theta := l.Theta()
+	theta := l.Params()
 	grad := make([]float64, len(theta))
-	var shapes []optim.Shape
-	for _, t := range l.Tensors() {
-		shapes = append(shapes, optim.Shape{Name: t.Name, Rows: t.Rows, Cols: t.Cols, Offset: t.Offset})
-	}
-	ts, err := optim.Bind(theta, grad, shapes)
+	ts, err := optim.Bind(theta, grad, l.ParamBlocks())
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %s parameters: %w", l.Name(), err)
 	}
@@ -61,14 +63,22 @@ func newOptimizer(l Learner, cfg Config) (optimizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	return &boundOptimizer{opt: o, ts: ts, grad: grad, base: cfg.LR}, nil
+	return &boundOptimizer{l: l, opt: o, ts: ts, theta: theta, grad: grad, base: cfg.LR}, nil
 }
 
-func (b *boundOptimizer) step(grad []float64, lr, clip float64) float64 {
+func (b *boundOptimizer) step(grad []float64, lr, clip float64) (float64, error) {
 	copy(b.grad, grad)
 	gn := optim.ClipGradNorm(b.ts, clip)
 	b.opt.Step(lr / b.base)
-	return gn
+	return gn, b.l.SetParams(b.theta)
+}
+
+func (b *boundOptimizer) setParams(theta []float64) error {
+	if len(theta) != len(b.theta) {
+		return fmt.Errorf("trainer: %d parameters given, %s has %d", len(theta), b.l.Name(), len(b.theta))
+	}
+	copy(b.theta, theta)
+	return b.l.SetParams(b.theta)
 }
 
 func (b *boundOptimizer) state() OptimState {

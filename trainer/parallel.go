@@ -19,7 +19,7 @@ func newPool(l Learner, workers, capacity, nx, ne int) *pool {
 	p := &pool{nx: nx, ne: ne, losses: make([]float64, workers)}
 	for range workers {
 		p.workers = append(p.workers, l.NewWorker(per))
-		p.grads = append(p.grads, make([]float64, len(l.Theta())))
+		p.grads = append(p.grads, make([]float64, l.NumParams()))
 	}
 	return p
 }

@@ -138,7 +138,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		return nil, err
 	}
 	pl := newPool(l, workers, cfg.BatchSize, nx, ne)
-	grad := make([]float64, len(l.Theta()))
+	grad := make([]float64, l.NumParams())
 	batch := newBatch(cfg.BatchSize, nx, ne)
 	hist := &History{}
 	start := 0
@@ -177,11 +177,13 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			for i := range grad {
 				grad[i] /= w
 			}
-			gn := opt.step(grad, lr, cfg.Clip)
+			gn, err := opt.step(grad, lr, cfg.Clip)
+			if err != nil {
+				return err
+			}
 			if math.IsNaN(loss) || math.IsNaN(gn) || math.IsInf(gn, 0) {
 				return fmt.Errorf("%w at epoch %d (loss %v, gradient norm %v)", ErrDiverged, epoch, loss, gn)
 			}
-			l.Sync()
 			sumLoss += loss
 			sumW += w
 			gnorm += gn

@@ -66,15 +66,16 @@ func symplecticLearner(t testing.TB, ds *dataset.Dataset, kind predictor.Kind, s
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr := predictor.NewTrainable(m)
 	// larger ridge outputs than the near-identity initialisation, so the
 	// nonlinear terms matter in the gradient check
-	m.Init(rand.New(rand.NewPCG(seed, 2)), 3)
+	tr.Init(rand.New(rand.NewPCG(seed, 2)), 3)
 	st, err := Stats(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Norm = st.Normalization(l)
-	return &Symplectic{M: m, W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 3}}
+	return &Symplectic{T: tr, W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 3}}
 }
 
 func fullBatch(ds *dataset.Dataset) Batch {
@@ -105,12 +106,14 @@ func TestLossGradientFiniteDifference(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := c.l.NewWorker(b.N)
-			theta := c.l.Theta()
+			theta := c.l.Params()
 			grad := make([]float64, len(theta))
 			w.LossGrad(b, grad, nil)
 			scratch := make([]float64, len(theta))
 			loss := func() float64 {
-				c.l.Sync()
+				if err := c.l.SetParams(theta); err != nil {
+					t.Fatal(err)
+				}
 				return w.LossGrad(b, scratch, nil)
 			}
 			var gmax float64
@@ -126,7 +129,9 @@ func TestLossGradientFiniteDifference(t *testing.T) {
 				f := func(s float64) float64 { theta[i] = orig + s*h; return loss() }
 				fd := (-f(2) + 8*f(1) - 8*f(-1) + f(-2)) / (12 * h)
 				theta[i] = orig
-				c.l.Sync()
+				if err := c.l.SetParams(theta); err != nil {
+					t.Fatal(err)
+				}
 				rel := math.Abs(fd-grad[i]) / math.Max(math.Abs(fd), 1e-3*gmax)
 				worst = max(worst, rel)
 				if rel > 1e-6 {
@@ -161,8 +166,8 @@ func TestUniqueTransitionsEqualWindows(t *testing.T) {
 	if ub.N*2 > wb.N {
 		t.Fatalf("expected the windows to repeat transitions: %d unique, %d in windows", ub.N, wb.N)
 	}
-	lw := s.NewWorker(wb.N).LossGrad(wb, make([]float64, len(s.Theta())), nil)
-	lu := s.NewWorker(ub.N).LossGrad(ub, make([]float64, len(s.Theta())), nil)
+	lw := s.NewWorker(wb.N).LossGrad(wb, make([]float64, s.NumParams()), nil)
+	lu := s.NewWorker(ub.N).LossGrad(ub, make([]float64, s.NumParams()), nil)
 	var sw, su float64
 	for _, v := range ub.W[:ub.N] {
 		su += v
@@ -184,7 +189,7 @@ func TestTrainingReducesLoss(t *testing.T) {
 	for _, opt := range []string{"adamw", "muon"} {
 		t.Run(opt, func(t *testing.T) {
 			s := symplecticLearner(t, ds, predictor.KindGR, 4)
-			s.M.Init(rand.New(rand.NewPCG(4, 4)), 1)
+			s.T.Init(rand.New(rand.NewPCG(4, 4)), 1)
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR = 30, 64, opt, 5e-3
 			if opt == "muon" {
@@ -229,9 +234,10 @@ func TestCheckpointResume(t *testing.T) {
 	if len(h.Epochs) != 4 {
 		t.Errorf("resumed history has %d epochs", len(h.Epochs))
 	}
-	for i, v := range ref.Theta() {
-		if b.Theta()[i] != v {
-			t.Fatalf("θ[%d] = %v after resume, %v uninterrupted", i, b.Theta()[i], v)
+	got := b.Params()
+	for i, v := range ref.Params() {
+		if got[i] != v {
+			t.Fatalf("θ[%d] = %v after resume, %v uninterrupted", i, got[i], v)
 		}
 	}
 }
@@ -434,7 +440,7 @@ func findState(ds *dataset.Dataset, x []float64) (int, int) {
 func TestTrainingWithAlphaSchedule(t *testing.T) {
 	ds := toyDataset(t, 4, 200, 2, 0, 11)
 	s := symplecticLearner(t, ds, predictor.KindGR, 4)
-	s.M.Init(rand.New(rand.NewPCG(4, 4)), 1)
+	s.T.Init(rand.New(rand.NewPCG(4, 4)), 1)
 	cfg := DefaultConfig()
 	cfg.Epochs, cfg.BatchSize, cfg.LR = 12, 16, 5e-3
 	cfg.AlphaHold, cfg.AlphaRamp, cfg.AlphaFinal = 4, 4, 0.5

@@ -19,7 +19,7 @@ import (
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
 	"github.com/calisym/calisym/predictor"
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/trainer"
 )
 
 // liveSetup is what replay and node share: the params, the model and its
@@ -52,7 +52,7 @@ func loadLive(paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	saved, err := experiment.Open(modelPath)
+	saved, err := trainer.OpenModel(modelPath)
 	if err != nil {
 		return nil, err
 	}

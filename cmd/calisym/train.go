@@ -165,7 +165,7 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 			}
 			last := hist.Epochs[len(hist.Epochs)-1]
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d params, final loss %.4g (val %.4g), %.1f s -> %s\n",
-				l.Name(), len(l.Theta()), last.Loss, last.ValLoss, time.Since(start).Seconds(), out)
+				l.Name(), l.NumParams(), last.Loss, last.ValLoss, time.Since(start).Seconds(), out)
 			return nil
 		},
 	}
@@ -211,19 +211,12 @@ func saveLearner(l trainer.Learner, path string) error {
 	}
 	switch v := l.(type) {
 	case *trainer.Symplectic:
-		v.M.Meta.Name = l.Name()
-		v.M.Meta.Created = time.Now().UTC().Format(time.RFC3339)
-		return v.M.Save(path)
+		m := v.Model()
+		m.Meta.Name = l.Name()
+		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
+		return m.Save(path)
 	case *trainer.MLP:
-		cfg, wts, err := v.Net.Export()
-		if err != nil {
-			return err
-		}
-		b, err := json.Marshal(map[string]any{"config": json.RawMessage(cfg), "weights": wts})
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(path, b, 0o644)
+		return trainer.SaveMLP(path, v.Net)
 	}
 	return fmt.Errorf("cannot save %T", l)
 }
@@ -237,7 +230,7 @@ func newEvalCmd() *cobra.Command {
 		Short: "Autoregressive evaluation of a saved model on a dataset",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sv, err := experiment.Open(modelPath)
+			sv, err := trainer.OpenModel(modelPath)
 			if err != nil {
 				return err
 			}

@@ -247,7 +247,7 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 	}
 	preds := map[string][][]float64{}
 	for _, m := range rep.Models {
-		sv, err := Open(filepath.Join(outDir, m.File))
+		sv, err := trainer.OpenModel(filepath.Join(outDir, m.File))
 		if err != nil {
 			return err
 		}

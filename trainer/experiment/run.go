@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -209,8 +208,9 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		if string(ms.Arch.Kind) != ms.Kind {
 			return nil, fmt.Errorf("experiment: %s: kind %q but architecture %q", ms.Name, ms.Kind, ms.Arch.Kind)
 		}
+		t := predictor.NewTrainable(m)
 		if ms.InitScale > 0 {
-			m.Init(rand.New(rand.NewPCG(ms.Train.Seed, 0x73796d70)), ms.InitScale)
+			t.Init(rand.New(rand.NewPCG(ms.Train.Seed, 0x73796d70)), ms.InitScale)
 		}
 		st, err := trainer.Stats(train)
 		if err != nil {
@@ -218,7 +218,7 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		}
 		m.Norm = st.Normalization(l)
 		m.Meta.Coordinates, m.Meta.Ports, m.Meta.Dt = train.Coordinates, train.Ports, train.Dt
-		return &trainer.Symplectic{M: m, W: ms.Loss}, nil
+		return &trainer.Symplectic{T: t, W: ms.Loss}, nil
 	}
 	return nil, fmt.Errorf("experiment: %s: unknown model kind %q (want gr, grb or mlp)", ms.Name, ms.Kind)
 }
@@ -231,7 +231,7 @@ func train(ctx context.Context, ms ModelSpec, data Datasets) (*trained, error) {
 	tr := &trained{spec: ms, learner: l}
 	switch v := l.(type) {
 	case *trainer.Symplectic:
-		tr.sym, tr.rollers = v.M, v.Rollers()
+		tr.sym, tr.rollers = v.Model(), v.Rollers()
 	case *trainer.MLP:
 		tr.mlp, tr.rollers = v, v.Rollers()
 	}
@@ -248,7 +248,7 @@ func train(ctx context.Context, ms ModelSpec, data Datasets) (*trained, error) {
 
 func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir string) (ModelReport, error) {
 	ms := tr.spec
-	mr := ModelReport{Name: ms.Name, Kind: ms.Kind, Horizon: spec.Horizon, Params: len(tr.learner.Theta()),
+	mr := ModelReport{Name: ms.Name, Kind: ms.Kind, Horizon: spec.Horizon, Params: tr.learner.NumParams(),
 		Diverged: tr.err != nil}
 	if tr.hist != nil {
 		mr.History = tr.hist.Epochs
@@ -312,17 +312,9 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 	case tr.mlp != nil:
 		mr.FLOPsPerStep = tr.mlp.Net.FLOPs()
 		mr.SymplecticResidualMean, mr.SymplecticResidualMax = mlpResidual(tr.mlp, states)
-		cfg, wts, err := tr.mlp.Net.Export()
-		if err != nil {
-			return mr, err
-		}
-		b, err := json.Marshal(map[string]any{"config": json.RawMessage(cfg), "weights": wts})
-		if err != nil {
-			return mr, fmt.Errorf("experiment: %w", err)
-		}
 		mr.File = "mlp.json"
-		if err := os.WriteFile(filepath.Join(outDir, mr.File), b, 0o644); err != nil {
-			return mr, fmt.Errorf("experiment: %w", err)
+		if err := trainer.SaveMLP(filepath.Join(outDir, mr.File), tr.mlp.Net); err != nil {
+			return mr, err
 		}
 	}
 	return mr, nil

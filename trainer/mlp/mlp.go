@@ -25,6 +25,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/optim"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -94,7 +95,7 @@ type MLP struct {
 	theta  []float64
 	grad   []float64
 	layers []layer
-	shapes []optim.Shape
+	blocks []predictor.ParamBlock
 	norm   Norm
 	// derived from norm: 1/s_x, 1/s_e
 	invSX, invSE []float64
@@ -137,9 +138,9 @@ func alloc(cfg Config) *MLP {
 		m.layers = append(m.layers, layer{in: in, out: out,
 			wOff: off, bOff: off + nw,
 			w: m.theta[off : off+nw : off+nw], b: m.theta[off+nw : off+nw+out : off+nw+out]})
-		m.shapes = append(m.shapes,
-			optim.Shape{Name: fmt.Sprintf("layers.%d.weight", l-1), Rows: out, Cols: in, Offset: off},
-			optim.Shape{Name: fmt.Sprintf("layers.%d.bias", l-1), Rows: out, Cols: 1, Offset: off + nw})
+		m.blocks = append(m.blocks,
+			predictor.ParamBlock{Name: fmt.Sprintf("layers.%d.weight", l-1), Rows: out, Cols: in, Offset: off},
+			predictor.ParamBlock{Name: fmt.Sprintf("layers.%d.bias", l-1), Rows: out, Cols: 1, Offset: off + nw})
 		off += nw + out
 	}
 	m.s0, m.s1 = make([]float64, widest), make([]float64, widest)
@@ -167,14 +168,14 @@ func (m *MLP) Theta() []float64 { return m.theta }
 // is given; pass Grad() to use this one.
 func (m *MLP) Grad() []float64 { return m.grad }
 
-// Shapes describes the parameter blocks of Theta in order:
+// ParamBlocks describes the parameter blocks of Theta in order:
 // "layers.<l>.weight" (out×in) then "layers.<l>.bias" (out×1).
-func (m *MLP) Shapes() []optim.Shape { return slices.Clone(m.shapes) }
+func (m *MLP) ParamBlocks() []predictor.ParamBlock { return slices.Clone(m.blocks) }
 
 // Params returns the parameter blocks as optimiser tensors viewing Theta
 // and Grad.
 func (m *MLP) Params() []optim.Tensor {
-	ts, err := optim.Bind(m.theta, m.grad, m.shapes)
+	ts, err := optim.Bind(m.theta, m.grad, m.blocks)
 	if err != nil {
 		panic(err) // unreachable: the layout is built by alloc
 	}
@@ -280,15 +281,15 @@ func (m *MLP) Rollout(x0, ports []float64, horizon int, out []float64) error {
 }
 
 // Export returns the configuration as JSON and every parameter and
-// normalisation buffer by name: the Shapes names (row-major) and
+// normalisation buffer by name: the ParamBlocks names (row-major) and
 // "norm.mu_x", "norm.s_x", "norm.mu_e", "norm.s_e", "norm.s_delta".
 func (m *MLP) Export() (cfg []byte, weights map[string][]float64, err error) {
 	cfg, err = json.Marshal(m.cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mlp: encoding config: %w", err)
 	}
-	weights = make(map[string][]float64, len(m.shapes)+5)
-	for _, s := range m.shapes {
+	weights = make(map[string][]float64, len(m.blocks)+5)
+	for _, s := range m.blocks {
 		weights[s.Name] = slices.Clone(m.theta[s.Offset : s.Offset+s.Rows*s.Cols])
 	}
 	for k, v := range m.norm.named() {
@@ -308,11 +309,11 @@ func Load(cfg []byte, weights map[string][]float64) (*MLP, error) {
 		return nil, err
 	}
 	m := alloc(c)
-	want := len(m.shapes) + 5
+	want := len(m.blocks) + 5
 	if len(weights) != want {
 		return nil, fmt.Errorf("%w: %d weight blocks, want %d", ErrModel, len(weights), want)
 	}
-	for _, s := range m.shapes {
+	for _, s := range m.blocks {
 		v, ok := weights[s.Name]
 		if !ok || len(v) != s.Rows*s.Cols {
 			return nil, fmt.Errorf("%w: block %q missing or of length %d, want %d", ErrModel, s.Name, len(v), s.Rows*s.Cols)

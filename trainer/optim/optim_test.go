@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/calisym/calisym/predictor"
 )
 
 // pair returns a 2×2 matrix W and a 2-vector b bound to one flat vector.
@@ -18,7 +20,7 @@ func pair(t *testing.T) (theta, grad []float64, ts []Tensor) {
 	t.Helper()
 	theta = []float64{1, -2, 0.5, 3, 0.1, -0.3}
 	grad = make([]float64, len(theta))
-	ts, err := Bind(theta, grad, []Shape{{Name: "W", Rows: 2, Cols: 2}, {Name: "b", Rows: 2, Cols: 1, Offset: 4}})
+	ts, err := Bind(theta, grad, []predictor.ParamBlock{{Name: "W", Rows: 2, Cols: 2}, {Name: "b", Rows: 2, Cols: 1, Offset: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,10 +243,11 @@ func newOpt(t *testing.T, kind string) (Optimizer, []float64, []float64) {
 		theta[i] = rng.NormFloat64()
 	}
 	grad := make([]float64, len(theta))
-	ts, err := Bind(theta, grad, []Shape{{Name: "W", Rows: 6, Cols: 4}, {Name: "b", Rows: 4, Cols: 1, Offset: 24}, {Name: "S", Rows: 3, Cols: 3, Offset: 28, NoMuon: true}})
+	ts, err := Bind(theta, grad, []predictor.ParamBlock{{Name: "W", Rows: 6, Cols: 4}, {Name: "b", Rows: 4, Cols: 1, Offset: 24}, {Name: "S", Rows: 3, Cols: 3, Offset: 28}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts[2].NoMuon = true
 	var o Optimizer
 	if kind == KindAdamW {
 		o, err = NewAdamW(ts, AdamWConfig{LR: 1e-2, WeightDecay: 1e-3})
@@ -335,16 +338,16 @@ func TestBindRejects(t *testing.T) {
 	tests := []struct {
 		name   string
 		grad   []float64
-		shapes []Shape
+		blocks []predictor.ParamBlock
 	}{
-		{"lengths", grad[:9], []Shape{{Name: "a", Rows: 1, Cols: 1}}},
-		{"outside", grad, []Shape{{Name: "a", Rows: 3, Cols: 4}}},
-		{"overlap", grad, []Shape{{Name: "a", Rows: 2, Cols: 2}, {Name: "b", Rows: 2, Cols: 1, Offset: 3}}},
-		{"duplicate", grad, []Shape{{Name: "a", Rows: 2, Cols: 1}, {Name: "a", Rows: 2, Cols: 1, Offset: 2}}},
-		{"empty", grad, []Shape{{Name: "a", Rows: 0, Cols: 1}}},
+		{"lengths", grad[:9], []predictor.ParamBlock{{Name: "a", Rows: 1, Cols: 1}}},
+		{"outside", grad, []predictor.ParamBlock{{Name: "a", Rows: 3, Cols: 4}}},
+		{"overlap", grad, []predictor.ParamBlock{{Name: "a", Rows: 2, Cols: 2}, {Name: "b", Rows: 2, Cols: 1, Offset: 3}}},
+		{"duplicate", grad, []predictor.ParamBlock{{Name: "a", Rows: 2, Cols: 1}, {Name: "a", Rows: 2, Cols: 1, Offset: 2}}},
+		{"empty", grad, []predictor.ParamBlock{{Name: "a", Rows: 0, Cols: 1}}},
 	}
 	for _, tc := range tests {
-		if _, err := Bind(theta, tc.grad, tc.shapes); !errors.Is(err, ErrShape) {
+		if _, err := Bind(theta, tc.grad, tc.blocks); !errors.Is(err, ErrShape) {
 			t.Errorf("%s: Bind = %v, want ErrShape", tc.name, err)
 		}
 	}
@@ -364,11 +367,11 @@ func BenchmarkMuonStep66(b *testing.B) {
 	const d = 66
 	theta := make([]float64, 3*d*d)
 	grad := make([]float64, len(theta))
-	var shapes []Shape
+	var blocks []predictor.ParamBlock
 	for i := range 3 {
-		shapes = append(shapes, Shape{Name: string(rune('A' + i)), Rows: d, Cols: d, Offset: i * d * d})
+		blocks = append(blocks, predictor.ParamBlock{Name: string(rune('A' + i)), Rows: d, Cols: d, Offset: i * d * d})
 	}
-	ts, err := Bind(theta, grad, shapes)
+	ts, err := Bind(theta, grad, blocks)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -394,12 +397,12 @@ func TestMuonParallelDeterministic(t *testing.T) {
 		const d = 9
 		theta := make([]float64, 5*d*d+d)
 		grad := make([]float64, len(theta))
-		var shapes []Shape
+		var blocks []predictor.ParamBlock
 		for i := range 5 {
-			shapes = append(shapes, Shape{Name: string(rune('A' + i)), Rows: d, Cols: d, Offset: i * d * d})
+			blocks = append(blocks, predictor.ParamBlock{Name: string(rune('A' + i)), Rows: d, Cols: d, Offset: i * d * d})
 		}
-		shapes = append(shapes, Shape{Name: "v", Rows: d, Cols: 1, Offset: 5 * d * d})
-		ts, err := Bind(theta, grad, shapes)
+		blocks = append(blocks, predictor.ParamBlock{Name: "v", Rows: d, Cols: 1, Offset: 5 * d * d})
+		ts, err := Bind(theta, grad, blocks)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,9 @@
 // teacher-forcing α schedule of the paper's Appendix D.
 //
 // Optimisers work on a flat parameter vector organised in named tensors:
-// each Tensor holds views into the model's parameter and gradient slices,
-// so an optimiser step updates the model in place. All arithmetic is FP64.
+// Bind turns the vector's parameter blocks (predictor.ParamBlock) into
+// Tensors that hold views into the parameter and gradient slices, so an
+// optimiser step updates the parameters in place. All arithmetic is FP64.
 // Matrices are stored row-major, Rows×Cols, in the torch convention for a
 // dense layer (Rows = outputs, Cols = inputs).
 package optim
@@ -15,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/calisym/calisym/predictor"
 )
 
 // ErrState wraps every problem found when restoring an optimiser state.
@@ -23,10 +26,11 @@ var ErrState = errors.New("optim: bad optimiser state")
 // ErrShape wraps every problem found in a tensor layout.
 var ErrShape = errors.New("optim: bad tensor layout")
 
-// Tensor is one named parameter block. Data and Grad are views (length
-// Rows·Cols, row-major) into the model's parameter and gradient vectors.
-// A tensor with Rows > 1 and Cols > 1 is a matrix; otherwise it is a
-// vector. NoMuon forces the AdamW fallback in Muon even for a matrix.
+// Tensor is one named parameter block bound to memory. Data and Grad are
+// views (length Rows·Cols, row-major) into the model's parameter and
+// gradient vectors. A tensor with Rows > 1 and Cols > 1 is a matrix;
+// otherwise it is a vector. NoMuon forces the AdamW fallback in Muon even
+// for a matrix.
 type Tensor struct {
 	Name       string
 	Rows, Cols int
@@ -41,26 +45,19 @@ func (t Tensor) Size() int { return t.Rows * t.Cols }
 // IsMatrix reports whether t is a matrix (Rows > 1 and Cols > 1).
 func (t Tensor) IsMatrix() bool { return t.Rows > 1 && t.Cols > 1 }
 
-// Shape describes where a tensor lives in a flat parameter vector.
-type Shape struct {
-	Name   string `json:"name"`
-	Rows   int    `json:"rows"`
-	Cols   int    `json:"cols"`
-	Offset int    `json:"offset"`
-	NoMuon bool   `json:"no_muon,omitempty"`
-}
-
-// Bind returns the tensors of shapes as views into theta and grad, which
-// must have the same length. It checks that every block is non-empty, lies
-// inside the vectors and that names are unique; blocks may not overlap.
-func Bind(theta, grad []float64, shapes []Shape) ([]Tensor, error) {
+// Bind returns the tensors of the parameter blocks as views into theta and
+// grad, which must have the same length. It checks that every block is
+// non-empty, lies inside the vectors and that names are unique; blocks may
+// not overlap. The tensors have NoMuon unset; set it on the result to keep
+// a matrix out of Muon.
+func Bind(theta, grad []float64, blocks []predictor.ParamBlock) ([]Tensor, error) {
 	if len(theta) != len(grad) {
 		return nil, fmt.Errorf("%w: %d parameters but %d gradients", ErrShape, len(theta), len(grad))
 	}
 	used := make([]bool, len(theta))
-	names := make(map[string]bool, len(shapes))
-	ts := make([]Tensor, len(shapes))
-	for i, s := range shapes {
+	names := make(map[string]bool, len(blocks))
+	ts := make([]Tensor, len(blocks))
+	for i, s := range blocks {
 		if s.Rows <= 0 || s.Cols <= 0 {
 			return nil, fmt.Errorf("%w: tensor %q has shape %d×%d", ErrShape, s.Name, s.Rows, s.Cols)
 		}
@@ -78,7 +75,7 @@ func Bind(theta, grad []float64, shapes []Shape) ([]Tensor, error) {
 			}
 			used[k] = true
 		}
-		ts[i] = Tensor{Name: s.Name, Rows: s.Rows, Cols: s.Cols, NoMuon: s.NoMuon,
+		ts[i] = Tensor{Name: s.Name, Rows: s.Rows, Cols: s.Cols,
 			Data: theta[s.Offset : s.Offset+n : s.Offset+n], Grad: grad[s.Offset : s.Offset+n : s.Offset+n]}
 	}
 	return ts, nil
