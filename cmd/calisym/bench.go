@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 func newBenchCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 // errPublished reports numbers in a document that a fresh run did not

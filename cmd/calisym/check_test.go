@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 const checkDoc = `# Tool

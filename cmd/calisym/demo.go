@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/dataset"
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 func newDemoCmd() *cobra.Command {

@@ -12,7 +12,7 @@ import (
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 func newNodeCmd() *cobra.Command {

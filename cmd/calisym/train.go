@@ -14,7 +14,7 @@ import (
 
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 func newSimCmd() *cobra.Command {

@@ -19,7 +19,7 @@ import (
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/predictor"
-	"github.com/calisym/calisym/trainer/experiment"
+	"github.com/calisym/calisym/internal/experiment"
 )
 
 // PendulumParams returns the path of params/pendulum_sim.yaml.
