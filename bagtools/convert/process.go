@@ -86,14 +86,66 @@ type streamSet struct {
 	dataEnd  int // streams [0, dataEnd) carry data; the rest are flags
 }
 
-// process converts one source.
+// working is one input aligned on the working clock.
+type working struct {
+	al   *signal.Aligned
+	ss   *streamSet
+	rate float64 // working rate [Hz]
+	D    int     // decimation factor to the dataset rate
+	code []uint8 // per working sample
+	segs [][2]int
+	seg  []int // segment of each working sample, −1 outside
+	zp   *signal.ZeroPhase
+}
+
+// process converts one source, stage by stage: read the channels, build
+// the streams and raw-sample flags, align them on the working clock, code
+// every working sample, cut and filter segments, map the samples at the
+// dataset rate (statemap), flag momentum jumps and cut windows.
 func (c *Converter) process(src Source, rel string) (*fileData, error) {
+	fd := &fileData{rel: rel}
+	rep := &fd.report
+	rep.Path = rel
+	byName, err := c.read(src, rep)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := c.buildStreams(byName, rep)
+	if err != nil {
+		return nil, err
+	}
+	w, err := c.align(ss, rep)
+	if err != nil {
+		return nil, err
+	}
+	w.codeSamples()
+	if err := c.segment(w); err != nil {
+		return nil, err
+	}
+	if err := c.mapSamples(fd, w); err != nil {
+		return nil, err
+	}
+	jumpStep := c.momentumJumps(fd, w.seg, w.D, c.model.NV())
+	for _, b := range jumpStep {
+		if b {
+			rep.MomentumJumps++
+		}
+	}
+	c.cutWindows(fd, w, jumpStep)
+	if wr, ok := src.(Warner); ok {
+		rep.Warnings = append(rep.Warnings, wr.Warnings()...)
+	}
+	return fd, nil
+}
+
+// read reads the spec's channels from the source and counts their NaN
+// samples, failing on a channel that is all (or too much) NaN.
+func (c *Converter) read(src Source, rep *FileReport) (map[string]Series, error) {
 	s := c.spec
-	names := c.plan.Names()
 	if err := c.checkChannels(src); err != nil {
 		return nil, err
 	}
-	series, err := src.Read(names)
+	series, err := src.Read(c.plan.Names())
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +153,6 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	for _, se := range series {
 		byName[se.Name] = se
 	}
-	fd := &fileData{rel: rel}
-	rep := &fd.report
-	rep.Path = rel
 	rep.NaN = map[string]int{}
 	if len(series) > 0 {
 		rep.Rows = len(series[0].Time)
@@ -126,19 +175,19 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 			return nil, fmt.Errorf("%w: channel %q is NaN in %d of %d samples (%.1f%%), more than validate.max_nan_fraction = %g", ErrNaN, se.Name, n, len(se.Values), 100*float64(n)/float64(len(se.Values)), f)
 		}
 	}
-	ss, err := c.buildStreams(byName, rep)
-	if err != nil {
-		return nil, err
-	}
+	return byName, nil
+}
 
-	// Working and target rates.
+// align chooses the working rate and aligns the streams on its clock,
+// counting the gaps.
+func (c *Converter) align(ss *streamSet, rep *FileReport) (*working, error) {
+	s := c.spec
 	rep.InputRate = medianRate(ss.streams[0].Time)
 	workRate := s.Resample.WorkRate
 	if workRate == 0 {
 		d := math.Max(1, math.Round(rep.InputRate/s.Resample.Rate))
 		workRate = d * s.Resample.Rate
 	}
-	D := int(math.Round(workRate / s.Resample.Rate))
 	rep.WorkRate = workRate
 	al, err := signal.Align(ss.streams, signal.AlignOptions{Rate: workRate, MaxGap: s.Validate.MaxGap})
 	if err != nil {
@@ -156,58 +205,73 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 			rep.GapSeconds += g.To - g.From
 		}
 	}
+	return &working{al: al, ss: ss, rate: workRate, D: int(math.Round(workRate / s.Resample.Rate))}, nil
+}
 
-	// Sample codes.
-	code := make([]uint8, K)
-	for k := range K {
+// codeSamples codes every working sample: valid, or why not.
+func (w *working) codeSamples() {
+	al, ss := w.al, w.ss
+	w.code = make([]uint8, len(al.Time))
+	for k := range w.code {
 		switch {
 		case !al.Valid[k]:
-			code[k] = codeGap
+			w.code[k] = codeGap
 		case hasNaN(al, ss.dataEnd, k, ss.streams):
-			code[k] = codeNaN
+			w.code[k] = codeNaN
 		case ss.quatFlag >= 0 && al.Values[ss.quatFlag][k] > 0:
-			code[k] = codeQuat
+			w.code[k] = codeQuat
 		case anyFlag(al, ss.flags, k):
-			code[k] = codeJump
+			w.code[k] = codeJump
 		}
 	}
+}
 
-	// Segments, filtering.
-	var zp *signal.ZeroPhase
+// segment cuts the valid samples into segments, drops those too short to
+// filter and low-passes the filtered channel groups over each.
+func (c *Converter) segment(w *working) error {
+	s := c.spec
 	pad := 0
 	if s.Filter.Kind == "butterworth" {
-		sos, err := signal.Butter(s.Filter.Order, s.Filter.Cutoff, workRate)
+		sos, err := signal.Butter(s.Filter.Order, s.Filter.Cutoff, w.rate)
 		if err != nil {
-			return nil, fmt.Errorf("convert: filter at the working rate %g Hz: %w", workRate, err)
+			return fmt.Errorf("convert: filter at the working rate %g Hz: %w", w.rate, err)
 		}
-		zp = signal.NewZeroPhase(sos)
-		pad = zp.PadLen()
+		w.zp = signal.NewZeroPhase(sos)
+		pad = w.zp.PadLen()
 	}
-	seg := make([]int, K) // segment id, −1 outside
-	segs := segments(code)
-	for i, sg := range segs {
+	w.seg = make([]int, len(w.code))
+	w.segs = segments(w.code)
+	for i, sg := range w.segs {
 		if sg[1]-sg[0] <= max(pad, 2) {
 			for k := sg[0]; k < sg[1]; k++ {
-				code[k] = codeShort
+				w.code[k] = codeShort
 			}
-			segs[i] = [2]int{}
+			w.segs[i] = [2]int{}
 		}
 	}
-	for k := range seg {
-		seg[k] = -1
+	for k := range w.seg {
+		w.seg[k] = -1
 	}
-	for i, sg := range segs {
+	for i, sg := range w.segs {
 		for k := sg[0]; k < sg[1]; k++ {
-			seg[k] = i
+			w.seg[k] = i
 		}
-		if zp != nil && sg[1] > sg[0] {
-			if err := c.filterSegment(zp, al, ss, sg); err != nil {
-				return nil, err
+		if w.zp != nil && sg[1] > sg[0] {
+			if err := c.filterSegment(w.zp, w.al, w.ss, sg); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
 
-	// State at the dataset rate.
+// mapSamples maps every valid sample at the dataset rate (statemap):
+// joint positions, base pose, momenta (filtered at the working rate when
+// the filter acts on momenta), ports and energy.
+func (c *Converter) mapSamples(fd *fileData, w *working) error {
+	s := c.spec
+	al, ss, D := w.al, w.ss, w.D
+	K := len(al.Time)
 	J := (K + D - 1) / D
 	nj := len(s.State.Joints)
 	nv := c.model.NV()
@@ -219,47 +283,49 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	fd.p = make([]float64, J*nv)
 	fd.ports = make([]float64, J*ne)
 	fd.energy = make([]float64, J)
+	fd.report.Samples = J
 	sc := c.newSampleScratch()
 	// The paper's quadruped preparation filters p itself: p = M(q)v at
 	// every working sample of a segment, low-passed, then decimated.
 	var pFilt [][]float64
-	if zp != nil && s.Filter.Filters(FilterMomentum) {
-		if pFilt, err = c.filteredMomenta(zp, al, ss, segs, workRate, sc); err != nil {
-			return nil, err
+	if w.zp != nil && s.Filter.Filters(FilterMomentum) {
+		var err error
+		if pFilt, err = c.filteredMomenta(w.zp, al, ss, w.segs, w.rate, sc); err != nil {
+			return err
 		}
 	}
 	for j := range J {
 		k := j * D
 		fd.t[j] = al.Time[k] - al.Time[0]
-		if code[k] != codeOK {
+		if w.code[k] != codeOK {
 			fill(fd.p[j*nv:(j+1)*nv], math.NaN())
 			continue
 		}
 		fd.valid[j] = true
-		sg := segs[seg[k]]
+		sg := w.segs[w.seg[k]]
 		out := &sc.out
 		out.Joints = fd.joints[j*nj : (j+1)*nj]
 		out.P = fd.p[j*nv : (j+1)*nv]
 		out.Ports = fd.ports[j*ne : (j+1)*ne]
-		if err := c.sample(al, ss, k, sg, 1/workRate, sc); err != nil {
-			return nil, err
+		if err := c.sample(al, ss, k, sg, 1/w.rate, sc); err != nil {
+			return err
 		}
 		if pFilt != nil {
-			copy(out.P, pFilt[seg[k]][(k-sg[0])*nv:(k-sg[0]+1)*nv])
+			copy(out.P, pFilt[w.seg[k]][(k-sg[0])*nv:(k-sg[0]+1)*nv])
 		}
 		fd.pose[j] = sc.in.Pose
 		fd.energy[j] = out.Kinetic + c.mapper.Potential(sc.in.Pose, out.Joints)
 	}
+	return nil
+}
 
-	// Momentum jumps between consecutive valid samples of one segment.
-	jumpStep := c.momentumJumps(fd, seg, D, nv)
-	for _, b := range jumpStep {
-		if b {
-			rep.MomentumJumps++
-		}
-	}
-
-	// Windows.
+// cutWindows lists the candidate windows and the reason each is rejected
+// (the first bad sample code, a momentum jump, an exclusion), counting
+// them in the report.
+func (c *Converter) cutWindows(fd *fileData, w *working, jumpStep []bool) {
+	s := c.spec
+	rep := &fd.report
+	K, J, D := len(w.code), len(fd.t), w.D
 	L, S := s.Window.Length, s.Window.Stride
 	prefix := make([][]int, numCodes)
 	for cd := range prefix {
@@ -269,7 +335,7 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		for cd := range prefix {
 			prefix[cd][k+1] = prefix[cd][k]
 		}
-		prefix[code[k]][k+1]++
+		prefix[w.code[k]][k+1]++
 	}
 	jp := make([]int, J)
 	for j := 1; j < J; j++ {
@@ -280,38 +346,33 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	}
 	rep.Windows.Rejected = map[string]int{}
 	for st := 0; st+L <= J; st += S {
-		w := windowRec{start: st}
+		win := windowRec{start: st}
 		a, b := st*D, (st+L-1)*D+1
 		for cd := codeGap; cd < numCodes; cd++ {
 			if prefix[cd][b]-prefix[cd][a] > 0 {
-				w.reason = codeReason(cd)
+				win.reason = codeReason(cd)
 				break
 			}
 		}
-		if w.reason == "" && jp[st+L-1]-jp[st] > 0 {
-			w.reason = ReasonMomentumJump
+		if win.reason == "" && jp[st+L-1]-jp[st] > 0 {
+			win.reason = ReasonMomentumJump
 		}
-		if w.reason == "" {
+		if win.reason == "" {
 			for i := range s.Validate.Exclude {
-				if s.Validate.Exclude[i].excludes(rel, fd.t[st], fd.t[st+L-1]) {
-					w.reason = ReasonExcluded
+				if s.Validate.Exclude[i].excludes(fd.rel, fd.t[st], fd.t[st+L-1]) {
+					win.reason = ReasonExcluded
 					break
 				}
 			}
 		}
 		rep.Windows.Total++
-		if w.reason == "" {
+		if win.reason == "" {
 			rep.Windows.Kept++
 		} else {
-			rep.Windows.Rejected[w.reason]++
+			rep.Windows.Rejected[win.reason]++
 		}
-		fd.windows = append(fd.windows, w)
+		fd.windows = append(fd.windows, win)
 	}
-	rep.Samples = J
-	if w, ok := src.(Warner); ok {
-		rep.Warnings = append(rep.Warnings, w.Warnings()...)
-	}
-	return fd, nil
 }
 
 // sampleScratch holds the input and output of the per-sample mapping.

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -9,21 +8,6 @@ import (
 
 	"github.com/calisym/calisym/mechanics"
 )
-
-// pendulumURDF describes the double pendulum pp as a URDF: links swing
-// about y, link i has its centre of mass r_i below its joint.
-func pendulumURDF(pp mechanics.PendulumParams) string {
-	return fmt.Sprintf(`<robot name="pendulum">
-  <link name="base"/>
-  <link name="link1"><inertial><origin xyz="0 0 %[3]g"/><mass value="%[1]g"/>
-    <inertia ixx="0.01" iyy="%[5]g" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="link2"><inertial><origin xyz="0 0 %[4]g"/><mass value="%[2]g"/>
-    <inertia ixx="0.01" iyy="%[6]g" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="shoulder" type="continuous"><parent link="base"/><child link="link1"/><axis xyz="0 1 0"/></joint>
-  <joint name="elbow" type="continuous"><parent link="link1"/><child link="link2"/>
-    <origin xyz="0 0 %[7]g"/><axis xyz="0 1 0"/></joint>
-</robot>`, pp.M1, pp.M2, -pp.R1, -pp.R2, pp.I1, pp.I2, -pp.L1)
-}
 
 func TestRebase(t *testing.T) {
 	// Poses relative to an origin, re-expressed relative to another pose,
