@@ -20,11 +20,13 @@
 //  4. A zero-phase Butterworth low-pass (signal.FiltFilt, scipy's
 //     sosfiltfilt) over every stretch of valid samples, then decimation to
 //     the dataset rate (the paper: 6th order, 18 Hz, 400 → 100 Hz).
-//  5. The state: q (joint angles; for a floating base the SE(3) logarithm
-//     relative to each window's first pose, or the gravity-aware variant),
-//     p = M(q)v from the Model (analytic double pendulum, rigid body
-//     diag(m I₃, I_body), URDF by CRBA), u (channels, or the quadrotor body
-//     wrench from motor commands through the Allocation), f_c.
+//  5. The state, by the per-sample mapping the live node shares
+//     (statemap.Mapper, from the spec's statemap.Spec): q (joint angles;
+//     for a floating base the SE(3) logarithm relative to each window's
+//     first pose, or the gravity-aware variant), p = M(q)v from the
+//     mechanics model (analytic double pendulum, rigid body
+//     diag(m I₃, I_body), URDF by CRBA), u (channels, or the quadrotor
+//     body wrench from motor commands through the rotor allocation), f_c.
 //  6. Windows of window.length samples every window.stride samples; a
 //     window is rejected when it covers a gap, NaN, bad quaternion,
 //     position jump, too-short stretch or momentum discontinuity, and the
