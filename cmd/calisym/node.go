@@ -8,11 +8,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
-	"github.com/calisym/calisym/internal/experiment"
 )
 
 func newNodeCmd() *cobra.Command {
@@ -40,7 +40,7 @@ and message path they name.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if check {
-				p, err := node.LoadParams(paramsPath)
+				p, err := loadNodeParams(paramsPath)
 				if err != nil {
 					return err
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/foxglove/bridge"
@@ -31,6 +32,16 @@ type liveSetup struct {
 	root   string
 }
 
+// loadNodeParams loads a params file for the live node: the whole
+// convert section as dataset conversion checks it (the node itself reads
+// only the mapping and the rate), then the node's view of it.
+func loadNodeParams(path string) (*node.Params, error) {
+	if _, err := convert.LoadSpec(path); err != nil {
+		return nil, err
+	}
+	return node.LoadParams(path)
+}
+
 // loadLive loads the params file and the model (the flag, else the params'
 // node.model), and resolves the data root (the flag, else $CALISYM_DATA,
 // else the params file's directory).
@@ -38,7 +49,7 @@ func loadLive(paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
 	if paramsPath == "" {
 		return nil, errors.New("--params is required")
 	}
-	p, err := node.LoadParams(paramsPath)
+	p, err := loadNodeParams(paramsPath)
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,9 @@ func TestConfigErrors(t *testing.T) {
 		{"bad trigger", "    kind: message\n", "\"sometimes\" is not"},
 		{"trigger not an input", "    topic: /torque_command\n  ports", "is not an input topic"},
 		{"bad type", "type: sensor_msgs/msg/JointState", "is not a message type"},
+		{"mapping typo", "        velocity: '/joint_states.velocity[name==\"shoulder\"]'", "velocty"},
+		{"channel key typo", "      - /torque_command.data[0]", "scael"},
+		{"no rate", "  resample:\n    rate: 100", "convert.resample.rate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
@@ -92,6 +95,12 @@ func TestConfigErrors(t *testing.T) {
 				repl = "    topic: /imu\n  ports"
 			case "bad type":
 				repl = "type: JointState"
+			case "mapping typo":
+				repl = "        velocty: '/joint_states.velocity[name==\"shoulder\"]'"
+			case "channel key typo":
+				repl = "      - {name: '/torque_command.data[0]', scael: 2}"
+			case "no rate":
+				repl = "  resample:\n    work_rate: 100"
 			}
 			if !strings.Contains(text, c.edit) {
 				t.Fatalf("fixture lacks %q", c.edit)
