@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
-	"github.com/calisym/calisym/internal/experiment"
 )
 
 func newSimCmd() *cobra.Command {

@@ -15,11 +15,11 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/predictor"
-	"github.com/calisym/calisym/internal/experiment"
 )
 
 // PendulumParams returns the path of params/pendulum_sim.yaml.
