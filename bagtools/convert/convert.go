@@ -20,6 +20,14 @@ import (
 // ErrNoWindows reports a conversion in which every window was rejected.
 var ErrNoWindows = errors.New("convert: no window passed validation")
 
+// ErrAllSkipped reports a conversion with Options.SkipBad in which no
+// input file converted.
+var ErrAllSkipped = errors.New("convert: no input file converted")
+
+// ErrOutput reports an output directory that holds datasets the
+// conversion would leave mixed with its own (Result.Save).
+var ErrOutput = errors.New("convert: output directory")
+
 // Options configures a conversion.
 type Options struct {
 	// DataRoot resolves relative input patterns, parameter files and URDFs.
@@ -34,6 +42,11 @@ type Options struct {
 	// streamed with its path, the bytes read so far and its size (see
 	// MessageLogOptions.Progress).
 	Progress func(path string, done, total int64)
+	// SkipBad leaves out an input file that fails to convert (unreadable,
+	// corrupt, lacking a channel) instead of stopping, and lists it with
+	// the reason in Report.Skipped. The conversion still fails, with
+	// ErrAllSkipped, when no file converts.
+	SkipBad bool
 }
 
 // Result is a finished conversion: one dataset per split and the report.
@@ -45,21 +58,87 @@ type Result struct {
 }
 
 // Save writes every split into dir/<split> and the report into
-// dir/report.json.
-func (r *Result) Save(dir string) error {
-	for name, d := range r.Splits {
-		if err := d.Save(filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("convert: split %s: %w", name, err)
+// dir/report.json, so that dir holds this conversion's splits only: the
+// split folders an earlier conversion wrote into dir (a dataset whose
+// meta.json carries a conversion report) that this one does not write are
+// removed first, and returned. A dataset folder in dir that this
+// conversion does not write and no conversion wrote (a simulated split,
+// say) is not touched: Save then refuses, before writing anything, with
+// an error wrapping ErrOutput.
+func (r *Result) Save(dir string) (removed []string, err error) {
+	stale, foreign, err := r.staleSplits(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(foreign) > 0 {
+		return nil, fmt.Errorf("%w %s holds the dataset folder %s, which this conversion does not write (it writes %s) and no conversion wrote; move it away or choose another output directory",
+			ErrOutput, dir, strings.Join(foreign, ", "), strings.Join(r.splitNames(), ", "))
+	}
+	for _, name := range stale {
+		path := filepath.Join(dir, name)
+		for _, f := range []string{"x.npy", "e.npy", "meta.json"} { // dataset.Dataset.Save's files
+			if err := os.Remove(filepath.Join(path, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return removed, fmt.Errorf("convert: remove the stale split %s: %w", path, err)
+			}
+		}
+		// The folder goes too unless something else was put in it.
+		_ = os.Remove(path)
+		removed = append(removed, path)
+	}
+	for _, name := range r.splitNames() {
+		if err := r.Splits[name].Save(filepath.Join(dir, name)); err != nil {
+			return removed, fmt.Errorf("convert: split %s: %w", name, err)
 		}
 	}
 	raw, err := json.MarshalIndent(r.Report, "", "  ")
 	if err != nil {
-		return fmt.Errorf("convert: report: %w", err)
+		return removed, fmt.Errorf("convert: report: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(raw, '\n'), 0o644); err != nil {
-		return fmt.Errorf("convert: %w", err)
+		return removed, fmt.Errorf("convert: %w", err)
 	}
-	return nil
+	return removed, nil
+}
+
+// splitNames returns the names of the result's splits, sorted.
+func (r *Result) splitNames() []string {
+	names := make([]string, 0, len(r.Splits))
+	for k := range r.Splits {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// staleSplits lists the dataset folders in dir (those with a meta.json)
+// that r does not write: stale ones an earlier conversion wrote, and
+// foreign ones it did not.
+func (r *Result) staleSplits(dir string) (stale, foreign []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("convert: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || r.Splits[e.Name()] != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "meta.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // not a dataset
+		}
+		var meta struct {
+			Report json.RawMessage `json:"report"`
+		}
+		if err != nil || json.Unmarshal(raw, &meta) != nil || len(meta.Report) == 0 || string(meta.Report) == "null" {
+			foreign = append(foreign, e.Name())
+			continue
+		}
+		stale = append(stale, e.Name())
+	}
+	return stale, foreign, nil
 }
 
 // Converter converts logs according to a spec. It is not safe for
@@ -111,8 +190,12 @@ func Convert(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 }
 
 // Inputs expands the spec's input patterns (relative to the data root) to
-// the sorted list of files. A pattern that matches nothing is an error.
+// the sorted list of files. No pattern, or one that matches nothing, is an
+// error wrapping ErrSpec.
 func (c *Converter) Inputs() ([]string, error) {
+	if len(c.spec.Inputs) == 0 {
+		return nil, specError("inputs", "no input files: give the logs on the command line (calisym convert … LOG…) or list glob patterns under convert.inputs")
+	}
 	var out []string
 	for i, pat := range c.spec.Inputs {
 		m, err := filepath.Glob(resolvePath(c.opts.DataRoot, pat))
@@ -129,44 +212,57 @@ func (c *Converter) Inputs() ([]string, error) {
 }
 
 // Run converts every input file, assigns the kept windows to splits and
-// assembles one dataset per split.
+// assembles one dataset per split. A file that fails stops the
+// conversion, unless Options.SkipBad leaves it out.
 func (c *Converter) Run(ctx context.Context) (*Result, error) {
 	files, err := c.Inputs()
 	if err != nil {
 		return nil, err
 	}
 	var data []*fileData
+	var skipped []SkippedFile
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		fd, err := c.convertFile(path)
+		rel := c.rel(path)
+		fd, err := c.convertFile(path, rel)
 		if err != nil {
-			return nil, err
+			if !c.opts.SkipBad {
+				return nil, fmt.Errorf("convert: %s: %w", rel, err)
+			}
+			skipped = append(skipped, SkippedFile{Path: rel, Error: strings.TrimPrefix(err.Error(), "convert: ")})
+			continue
 		}
 		data = append(data, fd)
 	}
-	return c.assemble(data)
+	if len(data) == 0 {
+		var b strings.Builder
+		writeSkipped(&b, skipped)
+		return nil, fmt.Errorf("%w: all %d inputs failed:\n%s", ErrAllSkipped, len(skipped), strings.TrimRight(b.String(), "\n"))
+	}
+	return c.assemble(data, skipped)
 }
 
-// convertFile converts one input file with the configured opener.
-func (c *Converter) convertFile(path string) (*fileData, error) {
-	rel := path
+// rel returns path relative to the data root when it lies under it.
+func (c *Converter) rel(path string) string {
 	if c.opts.DataRoot != "" {
 		if r, err := filepath.Rel(c.opts.DataRoot, path); err == nil && !strings.HasPrefix(r, "..") {
-			rel = r
+			return r
 		}
 	}
+	return path
+}
+
+// convertFile converts one input file with the configured opener; rel
+// names it in the report.
+func (c *Converter) convertFile(path, rel string) (*fileData, error) {
 	src, err := c.opts.Open(path, c.spec)
 	if err != nil {
-		return nil, fmt.Errorf("convert: %s: %w", rel, err)
+		return nil, err
 	}
 	defer src.Close()
-	fd, err := c.process(src, rel)
-	if err != nil {
-		return nil, fmt.Errorf("convert: %s: %w", rel, err)
-	}
-	return fd, nil
+	return c.process(src, rel)
 }
 
 // ConvertSource converts one already opened source into a Result of its
@@ -176,13 +272,13 @@ func (c *Converter) ConvertSource(src Source, name string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("convert: %s: %w", name, err)
 	}
-	return c.assemble([]*fileData{fd})
+	return c.assemble([]*fileData{fd}, nil)
 }
 
 // assemble assigns splits and builds the datasets and the report.
-func (c *Converter) assemble(data []*fileData) (*Result, error) {
+func (c *Converter) assemble(data []*fileData, skipped []SkippedFile) (*Result, error) {
 	s := c.spec
-	rep := &Report{Robot: s.Robot, Rate: s.Resample.Rate, WindowLen: s.Window.Length, Stride: s.Window.Stride, Splits: map[string]SplitReport{}}
+	rep := &Report{Robot: s.Robot, Rate: s.Resample.Rate, WindowLen: s.Window.Length, Stride: s.Window.Stride, Splits: map[string]SplitReport{}, Skipped: skipped}
 	for _, fd := range data {
 		rep.Files = append(rep.Files, fd.report)
 		rep.Windows.add(fd.report.Windows)
@@ -190,7 +286,11 @@ func (c *Converter) assemble(data []*fileData) (*Result, error) {
 	if rep.Windows.Kept == 0 {
 		var b strings.Builder
 		writeReasons(&b, rep.Windows.Rejected)
-		return nil, fmt.Errorf("%w: %d candidate windows in %d files%s", ErrNoWindows, rep.Windows.Total, len(data), b.String())
+		if len(skipped) > 0 {
+			fmt.Fprintf(&b, "; %d more files skipped:\n", len(skipped))
+			writeSkipped(&b, skipped)
+		}
+		return nil, fmt.Errorf("%w: %d candidate windows in %d files%s", ErrNoWindows, rep.Windows.Total, len(data), strings.TrimRight(b.String(), "\n"))
 	}
 	if err := c.assignSplits(data); err != nil {
 		return nil, err

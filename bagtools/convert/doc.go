@@ -16,7 +16,10 @@
 //  3. Alignment of all channels onto one uniform working clock
 //     (bagtools/signal.Align): linear interpolation for Euclidean
 //     coordinates, slerp for orientations, hold or linear for ports; gaps
-//     longer than validate.max_gap are marked.
+//     longer than validate.max_gap are marked. Samples whose time goes
+//     backwards are sorted, with a warning; a time value too far from the
+//     others for any clock (1e300 s) is an ErrTime naming where it lies
+//     (Locator).
 //  4. A zero-phase Butterworth low-pass (signal.FiltFilt, scipy's
 //     sosfiltfilt) over every stretch of valid samples, then decimation to
 //     the dataset rate (the paper: 6th order, 18 Hz, 400 → 100 Hz).
@@ -38,4 +41,9 @@
 // pose every window is its own episode (window.storage "window") or
 // consecutive windows share one with q relative to its first pose, to be
 // re-expressed with RebaseSE3 or RebaseGravity ("episode").
+//
+// A file that fails to convert stops the conversion, or with
+// Options.SkipBad is left out and listed in Report.Skipped. Result.Save
+// keeps one conversion per output directory: it removes the split folders
+// of an earlier conversion that the new one does not write.
 package convert

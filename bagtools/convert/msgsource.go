@@ -344,6 +344,16 @@ func (s *MessageSource) Topics() []string { return slices.Clone(s.topics) }
 // that did not decode, stamps replaced by log times.
 func (s *MessageSource) Warnings() []string { return slices.Clone(s.warnings) }
 
+// Locate names sample k of a path: the (k+1)-th message on its topic that
+// decoded, in the order of the log.
+func (s *MessageSource) Locate(channel string, k int) string {
+	topic, err := pathTopic(channel)
+	if err != nil {
+		return fmt.Sprintf("sample %d of %s", k+1, channel)
+	}
+	return fmt.Sprintf("message %d on %s", k+1, topic)
+}
+
 // Close releases the source; Read opens and closes the log itself.
 func (s *MessageSource) Close() error { return nil }
 

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -114,7 +115,7 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := c.align(ss, rep)
+	w, err := c.align(src, ss, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +180,10 @@ func (c *Converter) read(src Source, rep *FileReport) (map[string]Series, error)
 }
 
 // align chooses the working rate and aligns the streams on its clock,
-// counting the gaps.
-func (c *Converter) align(ss *streamSet, rep *FileReport) (*working, error) {
+// counting the gaps. Time going backwards is a warning (the samples are
+// sorted); a clock too long to build is an ErrTime naming the sample
+// that stretches it.
+func (c *Converter) align(src Source, ss *streamSet, rep *FileReport) (*working, error) {
 	s := c.spec
 	rep.InputRate = medianRate(ss.streams[0].Time)
 	workRate := s.Resample.WorkRate
@@ -189,7 +192,11 @@ func (c *Converter) align(ss *streamSet, rep *FileReport) (*working, error) {
 		workRate = d * s.Resample.Rate
 	}
 	rep.WorkRate = workRate
+	c.warnBackwards(src, ss, rep)
 	al, err := signal.Align(ss.streams, signal.AlignOptions{Rate: workRate, MaxGap: s.Validate.MaxGap})
+	if errors.Is(err, signal.ErrClockLength) {
+		return nil, c.corruptTime(src, ss, workRate)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
@@ -206,6 +213,89 @@ func (c *Converter) align(ss *streamSet, rep *FileReport) (*working, error) {
 		}
 	}
 	return &working{al: al, ss: ss, rate: workRate, D: int(math.Round(workRate / s.Resample.Rate))}, nil
+}
+
+// locate describes where sample k of a channel lies in the source's file
+// (Locator), or gives its index.
+func locate(src Source, channel string, k int) string {
+	if l, ok := src.(Locator); ok {
+		return l.Locate(channel, k)
+	}
+	return fmt.Sprintf("sample %d of channel %q", k+1, channel)
+}
+
+// dataClocks returns, for every distinct time slice of the data streams
+// (channels of one table or topic share theirs), the index of its first
+// stream.
+func dataClocks(ss *streamSet) []int {
+	var out []int
+	seen := map[*float64]bool{}
+	for i := range ss.dataEnd {
+		t := ss.streams[i].Time
+		if len(t) == 0 || seen[&t[0]] {
+			continue
+		}
+		seen[&t[0]] = true
+		out = append(out, i)
+	}
+	return out
+}
+
+// streamChannel returns the channel a data stream was read from (the
+// first component's for the orientation).
+func (c *Converter) streamChannel(ss *streamSet, i int) string {
+	if i == ss.orient {
+		return c.plan.Scalars[c.plan.Orient[0]].Channel.Name
+	}
+	return ss.streams[i].Name
+}
+
+// warnBackwards adds a warning for every clock of the data streams on
+// which time goes backwards: at how many samples, and where first.
+// Alignment sorts the samples by time, as it always has.
+func (c *Converter) warnBackwards(src Source, ss *streamSet, rep *FileReport) {
+	for _, i := range dataClocks(ss) {
+		t := ss.streams[i].Time
+		n, first := 0, 0
+		for k := 1; k < len(t); k++ {
+			if t[k] < t[k-1] {
+				if n == 0 {
+					first = k
+				}
+				n++
+			}
+		}
+		if n > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("time goes backwards at %d of %d samples, first at %s: %.9g s after %.9g s; the samples were sorted by time",
+				n, len(t), locate(src, c.streamChannel(ss, i), first), t[first], t[first-1]))
+		}
+	}
+}
+
+// corruptTime returns the ErrTime of a file whose streams span too long
+// for a clock at the working rate (signal.ErrClockLength): it names the
+// sample farthest from its clock's median time, the corrupt value.
+func (c *Converter) corruptTime(src Source, ss *streamSet, rate float64) error {
+	bi, bk, dev, med := -1, 0, -1.0, 0.0
+	for _, i := range dataClocks(ss) {
+		t := ss.streams[i].Time
+		m := median(slices.Clone(t))
+		for k, x := range t {
+			if d := math.Abs(x - m); d > dev {
+				bi, bk, dev, med = i, k, d, m
+			}
+		}
+	}
+	hint := fmt.Sprintf("check clock.unit (now %q)", c.spec.Clock.Unit)
+	if _, ok := src.(*MessageSource); ok {
+		hint = fmt.Sprintf("try the other clock.stamp (now %q)", c.spec.Clock.Stamp)
+	}
+	if bi < 0 {
+		return fmt.Errorf("%w: the samples span too long for a clock at %g Hz (%w); %s", ErrTime, rate, signal.ErrClockLength, hint)
+	}
+	t := ss.streams[bi].Time[bk]
+	return fmt.Errorf("%w: %s has t = %.6g s, %.3g s away from the file's median time %.6g s (at %g Hz that span takes more than %d samples: %w); fix or drop that value, or %s",
+		ErrTime, locate(src, c.streamChannel(ss, bi), bk), t, dev, med, rate, signal.MaxClockLen, signal.ErrClockLength, hint)
 }
 
 // codeSamples codes every working sample: valid, or why not.

@@ -19,8 +19,11 @@ type Report struct {
 	// WindowLen and Stride are the window length and stride in samples.
 	WindowLen int `json:"window_len"`
 	Stride    int `json:"stride"` // see WindowLen
-	// Files has one entry per input, in input order.
+	// Files has one entry per input converted, in input order.
 	Files []FileReport `json:"files"`
+	// Skipped lists the inputs left out because they failed to convert
+	// (Options.SkipBad), in input order.
+	Skipped []SkippedFile `json:"skipped,omitempty"`
 	// Windows sums the window counts of all files.
 	Windows WindowCounts `json:"windows"`
 	// Splits describes each split written.
@@ -59,6 +62,15 @@ type FileReport struct {
 	Windows WindowCounts `json:"windows"`
 	// Warnings lists recoverable problems (a truncated last line, …).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SkippedFile is an input left out of a conversion (Options.SkipBad).
+type SkippedFile struct {
+	// Path is the input's path relative to the data root (as
+	// FileReport.Path).
+	Path string `json:"path"`
+	// Error says why it did not convert.
+	Error string `json:"error"`
 }
 
 // WindowCounts counts windows and the reasons of their rejection.
@@ -151,7 +163,11 @@ func (r *Report) asMap() (map[string]any, error) {
 // String summarises the report in a few lines.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d files, %d of %d windows kept", r.Robot, len(r.Files), r.Windows.Kept, r.Windows.Total)
+	fmt.Fprintf(&b, "%s: %d files", r.Robot, len(r.Files))
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(&b, " (%d more skipped)", len(r.Skipped))
+	}
+	fmt.Fprintf(&b, ", %d of %d windows kept", r.Windows.Kept, r.Windows.Total)
 	writeReasons(&b, r.Windows.Rejected)
 	b.WriteByte('\n')
 	for _, f := range r.Files {
@@ -165,6 +181,7 @@ func (r *Report) String() string {
 		}
 		b.WriteByte('\n')
 	}
+	writeSkipped(&b, r.Skipped)
 	names := make([]string, 0, len(r.Splits))
 	for k := range r.Splits {
 		names = append(names, k)
@@ -191,4 +208,11 @@ func writeReasons(b *strings.Builder, r map[string]int) {
 		fmt.Fprintf(b, " %s %d", k, r[k])
 	}
 	b.WriteString(")")
+}
+
+// writeSkipped writes a line per skipped file.
+func writeSkipped(b *strings.Builder, skipped []SkippedFile) {
+	for _, f := range skipped {
+		fmt.Fprintf(b, "  skipped %s: %s\n", f.Path, f.Error)
+	}
 }

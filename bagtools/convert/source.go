@@ -20,6 +20,11 @@ var ErrMissingChannel = errors.New("convert: missing channel")
 // ErrNaN reports a channel with too many NaN samples.
 var ErrNaN = errors.New("convert: NaN samples")
 
+// ErrTime reports a corrupt time value: one so far from the others (1e300
+// s, a zero among Unix times) that no clock can span them. The error names
+// the file and where the value lies (Locator).
+var ErrTime = errors.New("convert: corrupt time value")
+
 // Series is one numeric channel of a source: values and their times.
 type Series struct {
 	// Name is the channel name.
@@ -56,6 +61,15 @@ type Source interface {
 type Warner interface {
 	// Warnings returns a description of each problem met so far.
 	Warnings() []string
+}
+
+// Locator is implemented by sources that can say where a sample lies in
+// their file, for errors and warnings about it.
+type Locator interface {
+	// Locate describes where sample k (an index into the Series Read
+	// returned) of the named channel lies: `time column "t" at line 502`
+	// for a CSV table, "message 5 on /joint_states" for a message log.
+	Locate(channel string, k int) string
 }
 
 // Opener opens the log at path as a Source configured by spec (its clock
@@ -239,6 +253,37 @@ func (s *TableSource) Read(names []string) ([]Series, error) {
 		out[i] = Series{Name: n, Time: t, Values: data[index[n]]}
 	}
 	return out, nil
+}
+
+// Locate names the time column and the line (CSV) or row (parquet),
+// counting from 1, of sample k of any channel: every channel shares the
+// rows Read kept, those with a finite time. It reads the time column
+// again, so it is meant for errors and warnings.
+func (s *TableSource) Locate(_ string, k int) string {
+	where := fmt.Sprintf("time column %q at", s.opts.TimeColumn)
+	fallback := fmt.Sprintf("%s the %d-th row with a finite time", where, k+1)
+	tbl, err := openTable(s.path, s.opts, []string{s.opts.TimeColumn})
+	if err != nil {
+		return fallback
+	}
+	defer tbl.Close()
+	row := make([]float64, len(tbl.Columns()))
+	kept := 0
+	for n := 1; ; n++ {
+		if tbl.Next(row) != nil {
+			return fallback
+		}
+		if math.IsNaN(row[0]) || math.IsInf(row[0], 0) {
+			continue
+		}
+		if kept == k {
+			if c, ok := tbl.(*logio.CSVTable); ok {
+				return fmt.Sprintf("%s line %d", where, c.Line())
+			}
+			return fmt.Sprintf("%s row %d", where, n)
+		}
+		kept++
+	}
 }
 
 func uniqueStrings(in []string) []string {

@@ -32,7 +32,9 @@ type Spec struct {
 	// Robot names the robot, recorded in the dataset's provenance.
 	Robot string `yaml:"robot" mapstructure:"robot"`
 	// Inputs are the log files, as glob patterns relative to the data root
-	// (Options.DataRoot) unless absolute.
+	// (Options.DataRoot) unless absolute. They may be left out of the
+	// params when the files are given otherwise (the LOG arguments of
+	// `calisym convert`, which replace them).
 	Inputs []string `yaml:"inputs" mapstructure:"inputs"`
 	// Source configures how tables are read.
 	Source SourceSpec `yaml:"source" mapstructure:"source"`
@@ -410,9 +412,6 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // Check validates the spec (after Defaults), naming the first offending
 // field. It checks the spec alone; files are checked when opened.
 func (s *Spec) Check() error {
-	if len(s.Inputs) == 0 {
-		return specError("inputs", "no input files")
-	}
 	if s.Source.Format != "" {
 		if err := oneOf("source.format", s.Source.Format, "csv", "parquet", "mcap", "bag"); err != nil {
 			return err
@@ -528,10 +527,22 @@ func (s *Spec) checkProcessing() error {
 	return nil
 }
 
+// CheckSplitName checks that a split name can name its dataset folder in
+// the output directory: not empty, no path separator, not "." or "..".
+func CheckSplitName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("split name %q must name a folder (such as train or ood), not a path", name)
+	}
+	return nil
+}
+
 func (s *Spec) checkSplit() error {
 	sp := &s.Split
 	if err := oneOf("split.by", sp.By, "", SplitByFile, SplitByTime, SplitByEnergy); err != nil {
 		return err
+	}
+	if err := CheckSplitName(sp.Default); err != nil {
+		return specError("split.default", "%v", err)
 	}
 	if sp.By == "" && len(sp.Rules) > 0 {
 		return specError("split.by", "rules given but no criterion")
@@ -540,6 +551,9 @@ func (s *Spec) checkSplit() error {
 		f := fmt.Sprintf("split.rules[%d]", i)
 		if r.Split == "" {
 			return specError(f+".split", "rule has no split name")
+		}
+		if err := CheckSplitName(r.Split); err != nil {
+			return specError(f+".split", "%v", err)
 		}
 		switch sp.By {
 		case SplitByFile:

@@ -104,10 +104,11 @@ func TestSpecErrors(t *testing.T) {
 		{"control kind", "kind: direct", "kind: telepathy", []string{"convert.control.kind"}},
 		{"split by", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  split: {by: mood}", []string{"convert.split.by"}},
 		{"split rule", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  split: {by: time, rules: [{split: ood, time: [5, 1]}]}", []string{"convert.split.rules[0].time"}},
+		{"split name", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  split: {by: time, rules: [{split: ../ood, time: [0, 1]}]}", []string{"convert.split.rules[0].split", "not a path"}},
+		{"default split name", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  split: {default: a/b}", []string{"convert.split.default", "not a path"}},
 		{"energy rule", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  split: {by: energy, rules: [{split: ood, quantile: [0.5, 2]}]}", []string{"convert.split.rules[0]", "quantile"}},
 		{"momentum steps", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  validate: {max_momentum_step: [1, 2, 3]}", []string{"convert.validate.max_momentum_step", "one per momentum component (2)"}},
 		{"negative gap", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  validate: {max_gap: -1}", []string{"convert.validate.max_gap"}},
-		{"no inputs", "inputs: [run.csv]", "inputs: []", []string{"convert.inputs"}},
 		{"model kind", "kind: double_pendulum", "kind: spring", []string{"convert.model.kind", "spring"}},
 		{"pendulum params and file", "pendulum:", "pendulum:\n      params_file: x.yml", []string{"convert.model.pendulum", "exactly one"}},
 	}
@@ -129,6 +130,29 @@ func TestSpecErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpecWithoutInputs: a spec may leave the inputs to the caller (the
+// command line's LOG arguments); converting with none names
+// convert.inputs.
+func TestSpecWithoutInputs(t *testing.T) {
+	for _, yaml := range []string{
+		strings.Replace(minimalYAML, "inputs: [run.csv]", "inputs: []", 1),
+		strings.Replace(minimalYAML, "  inputs: [run.csv]\n", "", 1),
+	} {
+		s, err := LoadSpec(writeSpec(t, yaml))
+		if err != nil {
+			t.Fatalf("a spec without inputs: %v", err)
+		}
+		c, err := NewConverter(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Inputs()
+		if !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), "convert.inputs") || !strings.Contains(err.Error(), "command line") {
+			t.Errorf("inputs of a spec without any: %v", err)
+		}
 	}
 }
 

@@ -40,6 +40,7 @@ type CSVTable struct {
 	pick    []int    // field index of each selected column
 	pending []string // first data row, read to learn the width
 	row     int64    // data rows returned so far
+	line    int      // line of the last row returned
 	nans    nanTally
 	err     error
 }
@@ -191,8 +192,13 @@ func (t *CSVTable) Next(row []float64) error {
 		row[j] = v
 	}
 	t.row++
+	t.line = line
 	return nil
 }
+
+// Line returns the line (counting from 1) on which the row Next returned
+// last starts; 0 before the first row.
+func (t *CSVTable) Line() int { return t.line }
 
 // NaNCounts reports the columns that had empty or non-numeric fields.
 func (t *CSVTable) NaNCounts() []NaNCount { return t.nans.report() }

@@ -10,6 +10,11 @@ import (
 // ErrAlign reports streams that cannot be put onto one clock.
 var ErrAlign = errors.New("signal: cannot align streams")
 
+// ErrClockLength reports a clock of more than MaxClockLen ticks: the
+// streams' common span is absurdly long for the rate, which a corrupt time
+// value causes. Align wraps it with ErrAlign.
+var ErrClockLength = errors.New("clock too long")
+
 // Stream is one timestamped signal: len(Time) samples of Width values each,
 // row-major in Values, interpolated with Interp.
 type Stream struct {
@@ -66,7 +71,8 @@ type Aligned struct {
 
 // Align interpolates every stream onto a common uniform clock (see
 // AlignOptions) with its own interpolation method, and marks the clock
-// times where some stream has a gap.
+// times where some stream has a gap. A clock of more than MaxClockLen
+// ticks is an error wrapping ErrClockLength.
 func Align(streams []Stream, opt AlignOptions) (*Aligned, error) {
 	if len(streams) == 0 {
 		return nil, fmt.Errorf("%w: no streams", ErrAlign)
@@ -98,6 +104,9 @@ func Align(streams []Stream, opt AlignOptions) (*Aligned, error) {
 	}
 	if !(end >= start) {
 		return nil, fmt.Errorf("%w: the streams share no time span (latest start %.6f s after earliest end %.6f s)", ErrAlign, start, end)
+	}
+	if n := clockLen(start, end, opt.Rate); !(n <= MaxClockLen) {
+		return nil, fmt.Errorf("%w: %w: from %.9g s to %.9g s at %g Hz takes %.3g ticks, more than %d (MaxClockLen); a corrupt time value?", ErrAlign, ErrClockLength, start, end, opt.Rate, n, MaxClockLen)
 	}
 	clock := Clock(start, end, opt.Rate)
 	out := &Aligned{Time: clock, Values: make([][]float64, len(sorted)), Valid: make([]bool, len(clock))}

@@ -7,15 +7,32 @@ import (
 	"github.com/calisym/calisym/mechanics"
 )
 
+// MaxClockLen bounds the ticks of a clock (Clock, Align): 2²⁸, 74 hours
+// at 1 kHz and 2 GiB for the times alone. A longer clock does not come
+// from a robot log but from a corrupt time value (1e300 s, a zero stamp
+// among Unix times, a time column in the wrong unit).
+const MaxClockLen = 1 << 28
+
+// clockLen returns the number of ticks of Clock(start, end, rate) as a
+// float64: +Inf or NaN where the span overflows.
+func clockLen(start, end, rate float64) float64 {
+	return math.Floor((end-start)*rate+1e-9) + 1
+}
+
 // Clock returns the uniform clock start, start+1/rate, … up to and including
 // end (within 1e-9 of a period, the last tick then pinned to end). Times
 // are computed as start + k/rate, never by accumulation, so long clocks do
-// not drift.
+// not drift. It returns nil when rate is not positive, end precedes start
+// or the clock would have more than MaxClockLen ticks.
 func Clock(start, end, rate float64) []float64 {
 	if !(rate > 0) || !(end >= start) || math.IsInf(end-start, 0) {
 		return nil
 	}
-	n := int(math.Floor((end-start)*rate+1e-9)) + 1
+	f := clockLen(start, end, rate)
+	if !(f <= MaxClockLen) {
+		return nil
+	}
+	n := int(f)
 	t := make([]float64, n)
 	for k := range t {
 		t[k] = start + float64(k)/rate

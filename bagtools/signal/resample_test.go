@@ -14,6 +14,10 @@ func TestClock(t *testing.T) {
 		n                int
 	}{
 		{0, 1, 100, 101}, {0, 0.999, 100, 100}, {2, 2, 10, 1}, {0, 58.59, 100, 5860}, {0, 1, 0, 0}, {1, 0, 10, 0},
+		// Absurd spans (a corrupt time value) give no clock rather than
+		// a panic or an allocation of every byte there is.
+		{0, 1e300, 500, 0}, {-1e300, 1e300, 1, 0}, {0, math.MaxFloat64, 1e3, 0},
+		{0, float64(MaxClockLen) / 1000, 1000, 0}, // one tick too many
 	}
 	for _, tc := range tests {
 		c := Clock(tc.start, tc.end, tc.rate)
@@ -225,6 +229,29 @@ func TestAlignErrors(t *testing.T) {
 			if _, err := Align(tc.streams, tc.opt); !errors.Is(err, ErrAlign) {
 				t.Errorf("err = %v, want ErrAlign", err)
 			}
+		})
+	}
+}
+
+// TestAlignAbsurdSpan: a corrupt time value (1e300 s among times of a few
+// seconds) would need a clock longer than memory; Align reports it as
+// ErrClockLength instead of panicking in Clock (makeslice).
+func TestAlignAbsurdSpan(t *testing.T) {
+	corrupt := Stream{Name: "time", Time: []float64{0, 0.01, 1e300, 0.02}, Values: []float64{0, 1, 2, 3}, Width: 1}
+	for _, tc := range []struct {
+		name    string
+		streams []Stream
+		opt     AlignOptions
+	}{
+		{"corrupt sample", []Stream{corrupt, corrupt}, AlignOptions{Rate: 500}},
+		{"bounds", []Stream{{Name: "x", Time: []float64{0, 1}, Values: []float64{0, 1}, Width: 1}}, AlignOptions{Rate: 500, Start: -1e12, End: 1e12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Align(tc.streams, tc.opt)
+			if !errors.Is(err, ErrAlign) || !errors.Is(err, ErrClockLength) {
+				t.Fatalf("err = %v, want ErrAlign and ErrClockLength", err)
+			}
+			t.Log(err)
 		})
 	}
 }

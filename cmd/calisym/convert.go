@@ -13,13 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/statemap"
 )
 
 func newConvertCmd() *cobra.Command {
-	var params, out, data, stamp string
-	var quiet bool
+	var params, out, data, stamp, split string
+	var quiet, skipBad bool
 	cmd := &cobra.Command{
-		Use:   "convert --params FILE --out DIR [LOG…]",
+		Use:   "convert --params FILE --out DIR [--data ROOT] [--split NAME] [--skip-bad] [LOG…]",
 		Short: "Convert robot logs (MCAP, ROS 1 bag, CSV, parquet) into training datasets",
 		Long: `convert turns robot logs into calisym datasets as the "convert:" section of
 a params YAML says: which message paths or columns are q, v, u and f_c, the
@@ -27,14 +28,29 @@ mechanics model for p = M(q)v, the clock, resampling, filtering, windows,
 validation and the split. MCAP files (ROS 2, CDR) and ROS 1 bags are
 streamed; CSV and parquet tables are read by column.
 
-The logs are the LOG arguments, or else the params' inputs (glob patterns
-relative to --data). One dataset per split is written to --out/<split>,
-with the conversion report in --out/report.json. A progress bar goes to
-stderr; the summary (windows kept and rejected with the reasons, and the
-statistics of every written channel) to stdout.`,
+The logs are the LOG arguments (paths from the current directory), which
+replace the params' inputs (then optional), or else the params' inputs.
+--data (default $CALISYM_DATA, else ../shared/data) is the root that the
+params' relative files resolve against, whether or not LOGs are given:
+model.urdf, model.pendulum.params_file and the inputs patterns. Logs under
+it are named (in the report, and for split.rules and validate.exclude) by
+their path relative to it, others by their full path; file patterns also
+match the base name.
+
+One dataset per split is written to --out/<split>, with the conversion
+report in --out/report.json; --split NAME puts every window into split NAME
+instead of the params' split. Split folders of an earlier conversion in
+--out that this one does not write are removed (the output says which), so
+that --out never mixes two runs; a dataset folder no conversion wrote is
+refused. A file that fails to convert stops the command, or with --skip-bad
+is left out and listed with the reason; the command still fails when no
+file converts. A progress bar goes to stderr; the summary (windows kept and
+rejected with the reasons, warnings such as time going backwards, skipped
+files, and the statistics of every written channel) to stdout.`,
 		Example: `  calisym sim --preset smoke --mcap --out out/sim
   calisym convert --params params/pendulum_sim.yaml --out out/sim-conv out/sim/*.mcap
-  calisym convert --params params/crazyflie.yaml --out out/crazyflie`,
+  calisym convert --params params/crazyflie.yaml --out out/crazyflie
+  calisym convert --params my_robot.yaml --data ~/my_robot --split train --skip-bad --out out/my_robot ~/logs/*.mcap`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if params == "" {
 				return fmt.Errorf("convert: --params is required")
@@ -42,12 +58,18 @@ statistics of every written channel) to stdout.`,
 			if out == "" {
 				return fmt.Errorf("convert: --out is required")
 			}
+			if cmd.Flags().Changed("split") {
+				if err := convert.CheckSplitName(split); err != nil {
+					return fmt.Errorf("convert: --split: %w", err)
+				}
+			}
 			spec, err := convert.LoadSpec(params)
 			if err != nil {
 				return err
 			}
-			root := data
 			if len(args) > 0 {
+				// The logs replace the params' inputs; --data still
+				// resolves the params' relative files.
 				spec.Inputs = spec.Inputs[:0]
 				for _, a := range args {
 					abs, err := filepath.Abs(a)
@@ -56,14 +78,18 @@ statistics of every written channel) to stdout.`,
 					}
 					spec.Inputs = append(spec.Inputs, abs)
 				}
-				// The logs are absolute now; --data still resolves the
-				// params' relative files (model.urdf, params_file).
 			}
 			if stamp != "" {
 				spec.Clock.Stamp = stamp
 			}
+			if split != "" {
+				spec.Split = convert.SplitSpec{Default: split}
+			}
+			if err := checkModelFiles(params, &spec.Model, data, dataRootSource(cmd)); err != nil {
+				return err
+			}
 			var advance func(path string, done, total int64)
-			c, err := convert.NewConverter(spec, convert.Options{DataRoot: root, Params: params,
+			c, err := convert.NewConverter(spec, convert.Options{DataRoot: data, Params: params, SkipBad: skipBad,
 				Progress: func(path string, done, total int64) {
 					if advance != nil {
 						advance(path, done, total)
@@ -88,26 +114,76 @@ statistics of every written channel) to stdout.`,
 			if err != nil {
 				return err
 			}
-			if err := res.Save(out); err != nil {
+			removed, err := res.Save(out)
+			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprint(w, res.Report)
 			printChannelStats(w, res.Report)
+			for _, r := range removed {
+				fmt.Fprintf(w, "removed the stale split %s (an earlier conversion's; this one does not write it)\n", r)
+			}
 			fmt.Fprintf(w, "wrote %s (%.1f s)\n", out, time.Since(start).Seconds())
 			return nil
 		},
 	}
 	def := os.Getenv("CALISYM_DATA")
 	if def == "" {
-		def = filepath.Join("..", "shared", "data")
+		def = defaultDataRoot
 	}
 	cmd.Flags().StringVar(&params, "params", "", "params YAML with a convert: section (required)")
 	cmd.Flags().StringVar(&out, "out", "", "output directory: one dataset per split and report.json (required)")
-	cmd.Flags().StringVar(&data, "data", def, "directory the params' inputs (when no LOG is given), model.urdf and params_file are relative to (default $CALISYM_DATA or ../shared/data)")
+	cmd.Flags().StringVar(&data, "data", def, "root of the params' relative files: model.urdf, model.pendulum.params_file and the inputs patterns, LOGs given or not (default $CALISYM_DATA, else ../shared/data; LOG arguments are paths from the current directory)")
 	cmd.Flags().StringVar(&stamp, "stamp", "", "override the clock of message logs: header or log_time")
+	cmd.Flags().StringVar(&split, "split", "", "put every window into this one split (a folder name such as train), overriding the params' split")
+	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "leave out files that fail to convert, listing each with the reason, instead of stopping (fails still when none converts)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd
+}
+
+// defaultDataRoot is convert's data root when neither --data nor
+// $CALISYM_DATA is set.
+const defaultDataRoot = "../shared/data"
+
+// dataRootSource says where convert's --data value came from, for errors.
+func dataRootSource(cmd *cobra.Command) string {
+	switch {
+	case cmd.Flags().Changed("data"):
+		return "--data"
+	case os.Getenv("CALISYM_DATA") != "":
+		return "$CALISYM_DATA"
+	}
+	return "the default, as neither --data nor $CALISYM_DATA is set"
+}
+
+// checkModelFiles reports a model file of the params (model.urdf,
+// model.pendulum.params_file) that is relative to the data root and not
+// there, naming the root, where it came from and --data, before the
+// conversion fails on a bare "no such file". A copy beside the params
+// file is suggested.
+func checkModelFiles(params string, m *statemap.ModelSpec, root, source string) error {
+	for _, f := range []struct{ field, path string }{
+		{"model.urdf", m.URDF},
+		{"model.pendulum.params_file", m.Pendulum.ParamsFile},
+	} {
+		if f.path == "" || filepath.IsAbs(f.path) {
+			continue
+		}
+		full := filepath.Join(root, f.path)
+		if _, err := os.Stat(full); err == nil {
+			continue
+		}
+		hint := ""
+		if dir := filepath.Dir(params); dir != filepath.Clean(root) {
+			if _, err := os.Stat(filepath.Join(dir, f.path)); err == nil {
+				hint = fmt.Sprintf(" (the params file's directory has it: --data %s)", dir)
+			}
+		}
+		return fmt.Errorf("convert: %s: %s %q is relative to the data root %s (%s), and %s does not exist; give --data DIR, the directory it is relative to%s",
+			params, f.field, f.path, root, source, full, hint)
+	}
+	return nil
 }
 
 // convertProgress returns a progress bar over the bytes of all inputs and
