@@ -1,5 +1,7 @@
 package msgs
 
+import "github.com/calisym/calisym/msgs/rosmsg"
+
 // Levels of a DiagnosticStatus.
 const (
 	DiagnosticOK    uint8 = 0
@@ -23,13 +25,13 @@ func (k *KeyValue) ROSType() string { return "diagnostic_msgs/msg/KeyValue" }
 func (k *KeyValue) ROSDefinition() string { return definitionOf("diagnostic_msgs/KeyValue") }
 
 // EncodeCDR appends the fields.
-func (k *KeyValue) EncodeCDR(w *CDRWriter) {
+func (k *KeyValue) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.String(k.Key)
 	w.String(k.Value)
 }
 
 // DecodeCDR reads the fields.
-func (k *KeyValue) DecodeCDR(r *CDRReader) {
+func (k *KeyValue) DecodeCDR(r *rosmsg.CDRReader) {
 	k.Key = r.String()
 	k.Value = r.String()
 }
@@ -59,7 +61,7 @@ func (s *DiagnosticStatus) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (s *DiagnosticStatus) EncodeCDR(w *CDRWriter) {
+func (s *DiagnosticStatus) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.Uint8(s.Level)
 	w.String(s.Name)
 	w.String(s.Message)
@@ -71,7 +73,7 @@ func (s *DiagnosticStatus) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (s *DiagnosticStatus) DecodeCDR(r *CDRReader) {
+func (s *DiagnosticStatus) DecodeCDR(r *rosmsg.CDRReader) {
 	s.Level = r.Uint8()
 	s.Name = r.String()
 	s.Message = r.String()
@@ -103,7 +105,7 @@ func (a *DiagnosticArray) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (a *DiagnosticArray) EncodeCDR(w *CDRWriter) {
+func (a *DiagnosticArray) EncodeCDR(w *rosmsg.CDRWriter) {
 	a.Header.EncodeCDR(w)
 	w.SequenceLength(len(a.Status))
 	for i := range a.Status {
@@ -112,7 +114,7 @@ func (a *DiagnosticArray) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (a *DiagnosticArray) DecodeCDR(r *CDRReader) {
+func (a *DiagnosticArray) DecodeCDR(r *rosmsg.CDRReader) {
 	a.Header.DecodeCDR(r)
 	a.Status = nil
 	if n := r.SequenceLength(17); n > 0 {

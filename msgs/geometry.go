@@ -1,5 +1,7 @@
 package msgs
 
+import "github.com/calisym/calisym/msgs/rosmsg"
+
 // Point is geometry_msgs/msg/Point: a position in free space.
 type Point struct {
 	// X, Y and Z are the coordinates.
@@ -13,14 +15,14 @@ func (p *Point) ROSType() string { return "geometry_msgs/msg/Point" }
 func (p *Point) ROSDefinition() string { return definitionOf("geometry_msgs/Point") }
 
 // EncodeCDR appends the fields.
-func (p *Point) EncodeCDR(w *CDRWriter) {
+func (p *Point) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.Float64(p.X)
 	w.Float64(p.Y)
 	w.Float64(p.Z)
 }
 
 // DecodeCDR reads the fields.
-func (p *Point) DecodeCDR(r *CDRReader) {
+func (p *Point) DecodeCDR(r *rosmsg.CDRReader) {
 	p.X = r.Float64()
 	p.Y = r.Float64()
 	p.Z = r.Float64()
@@ -39,14 +41,14 @@ func (v *Vector3) ROSType() string { return "geometry_msgs/msg/Vector3" }
 func (v *Vector3) ROSDefinition() string { return definitionOf("geometry_msgs/Vector3") }
 
 // EncodeCDR appends the fields.
-func (v *Vector3) EncodeCDR(w *CDRWriter) {
+func (v *Vector3) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.Float64(v.X)
 	w.Float64(v.Y)
 	w.Float64(v.Z)
 }
 
 // DecodeCDR reads the fields.
-func (v *Vector3) DecodeCDR(r *CDRReader) {
+func (v *Vector3) DecodeCDR(r *rosmsg.CDRReader) {
 	v.X = r.Float64()
 	v.Y = r.Float64()
 	v.Z = r.Float64()
@@ -70,7 +72,7 @@ func (q *Quaternion) ROSType() string { return "geometry_msgs/msg/Quaternion" }
 func (q *Quaternion) ROSDefinition() string { return definitionOf("geometry_msgs/Quaternion") }
 
 // EncodeCDR appends the fields.
-func (q *Quaternion) EncodeCDR(w *CDRWriter) {
+func (q *Quaternion) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.Float64(q.X)
 	w.Float64(q.Y)
 	w.Float64(q.Z)
@@ -78,7 +80,7 @@ func (q *Quaternion) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (q *Quaternion) DecodeCDR(r *CDRReader) {
+func (q *Quaternion) DecodeCDR(r *rosmsg.CDRReader) {
 	q.X = r.Float64()
 	q.Y = r.Float64()
 	q.Z = r.Float64()
@@ -100,13 +102,13 @@ func (p *Pose) ROSType() string { return "geometry_msgs/msg/Pose" }
 func (p *Pose) ROSDefinition() string { return definitionOf("geometry_msgs/Pose") }
 
 // EncodeCDR appends the fields.
-func (p *Pose) EncodeCDR(w *CDRWriter) {
+func (p *Pose) EncodeCDR(w *rosmsg.CDRWriter) {
 	p.Position.EncodeCDR(w)
 	p.Orientation.EncodeCDR(w)
 }
 
 // DecodeCDR reads the fields.
-func (p *Pose) DecodeCDR(r *CDRReader) {
+func (p *Pose) DecodeCDR(r *rosmsg.CDRReader) {
 	p.Position.DecodeCDR(r)
 	p.Orientation.DecodeCDR(r)
 }
@@ -126,13 +128,13 @@ func (p *PoseStamped) ROSType() string { return "geometry_msgs/msg/PoseStamped" 
 func (p *PoseStamped) ROSDefinition() string { return definitionOf("geometry_msgs/PoseStamped") }
 
 // EncodeCDR appends the fields.
-func (p *PoseStamped) EncodeCDR(w *CDRWriter) {
+func (p *PoseStamped) EncodeCDR(w *rosmsg.CDRWriter) {
 	p.Header.EncodeCDR(w)
 	p.Pose.EncodeCDR(w)
 }
 
 // DecodeCDR reads the fields.
-func (p *PoseStamped) DecodeCDR(r *CDRReader) {
+func (p *PoseStamped) DecodeCDR(r *rosmsg.CDRReader) {
 	p.Header.DecodeCDR(r)
 	p.Pose.DecodeCDR(r)
 }
@@ -152,13 +154,13 @@ func (t *Twist) ROSType() string { return "geometry_msgs/msg/Twist" }
 func (t *Twist) ROSDefinition() string { return definitionOf("geometry_msgs/Twist") }
 
 // EncodeCDR appends the fields.
-func (t *Twist) EncodeCDR(w *CDRWriter) {
+func (t *Twist) EncodeCDR(w *rosmsg.CDRWriter) {
 	t.Linear.EncodeCDR(w)
 	t.Angular.EncodeCDR(w)
 }
 
 // DecodeCDR reads the fields.
-func (t *Twist) DecodeCDR(r *CDRReader) {
+func (t *Twist) DecodeCDR(r *rosmsg.CDRReader) {
 	t.Linear.DecodeCDR(r)
 	t.Angular.DecodeCDR(r)
 }
@@ -178,13 +180,13 @@ func (t *Wrench) ROSType() string { return "geometry_msgs/msg/Wrench" }
 func (t *Wrench) ROSDefinition() string { return definitionOf("geometry_msgs/Wrench") }
 
 // EncodeCDR appends the fields.
-func (t *Wrench) EncodeCDR(w *CDRWriter) {
+func (t *Wrench) EncodeCDR(w *rosmsg.CDRWriter) {
 	t.Force.EncodeCDR(w)
 	t.Torque.EncodeCDR(w)
 }
 
 // DecodeCDR reads the fields.
-func (t *Wrench) DecodeCDR(r *CDRReader) {
+func (t *Wrench) DecodeCDR(r *rosmsg.CDRReader) {
 	t.Force.DecodeCDR(r)
 	t.Torque.DecodeCDR(r)
 }
@@ -204,13 +206,13 @@ func (t *WrenchStamped) ROSType() string { return "geometry_msgs/msg/WrenchStamp
 func (t *WrenchStamped) ROSDefinition() string { return definitionOf("geometry_msgs/WrenchStamped") }
 
 // EncodeCDR appends the fields.
-func (t *WrenchStamped) EncodeCDR(w *CDRWriter) {
+func (t *WrenchStamped) EncodeCDR(w *rosmsg.CDRWriter) {
 	t.Header.EncodeCDR(w)
 	t.Wrench.EncodeCDR(w)
 }
 
 // DecodeCDR reads the fields.
-func (t *WrenchStamped) DecodeCDR(r *CDRReader) {
+func (t *WrenchStamped) DecodeCDR(r *rosmsg.CDRReader) {
 	t.Header.DecodeCDR(r)
 	t.Wrench.DecodeCDR(r)
 }
@@ -233,13 +235,13 @@ func (p *PoseWithCovariance) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (p *PoseWithCovariance) EncodeCDR(w *CDRWriter) {
+func (p *PoseWithCovariance) EncodeCDR(w *rosmsg.CDRWriter) {
 	p.Pose.EncodeCDR(w)
 	w.Float64Array(p.Covariance[:])
 }
 
 // DecodeCDR reads the fields.
-func (p *PoseWithCovariance) DecodeCDR(r *CDRReader) {
+func (p *PoseWithCovariance) DecodeCDR(r *rosmsg.CDRReader) {
 	p.Pose.DecodeCDR(r)
 	r.Float64Array(p.Covariance[:])
 }
@@ -262,13 +264,13 @@ func (t *TwistWithCovariance) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (t *TwistWithCovariance) EncodeCDR(w *CDRWriter) {
+func (t *TwistWithCovariance) EncodeCDR(w *rosmsg.CDRWriter) {
 	t.Twist.EncodeCDR(w)
 	w.Float64Array(t.Covariance[:])
 }
 
 // DecodeCDR reads the fields.
-func (t *TwistWithCovariance) DecodeCDR(r *CDRReader) {
+func (t *TwistWithCovariance) DecodeCDR(r *rosmsg.CDRReader) {
 	t.Twist.DecodeCDR(r)
 	r.Float64Array(t.Covariance[:])
 }

@@ -3,6 +3,8 @@ package msgs
 import (
 	"errors"
 	"fmt"
+
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // Message is a ROS message type with a Go struct: its names, its complete
@@ -16,9 +18,9 @@ type Message interface {
 	// stores it (see Definition).
 	ROSDefinition() string
 	// EncodeCDR appends the message's fields (no encapsulation header).
-	EncodeCDR(w *CDRWriter)
+	EncodeCDR(w *rosmsg.CDRWriter)
 	// DecodeCDR reads the message's fields; failures are left in r.
-	DecodeCDR(r *CDRReader)
+	DecodeCDR(r *rosmsg.CDRReader)
 }
 
 // Marshal returns m serialized as little-endian CDR with its encapsulation
@@ -27,41 +29,45 @@ func Marshal(m Message) []byte { return AppendMarshal(nil, m) }
 
 // AppendMarshal appends m serialized as by Marshal to dst.
 func AppendMarshal(dst []byte, m Message) []byte {
-	w := NewCDRWriter(dst)
+	w := rosmsg.NewCDRWriter(dst)
 	m.EncodeCDR(w)
 	return w.Bytes()
 }
 
 // Unmarshal decodes CDR data (either byte order, with its encapsulation
-// header) into m. Errors are *DecodeError naming the field that failed.
+// header) into m. Errors are *[rosmsg.DecodeError] naming the field that
+// failed.
 func Unmarshal(data []byte, m Message) error {
-	r, err := NewCDRReader(data)
+	r, err := rosmsg.NewCDRReader(data)
 	if err != nil {
-		var derr *DecodeError
+		var derr *rosmsg.DecodeError
 		if errors.As(err, &derr) {
-			derr.Type = NormalizeType(m.ROSType())
+			derr.Type = rosmsg.NormalizeType(m.ROSType())
 		}
 		return err
 	}
 	m.DecodeCDR(r)
-	if r.err == nil {
+	if err = r.Err(); err == nil {
 		return nil
 	}
 	// The typed decoder knows where but not in which field it failed; the
 	// dynamic decoder, which fails on the same input, says which.
-	if s, err := ParseSchema(m.ROSType(), ROS2Msg, []byte(m.ROSDefinition())); err == nil {
-		if _, err := s.Decode(EncodingCDR, data); err != nil {
-			return err
+	if s, perr := rosmsg.ParseSchema(m.ROSType(), rosmsg.ROS2Msg, []byte(m.ROSDefinition())); perr == nil {
+		if _, derr := s.Decode(rosmsg.EncodingCDR, data); derr != nil {
+			return derr
 		}
 	}
-	r.err.Type = NormalizeType(m.ROSType())
-	return r.err
+	var derr *rosmsg.DecodeError
+	if errors.As(err, &derr) { // always: a CDRReader's failure is a *DecodeError
+		derr.Type = rosmsg.NormalizeType(m.ROSType())
+	}
+	return err
 }
 
 // SchemaOf parses the definition of a typed message, for decoding or path
 // compilation of the same type from logs.
-func SchemaOf(m Message) (*Schema, error) {
-	s, err := ParseSchema(m.ROSType(), ROS2Msg, []byte(m.ROSDefinition()))
+func SchemaOf(m Message) (*rosmsg.Schema, error) {
+	s, err := rosmsg.ParseSchema(m.ROSType(), rosmsg.ROS2Msg, []byte(m.ROSDefinition()))
 	if err != nil {
 		return nil, fmt.Errorf("msgs: schema of %s: %w", m.ROSType(), err)
 	}

@@ -1,5 +1,7 @@
 package msgs
 
+import "github.com/calisym/calisym/msgs/rosmsg"
+
 // Odometry is nav_msgs/msg/Odometry: an estimate of pose (in header's
 // frame) and twist (in ChildFrameID's frame).
 type Odometry struct {
@@ -20,7 +22,7 @@ func (o *Odometry) ROSType() string { return "nav_msgs/msg/Odometry" }
 func (o *Odometry) ROSDefinition() string { return definitionOf("nav_msgs/Odometry") }
 
 // EncodeCDR appends the fields.
-func (o *Odometry) EncodeCDR(w *CDRWriter) {
+func (o *Odometry) EncodeCDR(w *rosmsg.CDRWriter) {
 	o.Header.EncodeCDR(w)
 	w.String(o.ChildFrameID)
 	o.Pose.EncodeCDR(w)
@@ -28,7 +30,7 @@ func (o *Odometry) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (o *Odometry) DecodeCDR(r *CDRReader) {
+func (o *Odometry) DecodeCDR(r *rosmsg.CDRReader) {
 	o.Header.DecodeCDR(r)
 	o.ChildFrameID = r.String()
 	o.Pose.DecodeCDR(r)
@@ -50,7 +52,7 @@ func (p *Path) ROSType() string { return "nav_msgs/msg/Path" }
 func (p *Path) ROSDefinition() string { return definitionOf("nav_msgs/Path") }
 
 // EncodeCDR appends the fields.
-func (p *Path) EncodeCDR(w *CDRWriter) {
+func (p *Path) EncodeCDR(w *rosmsg.CDRWriter) {
 	p.Header.EncodeCDR(w)
 	w.SequenceLength(len(p.Poses))
 	for i := range p.Poses {
@@ -59,7 +61,7 @@ func (p *Path) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (p *Path) DecodeCDR(r *CDRReader) {
+func (p *Path) DecodeCDR(r *rosmsg.CDRReader) {
 	p.Header.DecodeCDR(r)
 	p.Poses = nil
 	if n := r.SequenceLength(minHeaderSize + 7*8); n > 0 {

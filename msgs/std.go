@@ -1,5 +1,7 @@
 package msgs
 
+import "github.com/calisym/calisym/msgs/rosmsg"
+
 // Time is builtin_interfaces/msg/Time: a point in time since the Unix epoch.
 type Time struct {
 	// Sec is the whole seconds (may be negative).
@@ -30,13 +32,13 @@ func (t *Time) ROSType() string { return "builtin_interfaces/msg/Time" }
 func (t *Time) ROSDefinition() string { return definitionOf("builtin_interfaces/Time") }
 
 // EncodeCDR appends the fields.
-func (t *Time) EncodeCDR(w *CDRWriter) {
+func (t *Time) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.Int32(t.Sec)
 	w.Uint32(t.Nanosec)
 }
 
 // DecodeCDR reads the fields.
-func (t *Time) DecodeCDR(r *CDRReader) {
+func (t *Time) DecodeCDR(r *rosmsg.CDRReader) {
 	t.Sec = r.Int32()
 	t.Nanosec = r.Uint32()
 }
@@ -56,13 +58,13 @@ func (d *Duration) ROSType() string { return "builtin_interfaces/msg/Duration" }
 func (d *Duration) ROSDefinition() string { return definitionOf("builtin_interfaces/Duration") }
 
 // EncodeCDR appends the fields.
-func (d *Duration) EncodeCDR(w *CDRWriter) {
+func (d *Duration) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.Int32(d.Sec)
 	w.Uint32(d.Nanosec)
 }
 
 // DecodeCDR reads the fields.
-func (d *Duration) DecodeCDR(r *CDRReader) {
+func (d *Duration) DecodeCDR(r *rosmsg.CDRReader) {
 	d.Sec = r.Int32()
 	d.Nanosec = r.Uint32()
 }
@@ -82,13 +84,13 @@ func (h *Header) ROSType() string { return "std_msgs/msg/Header" }
 func (h *Header) ROSDefinition() string { return definitionOf("std_msgs/Header") }
 
 // EncodeCDR appends the fields.
-func (h *Header) EncodeCDR(w *CDRWriter) {
+func (h *Header) EncodeCDR(w *rosmsg.CDRWriter) {
 	h.Stamp.EncodeCDR(w)
 	w.String(h.FrameID)
 }
 
 // DecodeCDR reads the fields.
-func (h *Header) DecodeCDR(r *CDRReader) {
+func (h *Header) DecodeCDR(r *rosmsg.CDRReader) {
 	h.Stamp.DecodeCDR(r)
 	h.FrameID = r.String()
 }
@@ -118,14 +120,14 @@ func (d *MultiArrayDimension) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (d *MultiArrayDimension) EncodeCDR(w *CDRWriter) {
+func (d *MultiArrayDimension) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.String(d.Label)
 	w.Uint32(d.Size)
 	w.Uint32(d.Stride)
 }
 
 // DecodeCDR reads the fields.
-func (d *MultiArrayDimension) DecodeCDR(r *CDRReader) {
+func (d *MultiArrayDimension) DecodeCDR(r *rosmsg.CDRReader) {
 	d.Label = r.String()
 	d.Size = r.Uint32()
 	d.Stride = r.Uint32()
@@ -148,7 +150,7 @@ func (l *MultiArrayLayout) ROSType() string { return "std_msgs/msg/MultiArrayLay
 func (l *MultiArrayLayout) ROSDefinition() string { return definitionOf("std_msgs/MultiArrayLayout") }
 
 // EncodeCDR appends the fields.
-func (l *MultiArrayLayout) EncodeCDR(w *CDRWriter) {
+func (l *MultiArrayLayout) EncodeCDR(w *rosmsg.CDRWriter) {
 	w.SequenceLength(len(l.Dim))
 	for i := range l.Dim {
 		l.Dim[i].EncodeCDR(w)
@@ -157,7 +159,7 @@ func (l *MultiArrayLayout) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (l *MultiArrayLayout) DecodeCDR(r *CDRReader) {
+func (l *MultiArrayLayout) DecodeCDR(r *rosmsg.CDRReader) {
 	l.Dim = nil
 	if n := r.SequenceLength(12); n > 0 {
 		l.Dim = make([]MultiArrayDimension, n)
@@ -186,13 +188,13 @@ func (a *Float64MultiArray) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (a *Float64MultiArray) EncodeCDR(w *CDRWriter) {
+func (a *Float64MultiArray) EncodeCDR(w *rosmsg.CDRWriter) {
 	a.Layout.EncodeCDR(w)
 	w.Float64s(a.Data)
 }
 
 // DecodeCDR reads the fields.
-func (a *Float64MultiArray) DecodeCDR(r *CDRReader) {
+func (a *Float64MultiArray) DecodeCDR(r *rosmsg.CDRReader) {
 	a.Layout.DecodeCDR(r)
 	a.Data = r.Float64s()
 }
@@ -219,7 +221,7 @@ func (j *JointState) ROSType() string { return "sensor_msgs/msg/JointState" }
 func (j *JointState) ROSDefinition() string { return definitionOf("sensor_msgs/JointState") }
 
 // EncodeCDR appends the fields.
-func (j *JointState) EncodeCDR(w *CDRWriter) {
+func (j *JointState) EncodeCDR(w *rosmsg.CDRWriter) {
 	j.Header.EncodeCDR(w)
 	w.Strings(j.Name)
 	w.Float64s(j.Position)
@@ -228,7 +230,7 @@ func (j *JointState) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (j *JointState) DecodeCDR(r *CDRReader) {
+func (j *JointState) DecodeCDR(r *rosmsg.CDRReader) {
 	j.Header.DecodeCDR(r)
 	j.Name = r.Strings()
 	j.Position = r.Float64s()

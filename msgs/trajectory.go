@@ -1,6 +1,10 @@
 package msgs
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/calisym/calisym/msgs/rosmsg"
+)
 
 // PredictedTrajectory is calisym/msg/PredictedTrajectory
 // (msg/PredictedTrajectory.msg): a rollout of a calisym model from the state
@@ -43,7 +47,7 @@ func (t *PredictedTrajectory) ROSDefinition() string {
 }
 
 // EncodeCDR appends the fields.
-func (t *PredictedTrajectory) EncodeCDR(w *CDRWriter) {
+func (t *PredictedTrajectory) EncodeCDR(w *rosmsg.CDRWriter) {
 	t.Header.EncodeCDR(w)
 	w.Float64(t.Dt)
 	w.Strings(t.CoordinateNames)
@@ -58,7 +62,7 @@ func (t *PredictedTrajectory) EncodeCDR(w *CDRWriter) {
 }
 
 // DecodeCDR reads the fields.
-func (t *PredictedTrajectory) DecodeCDR(r *CDRReader) {
+func (t *PredictedTrajectory) DecodeCDR(r *rosmsg.CDRReader) {
 	t.Header.DecodeCDR(r)
 	t.Dt = r.Float64()
 	t.CoordinateNames = r.Strings()
@@ -78,13 +82,13 @@ func (t *PredictedTrajectory) Validate() error {
 	h, n, ne := int(t.Horizon), len(t.CoordinateNames), len(t.PortNames)
 	switch {
 	case len(t.Q) != h*n:
-		return fmt.Errorf("msgs: PredictedTrajectory: q has %d values, want horizon %d × %d coordinates: %w", len(t.Q), h, n, ErrValue)
+		return fmt.Errorf("msgs: PredictedTrajectory: q has %d values, want horizon %d × %d coordinates: %w", len(t.Q), h, n, rosmsg.ErrValue)
 	case len(t.P) != h*n:
-		return fmt.Errorf("msgs: PredictedTrajectory: p has %d values, want horizon %d × %d coordinates: %w", len(t.P), h, n, ErrValue)
+		return fmt.Errorf("msgs: PredictedTrajectory: p has %d values, want horizon %d × %d coordinates: %w", len(t.P), h, n, rosmsg.ErrValue)
 	case len(t.Ports) != h*ne:
-		return fmt.Errorf("msgs: PredictedTrajectory: ports has %d values, want horizon %d × %d ports: %w", len(t.Ports), h, ne, ErrValue)
+		return fmt.Errorf("msgs: PredictedTrajectory: ports has %d values, want horizon %d × %d ports: %w", len(t.Ports), h, ne, rosmsg.ErrValue)
 	case !(t.Dt > 0):
-		return fmt.Errorf("msgs: PredictedTrajectory: dt is %g, want > 0: %w", t.Dt, ErrValue)
+		return fmt.Errorf("msgs: PredictedTrajectory: dt is %g, want > 0: %w", t.Dt, rosmsg.ErrValue)
 	}
 	return nil
 }

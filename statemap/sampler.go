@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/calisym/calisym/mechanics"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // SamplerOptions configures NewSampler.
@@ -268,7 +268,7 @@ func (s *Sampler) BasePose(origin mechanics.SE3, q []float64) mechanics.SE3 {
 func (s *Sampler) Topics() (topics, other []string) {
 	seen := map[string]bool{}
 	for _, n := range s.names {
-		t, err := msgs.TopicOf(n)
+		t, err := rosmsg.TopicOf(n)
 		if err != nil || t == "" {
 			other = append(other, n)
 			continue

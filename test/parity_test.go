@@ -17,6 +17,7 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
@@ -441,7 +442,7 @@ func pendulumHWTable(t *testing.T, p *node.Params, dir string, n int) (string, [
 // uint32 timestamp, float64[] values: LogDataGeneric) from its .msg
 // definition.
 type dynType struct {
-	schema *msgs.Schema
+	schema *rosmsg.Schema
 	root   string
 }
 
@@ -451,7 +452,7 @@ func dynamicType(t *testing.T, defs node.Definitions, rosType string) *dynType {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := msgs.ParseSchema(rosType, msgs.ROS2Msg, []byte(def))
+	s, err := rosmsg.ParseSchema(rosType, rosmsg.ROS2Msg, []byte(def))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,10 +462,10 @@ func dynamicType(t *testing.T, defs node.Definitions, rosType string) *dynType {
 func (d *dynType) encode(t *testing.T, stamp int64, ms uint32, values []float64) []byte {
 	t.Helper()
 	st := msgs.TimeFromNanos(stamp)
-	time := &msgs.Struct{Def: d.schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}
-	header := &msgs.Struct{Def: d.schema.Type("std_msgs/msg/Header"), Fields: []any{time, "cf231"}}
-	m := &msgs.Struct{Def: d.schema.Type(d.root), Fields: []any{header, ms, slices.Clone(values)}}
-	b, err := d.schema.Encode(msgs.EncodingCDR, m)
+	time := &rosmsg.Struct{Def: d.schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}
+	header := &rosmsg.Struct{Def: d.schema.Type("std_msgs/msg/Header"), Fields: []any{time, "cf231"}}
+	m := &rosmsg.Struct{Def: d.schema.Type(d.root), Fields: []any{header, ms, slices.Clone(values)}}
+	b, err := d.schema.Encode(rosmsg.EncodingCDR, m)
 	if err != nil {
 		t.Fatal(fmt.Errorf("encode %s: %w", d.root, err))
 	}

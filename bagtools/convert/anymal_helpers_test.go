@@ -2,7 +2,7 @@ package convert_test
 
 // Independent references for the ANYmal D conversion test (anymal_test.go):
 // a reader of anymal_msgs/msg/AnymalState that decodes whole messages with
-// msgs.Schema.Decode (not the path extractor the converter uses), and a
+// rosmsg.Schema.Decode (not the path extractor the converter uses), and a
 // forward-kinematics model of the URDF parsed here with encoding/xml (not
 // mechanics.ParseURDF, its fixed-link fusion or its CRBA), from which the
 // mass matrix follows as the Hessian of the kinetic energy.
@@ -19,7 +19,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/mechanics"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // anymalTopic is the state estimator's topic in the simulated logs.
@@ -50,8 +50,8 @@ func readAnymalLog(t *testing.T, path string) []anymalMsg {
 	}
 	defer r.Close()
 	type codec struct {
-		schema *msgs.Schema
-		enc    msgs.Encoding
+		schema *rosmsg.Schema
+		enc    rosmsg.Encoding
 	}
 	codecs := map[uint32]codec{}
 	var out []anymalMsg
@@ -61,14 +61,14 @@ func readAnymalLog(t *testing.T, path string) []anymalMsg {
 		}
 		c, ok := codecs[m.Channel.ID]
 		if !ok {
-			d, err := msgs.DialectFor(m.Channel.SchemaEncoding)
+			d, err := rosmsg.DialectFor(m.Channel.SchemaEncoding)
 			if err != nil {
 				t.Fatalf("%s: channel %s: %v", path, m.Channel.Topic, err)
 			}
-			if c.schema, err = msgs.ParseSchema(m.Channel.Type, d, m.Channel.Schema); err != nil {
+			if c.schema, err = rosmsg.ParseSchema(m.Channel.Type, d, m.Channel.Schema); err != nil {
 				t.Fatalf("%s: schema of %s: %v", path, m.Channel.Type, err)
 			}
-			if c.enc, err = msgs.EncodingFor(m.Channel.Encoding); err != nil {
+			if c.enc, err = rosmsg.EncodingFor(m.Channel.Encoding); err != nil {
 				t.Fatalf("%s: channel %s: %v", path, m.Channel.Topic, err)
 			}
 			codecs[m.Channel.ID] = c
@@ -91,7 +91,7 @@ func readAnymalLog(t *testing.T, path string) []anymalMsg {
 }
 
 // anymalFromStruct picks the compared fields out of a decoded message.
-func anymalFromStruct(s *msgs.Struct) (anymalMsg, error) {
+func anymalFromStruct(s *rosmsg.Struct) (anymalMsg, error) {
 	var m anymalMsg
 	var err error
 	sec, err1 := numberAt(s, "header.stamp.sec")
@@ -129,7 +129,7 @@ func anymalFromStruct(s *msgs.Struct) (anymalMsg, error) {
 	for i, n := range names {
 		m.joints[n] = [3]float64{pos[i], vel[i], eff[i]}
 	}
-	contacts, ok := fieldOf[[]*msgs.Struct](s, "contacts")
+	contacts, ok := fieldOf[[]*rosmsg.Struct](s, "contacts")
 	if !ok {
 		return m, errors.New("contacts: not an array of messages")
 	}
@@ -149,7 +149,7 @@ func anymalFromStruct(s *msgs.Struct) (anymalMsg, error) {
 }
 
 // fieldOf returns field name of s as a T.
-func fieldOf[T any](s *msgs.Struct, name string) (T, bool) {
+func fieldOf[T any](s *rosmsg.Struct, name string) (T, bool) {
 	v, ok := s.Field(name)
 	if !ok {
 		var zero T
@@ -160,10 +160,10 @@ func fieldOf[T any](s *msgs.Struct, name string) (T, bool) {
 }
 
 // fieldAt follows a dotted path of nested messages from s.
-func fieldAt(s *msgs.Struct, path string) (*msgs.Struct, error) {
+func fieldAt(s *rosmsg.Struct, path string) (*rosmsg.Struct, error) {
 	cur := s
 	for _, name := range strings.Split(path, ".") {
-		next, ok := fieldOf[*msgs.Struct](cur, name)
+		next, ok := fieldOf[*rosmsg.Struct](cur, name)
 		if !ok {
 			return nil, fmt.Errorf("%s: no nested message %q in %s", path, name, cur.Def.Name)
 		}
@@ -173,7 +173,7 @@ func fieldAt(s *msgs.Struct, path string) (*msgs.Struct, error) {
 }
 
 // numberAt reads the numeric field at a dotted path as a float64.
-func numberAt(s *msgs.Struct, path string) (float64, error) {
+func numberAt(s *rosmsg.Struct, path string) (float64, error) {
 	parent, name := "", path
 	if i := strings.LastIndex(path, "."); i >= 0 {
 		parent, name = path[:i], path[i+1:]
@@ -207,7 +207,7 @@ func numberAt(s *msgs.Struct, path string) (float64, error) {
 }
 
 // vec3At reads the x, y, z fields of the message at path.
-func vec3At(s *msgs.Struct, path string) (mechanics.Vec3, error) {
+func vec3At(s *rosmsg.Struct, path string) (mechanics.Vec3, error) {
 	var v mechanics.Vec3
 	for i, c := range []string{"x", "y", "z"} {
 		var err error

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/bagtools/logio"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // ErrMessageType reports a topic whose messages the message-log source
@@ -54,7 +54,7 @@ type MessageLogOptions struct {
 // schemas, CDR messages) or a ROS 1 bag (ros1msg definitions, ROS 1
 // serialization). Its channels are message paths in Foxglove's style,
 // "/topic.field.subfield[index]" or "/joint_states.position[name==\"j1\"]",
-// read straight from the serialized bytes by a msgs.Extractor.
+// read straight from the serialized bytes by a rosmsg.Extractor.
 //
 // Times are seconds since the start of the log, the earliest log time of
 // any of its messages, on the clock MessageLogOptions.Stamp selects. Every
@@ -84,7 +84,7 @@ type MessageSource struct {
 // topic the log lacks yields an error wrapping ErrMissingChannel that
 // lists the log's topics and types; a type that cannot be decoded one
 // wrapping ErrMessageType; a path that does not fit its type one wrapping
-// ErrMissingChannel and msgs.ErrPath.
+// ErrMissingChannel and rosmsg.ErrPath.
 func OpenMessageLog(path string, opts MessageLogOptions) (*MessageSource, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -165,7 +165,7 @@ func newMessageSource(name string, open func() (io.ReadSeekCloser, error), size 
 // pathTopic returns the topic a message path names; a path without one is
 // an error, since a log has many topics.
 func pathTopic(p string) (string, error) {
-	topic, err := msgs.TopicOf(p)
+	topic, err := rosmsg.TopicOf(p)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrMissingChannel, err)
 	}
@@ -274,26 +274,26 @@ func (s *MessageSource) topicList() string {
 
 // compileChannel compiles the paths, and the header stamp fields where the
 // type has a header, against a channel's schema.
-func compileChannel(ch *logio.Channel, exprs []string) (*msgs.Extractor, error) {
+func compileChannel(ch *logio.Channel, exprs []string) (*rosmsg.Extractor, error) {
 	what := fmt.Sprintf("topic %s (type %q, schema encoding %q, message encoding %q)", ch.Topic, ch.Type, ch.SchemaEncoding, ch.Encoding)
-	d, err := msgs.DialectFor(ch.SchemaEncoding)
+	d, err := rosmsg.DialectFor(ch.SchemaEncoding)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: only ros2msg (with cdr) and ros1msg (with ros1) are read: %w", ErrMessageType, what, err)
 	}
-	enc, err := msgs.EncodingFor(ch.Encoding)
+	enc, err := rosmsg.EncodingFor(ch.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMessageType, what, err)
 	}
 	if ch.Type == "" || len(ch.Schema) == 0 {
 		return nil, fmt.Errorf("%w: %s: the log holds no definition of the type", ErrMessageType, what)
 	}
-	sc, err := msgs.ParseSchema(ch.Type, d, ch.Schema)
+	sc, err := rosmsg.ParseSchema(ch.Type, d, ch.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMessageType, what, err)
 	}
-	paths := make([]*msgs.MessagePath, len(exprs))
+	paths := make([]*rosmsg.MessagePath, len(exprs))
 	for i, e := range exprs {
-		p, err := msgs.CompilePath(sc, e)
+		p, err := rosmsg.CompilePath(sc, e)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrMissingChannel, what, err)
 		}
@@ -302,7 +302,7 @@ func compileChannel(ch *logio.Channel, exprs []string) (*msgs.Extractor, error) 
 		}
 		paths[i] = p
 	}
-	x, err := msgs.NewExtractor(sc, enc, paths...)
+	x, err := rosmsg.NewExtractor(sc, enc, paths...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMessageType, what, err)
 	}
@@ -311,13 +311,13 @@ func compileChannel(ch *logio.Channel, exprs []string) (*msgs.Extractor, error) 
 
 // stampPaths returns the paths of the two integer fields of the root's
 // header.stamp, or nil when the type has no std_msgs/Header named header.
-func stampPaths(sc *msgs.Schema) []string {
+func stampPaths(sc *rosmsg.Schema) []string {
 	i := sc.Root.FieldIndex("header")
 	if i < 0 {
 		return nil
 	}
 	h := &sc.Root.Fields[i]
-	if h.Msg == nil || h.Array != msgs.NotArray {
+	if h.Msg == nil || h.Array != rosmsg.NotArray {
 		return nil
 	}
 	j := h.Msg.FieldIndex("stamp")
@@ -325,7 +325,7 @@ func stampPaths(sc *msgs.Schema) []string {
 		return nil
 	}
 	st := &h.Msg.Fields[j]
-	if st.Msg == nil || st.Array != msgs.NotArray || len(st.Msg.Fields) != 2 || st.Msg.Fields[0].Name != "sec" {
+	if st.Msg == nil || st.Array != rosmsg.NotArray || len(st.Msg.Fields) != 2 || st.Msg.Fields[0].Name != "sec" {
 		return nil
 	}
 	return []string{".header.stamp.sec", ".header.stamp." + st.Msg.Fields[1].Name}
@@ -377,7 +377,7 @@ type topicRead struct {
 // channelRead is one channel's extractor and where its values go.
 type channelRead struct {
 	tr    *topicRead
-	x     *msgs.Extractor
+	x     *rosmsg.Extractor
 	stamp bool
 	buf   []float64
 }
@@ -539,7 +539,7 @@ func (cr *channelRead) add(m *logio.Message, header bool) {
 		tr.firstCh = m.Channel
 	}
 	err := cr.x.Extract(m.Data, cr.buf)
-	if err != nil && !errors.Is(err, msgs.ErrNoMatch) && !errors.Is(err, msgs.ErrIndexRange) {
+	if err != nil && !errors.Is(err, rosmsg.ErrNoMatch) && !errors.Is(err, rosmsg.ErrIndexRange) {
 		// The bytes do not decode: skip the message.
 		tr.bad++
 		if tr.badErr == nil {
@@ -607,16 +607,16 @@ func (s *MessageSource) keysOf(tr *topicRead, expr string) []string {
 	if m == nil || tr.firstCh == nil {
 		return nil
 	}
-	d, err1 := msgs.DialectFor(tr.firstCh.SchemaEncoding)
-	enc, err2 := msgs.EncodingFor(tr.firstCh.Encoding)
+	d, err1 := rosmsg.DialectFor(tr.firstCh.SchemaEncoding)
+	enc, err2 := rosmsg.EncodingFor(tr.firstCh.Encoding)
 	if err1 != nil || err2 != nil {
 		return nil
 	}
-	sc, err := msgs.ParseSchema(tr.firstCh.Type, d, tr.firstCh.Schema)
+	sc, err := rosmsg.ParseSchema(tr.firstCh.Type, d, tr.firstCh.Schema)
 	if err != nil {
 		return nil
 	}
-	p, err := msgs.CompilePath(sc, m[1]+"."+m[2])
+	p, err := rosmsg.CompilePath(sc, m[1]+"."+m[2])
 	if err != nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // benchJoints is the number of joints in the benchmark's JointState
@@ -106,7 +107,7 @@ func (h *heapPeak) Stop() uint64 {
 // pendulum model, windows of 100 every 10 samples at 1 kHz.
 func benchSpec(path string) *Spec {
 	js := func(f, j string) statemap.Channel {
-		return statemap.Channel{Name: msgs.JointPath("/joint_states", f, j)}
+		return statemap.Channel{Name: rosmsg.JointPath("/joint_states", f, j)}
 	}
 	s := &Spec{
 		Robot:  "bench",

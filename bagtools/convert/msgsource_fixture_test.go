@@ -15,7 +15,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/fixtures"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // ros1JointState is a sensor_msgs/JointState as ROS 1 serializes it.
@@ -30,7 +30,7 @@ type ros1JointState struct {
 // decodeROS1JointState is a minimal, hand-written ROS 1 decoder of
 // sensor_msgs/JointState (uint32 seq, time stamp, string frame_id,
 // string[] name, float64[] position, velocity, effort; little endian,
-// uint32 lengths), independent of package msgs, to check the message
+// uint32 lengths), independent of package rosmsg, to check the message
 // source against.
 func decodeROS1JointState(b []byte) (m ros1JointState, err error) {
 	defer func() {
@@ -132,7 +132,7 @@ func TestMessageSourceBagFixture(t *testing.T) {
 	var paths []string
 	for _, n := range names {
 		for _, f := range []string{"position", "velocity", "effort"} {
-			paths = append(paths, msgs.JointPath("/joint_states", f, n))
+			paths = append(paths, rosmsg.JointPath("/joint_states", f, n))
 		}
 	}
 	for _, stamp := range []string{StampHeader, StampLogTime} {
@@ -171,7 +171,7 @@ func TestMessageSourceBagFixture(t *testing.T) {
 	if !errors.Is(err, ErrMissingChannel) || !strings.Contains(err.Error(), "/base_odometry/odom (nav_msgs/Odometry)") || !strings.Contains(err.Error(), "/joint_states (sensor_msgs/JointState)") {
 		t.Errorf("missing topic: %v", err)
 	}
-	wrong := msgs.JointPath("/joint_states", "position", "r_shoulder_pan")
+	wrong := rosmsg.JointPath("/joint_states", "position", "r_shoulder_pan")
 	src, err := OpenMessageLog(path, MessageLogOptions{Paths: []string{wrong}})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestConvertBagFixture(t *testing.T) {
 			}},
 			Model: statemap.ModelSpec{Kind: statemap.ModelRigidBody, RigidBody: statemap.RigidBodySpec{Mass: 100, Inertia: []float64{8, 8, 6}}},
 			Control: statemap.ControlSpec{Kind: statemap.ControlDirect, PortSpec: statemap.PortSpec{Interp: statemap.InterpHold, Names: efforts, Channels: []statemap.Channel{
-				{Name: msgs.JointPath("/joint_states", "effort", efforts[0])}, {Name: msgs.JointPath("/joint_states", "effort", efforts[1])},
+				{Name: rosmsg.JointPath("/joint_states", "effort", efforts[0])}, {Name: rosmsg.JointPath("/joint_states", "effort", efforts[1])},
 			}}},
 		},
 		Resample: ResampleSpec{Rate: 50, WorkRate: 100},

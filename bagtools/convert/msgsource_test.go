@@ -19,6 +19,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // logStart is the log time of the first message of the test logs.
@@ -91,9 +92,9 @@ func TestMessageSourceRead(t *testing.T) {
 				writeJointMCAP(t, path, jointLogOptions{n: 200, hz: 100, compression: compression, chunk: 4096})
 				var progress []int64
 				paths := []string{
-					msgs.JointPath("/joint_states", "position", "j2"),
+					rosmsg.JointPath("/joint_states", "position", "j2"),
 					"/joint_states.velocity[0]",
-					msgs.JointPath("/joint_states", "effort", "j3"),
+					rosmsg.JointPath("/joint_states", "effort", "j3"),
 					"/cmd.data[1]",
 					"/joint_states.header.stamp.nanosec",
 				}
@@ -194,12 +195,12 @@ func TestMessageSourceErrors(t *testing.T) {
 	proto := filepath.Join(dir, "proto.mcap")
 	writeRawMCAP(t, proto, "/imu", "foo.Imu", "protobuf", "…", "protobuf", []byte{1, 2})
 	undefined := filepath.Join(dir, "undefined.mcap")
-	writeRawMCAP(t, undefined, "/thing", "my_msgs/msg/Thing", msgs.SchemaEncodingROS2Msg, "other_msgs/Missing m\nfloat64 x\n", msgs.MessageEncodingCDR, []byte{0, 1, 0, 0})
+	writeRawMCAP(t, undefined, "/thing", "my_msgs/msg/Thing", rosmsg.SchemaEncodingROS2Msg, "other_msgs/Missing m\nfloat64 x\n", rosmsg.MessageEncodingCDR, []byte{0, 1, 0, 0})
 	garbage := filepath.Join(dir, "bad.mcap")
-	writeRawMCAP(t, garbage, "/f", "std_msgs/msg/Float64MultiArray", msgs.SchemaEncodingROS2Msg, (&msgs.Float64MultiArray{}).ROSDefinition(), msgs.MessageEncodingCDR, []byte{0, 1, 0, 0, 0xff, 0xff, 0xff})
+	writeRawMCAP(t, garbage, "/f", "std_msgs/msg/Float64MultiArray", rosmsg.SchemaEncodingROS2Msg, (&msgs.Float64MultiArray{}).ROSDefinition(), rosmsg.MessageEncodingCDR, []byte{0, 1, 0, 0, 0xff, 0xff, 0xff})
 	notLog := filepath.Join(dir, "table.mcap")
 	os.WriteFile(notLog, []byte("t,x\n0,1\n"), 0o644)
-	js := func(field, joint string) string { return msgs.JointPath("/joint_states", field, joint) }
+	js := func(field, joint string) string { return rosmsg.JointPath("/joint_states", field, joint) }
 
 	tests := []struct {
 		name  string
@@ -213,13 +214,13 @@ func TestMessageSourceErrors(t *testing.T) {
 			[]string{`no topic "/odom"`, "its topics: /cmd (std_msgs/msg/Float64MultiArray), /joint_states (sensor_msgs/msg/JointState)"}},
 		{"missing topic on read", good, nil, []string{"/odom.twist.twist.linear.x"}, []error{ErrMissingChannel}, []string{`no topic "/odom"`, "/joint_states (sensor_msgs/msg/JointState)"}},
 		{"no topic in path", good, []string{"position"}, nil, []error{ErrMissingChannel}, []string{`"position" names no topic`}},
-		{"unknown field", good, []string{"/joint_states.positions[0]"}, nil, []error{ErrMissingChannel, msgs.ErrPath}, []string{"/joint_states", "positions"}},
+		{"unknown field", good, []string{"/joint_states.positions[0]"}, nil, []error{ErrMissingChannel, rosmsg.ErrPath}, []string{"/joint_states", "positions"}},
 		{"not a number", good, []string{"/joint_states.name[0]"}, nil, []error{ErrMissingChannel}, []string{"not a number"}},
 		{"joint not in the log", good, []string{js("position", "j1"), js("velocity", "elbow")}, []string{js("position", "j1"), js("velocity", "elbow")}, []error{ErrNoMessages},
 			[]string{`velocity[name=="elbow"] matches none of the 20 messages on /joint_states`, `its first message holds 3: "j1", "j2", "j3"`}},
-		{"index out of range", good, nil, []string{"/joint_states.effort[3]"}, []error{ErrNoMessages, msgs.ErrIndexRange}, []string{"effort[3] matches none"}},
+		{"index out of range", good, nil, []string{"/joint_states.effort[3]"}, []error{ErrNoMessages, rosmsg.ErrIndexRange}, []string{"effort[3] matches none"}},
 		{"schema encoding", proto, []string{"/imu.x"}, nil, []error{ErrMessageType}, []string{"/imu", `"protobuf"`, "ros2msg"}},
-		{"undefined type", undefined, []string{"/thing.x"}, nil, []error{ErrMessageType, msgs.ErrUnknownType}, []string{"my_msgs/msg/Thing", "other_msgs/Missing"}},
+		{"undefined type", undefined, []string{"/thing.x"}, nil, []error{ErrMessageType, rosmsg.ErrUnknownType}, []string{"my_msgs/msg/Thing", "other_msgs/Missing"}},
 		{"no message decodes", garbage, nil, []string{"/f.data[0]"}, []error{ErrNoMessages}, []string{"none of the 1 messages on /f decodes"}},
 		{"not a log", notLog, []string{"/a.b"}, nil, []error{logio.ErrUnknownFormat}, []string{"table.mcap", "not an MCAP file or a ROS 1 bag"}},
 		{"bad clock", good, nil, nil, nil, []string{`clock stamp "wall"`}},
@@ -257,7 +258,7 @@ func TestMessageSourceErrors(t *testing.T) {
 // synthParams, windows of 20 every 5 samples at 100 Hz.
 func jointSpec(inputs ...string) *Spec {
 	js := func(field, joint string) statemap.Channel {
-		return statemap.Channel{Name: msgs.JointPath("/joint_states", field, joint)}
+		return statemap.Channel{Name: rosmsg.JointPath("/joint_states", field, joint)}
 	}
 	s := &Spec{
 		Robot:  "synthetic log",
@@ -421,7 +422,7 @@ func FuzzMessageSource(f *testing.F) {
 	if p, err := os.ReadFile(filepath.Join("..", "logio", "testdata", "small_bz2.bag")); err == nil {
 		f.Add(p)
 	}
-	paths := []string{msgs.JointPath("/joint_states", "position", "j2"), "/joint_states.velocity[0]", "/cmd.data[1]"}
+	paths := []string{rosmsg.JointPath("/joint_states", "position", "j2"), "/joint_states.velocity[0]", "/cmd.data[1]"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := MessageLogOptions{Limits: logio.ReaderOptions{MaxRecordSize: 1 << 20, MaxChunkSize: 4 << 20}}
 		src, err := NewMessageSource("fuzz", bytes.NewReader(data), opts)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pierrec/lz4/v4"
 
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // ROS 1 bag v2.0 record op codes (http://wiki.ros.org/Bags/Format/2.0).
@@ -33,7 +33,7 @@ const maxBagHeaderLen = 1 << 20
 // order. It reads one chunk at a time: the chunk is decompressed (none, bz2
 // or lz4) into a buffer that is reused for the next chunk, so memory is
 // bounded by the largest chunk. Channels get Encoding
-// msgs.MessageEncodingROS1 and SchemaEncoding msgs.SchemaEncodingROS1Msg,
+// rosmsg.MessageEncodingROS1 and SchemaEncoding rosmsg.SchemaEncodingROS1Msg,
 // with the connection's message_definition as Schema.
 type BagReader struct {
 	scan     bagScanner
@@ -372,8 +372,8 @@ func parseConnection(h *bagHeader, data []byte) (*Channel, error) {
 	c := &Channel{
 		ID:             h.conn,
 		Topic:          string(h.topic),
-		Encoding:       msgs.MessageEncodingROS1,
-		SchemaEncoding: msgs.SchemaEncodingROS1Msg,
+		Encoding:       rosmsg.MessageEncodingROS1,
+		SchemaEncoding: rosmsg.SchemaEncodingROS1Msg,
 	}
 	err := eachField(data, func(name, value []byte) error {
 		switch string(name) {

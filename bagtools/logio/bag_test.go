@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/internal/fixtures"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // got is a message as a test keeps it: copied out of the reader's buffers.
@@ -131,7 +131,7 @@ func TestBagReader(t *testing.T) {
 				t.Errorf("Channels() after reading: %d", len(chans))
 			}
 			for _, c := range chans {
-				if c.Encoding != msgs.MessageEncodingROS1 || c.SchemaEncoding != msgs.SchemaEncodingROS1Msg || c.Type == "" || len(c.Schema) == 0 || c.Metadata["md5sum"] == "" {
+				if c.Encoding != rosmsg.MessageEncodingROS1 || c.SchemaEncoding != rosmsg.SchemaEncodingROS1Msg || c.Type == "" || len(c.Schema) == 0 || c.Metadata["md5sum"] == "" {
 					t.Errorf("channel %+v lacks fields", c)
 				}
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/internal/fixtures"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // TestDecodeBagFixture decodes every message of the real PR2 bag with the
@@ -28,9 +28,9 @@ func TestDecodeBagFixture(t *testing.T) {
 		"/tf": {`.transforms[:]{child_frame_id=="/base_footprint"}.transform.translation.x`, ".transforms[0].header.stamp"},
 	}
 	type decoder struct {
-		schema *msgs.Schema
-		paths  []*msgs.MessagePath
-		x      *msgs.Extractor
+		schema *rosmsg.Schema
+		paths  []*rosmsg.MessagePath
+		x      *rosmsg.Extractor
 	}
 	decoders := map[*Channel]*decoder{}
 	counts := map[string]int{}
@@ -41,32 +41,32 @@ func TestDecodeBagFixture(t *testing.T) {
 		}
 		d := decoders[m.Channel]
 		if d == nil {
-			dialect, err := msgs.DialectFor(m.Channel.SchemaEncoding)
+			dialect, err := rosmsg.DialectFor(m.Channel.SchemaEncoding)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := msgs.ParseSchema(m.Channel.Type, dialect, m.Channel.Schema)
+			s, err := rosmsg.ParseSchema(m.Channel.Type, dialect, m.Channel.Schema)
 			if err != nil {
 				t.Fatalf("%s: %v", m.Channel.Topic, err)
 			}
 			d = &decoder{schema: s}
 			for _, e := range pathsByTopic[m.Channel.Topic] {
-				p, err := msgs.CompilePath(s, e)
+				p, err := rosmsg.CompilePath(s, e)
 				if err != nil {
 					t.Fatalf("%s%s: %v", m.Channel.Topic, e, err)
 				}
 				d.paths = append(d.paths, p)
 			}
-			enc, err := msgs.EncodingFor(m.Channel.Encoding)
+			enc, err := rosmsg.EncodingFor(m.Channel.Encoding)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.x, err = msgs.NewExtractor(s, enc, d.paths...); err != nil {
+			if d.x, err = rosmsg.NewExtractor(s, enc, d.paths...); err != nil {
 				t.Fatal(err)
 			}
 			decoders[m.Channel] = d
 		}
-		v, err := d.schema.Decode(msgs.EncodingROS1, m.Data)
+		v, err := d.schema.Decode(rosmsg.EncodingROS1, m.Data)
 		if err != nil {
 			t.Fatalf("%s message %d: %v", m.Channel.Topic, counts[m.Channel.Topic], err)
 		}
@@ -81,7 +81,7 @@ func TestDecodeBagFixture(t *testing.T) {
 		for i, p := range d.paths {
 			want, err := p.Float64(v)
 			if err != nil {
-				if !errors.Is(err, msgs.ErrNoMatch) && !errors.Is(err, msgs.ErrIndexRange) || xerr == nil || !math.IsNaN(out[i]) {
+				if !errors.Is(err, rosmsg.ErrNoMatch) && !errors.Is(err, rosmsg.ErrIndexRange) || xerr == nil || !math.IsNaN(out[i]) {
 					t.Fatalf("%s%s: %v (extractor: %v)", m.Channel.Topic, p, err, xerr)
 				}
 				continue

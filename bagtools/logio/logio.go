@@ -100,11 +100,11 @@ type Channel struct {
 	// Type is the message type, e.g. "sensor_msgs/JointState" (ROS 1) or
 	// "sensor_msgs/msg/JointState" (ROS 2); empty when the log has no schema.
 	Type string
-	// Encoding is the message encoding: msgs.MessageEncodingCDR or
-	// msgs.MessageEncodingROS1 (or whatever an MCAP file declares).
+	// Encoding is the message encoding: rosmsg.MessageEncodingCDR or
+	// rosmsg.MessageEncodingROS1 (or whatever an MCAP file declares).
 	Encoding string
-	// SchemaEncoding is the encoding of Schema: msgs.SchemaEncodingROS2Msg
-	// or msgs.SchemaEncodingROS1Msg (or whatever an MCAP file declares).
+	// SchemaEncoding is the encoding of Schema: rosmsg.SchemaEncodingROS2Msg
+	// or rosmsg.SchemaEncodingROS1Msg (or whatever an MCAP file declares).
 	SchemaEncoding string
 	// Schema is the message definition text.
 	Schema []byte

@@ -10,7 +10,7 @@ import (
 
 	"github.com/foxglove/mcap/go/mcap"
 
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // testMCAP writes n messages on three channels (two topics) with the given
@@ -30,12 +30,12 @@ func testMCAP(t testing.TB, n int, opts *mcap.WriterOptions, close bool) ([]byte
 		}
 	}
 	check(w.WriteHeader(&mcap.Header{Profile: "ros2", Library: "logio test"}))
-	check(w.WriteSchema(&mcap.Schema{ID: 1, Name: "sensor_msgs/msg/JointState", Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte("std_msgs/Header header\nstring[] name\n")}))
-	check(w.WriteSchema(&mcap.Schema{ID: 2, Name: "nav_msgs/msg/Odometry", Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte("std_msgs/Header header\n")}))
+	check(w.WriteSchema(&mcap.Schema{ID: 1, Name: "sensor_msgs/msg/JointState", Encoding: rosmsg.SchemaEncodingROS2Msg, Data: []byte("std_msgs/Header header\nstring[] name\n")}))
+	check(w.WriteSchema(&mcap.Schema{ID: 2, Name: "nav_msgs/msg/Odometry", Encoding: rosmsg.SchemaEncodingROS2Msg, Data: []byte("std_msgs/Header header\n")}))
 	topics := map[uint16]string{0: "/joint_states", 1: "/odom", 2: "/odom"}
-	check(w.WriteChannel(&mcap.Channel{ID: 0, SchemaID: 1, Topic: topics[0], MessageEncoding: msgs.MessageEncodingCDR, Metadata: map[string]string{"offered_qos_profiles": ""}}))
-	check(w.WriteChannel(&mcap.Channel{ID: 1, SchemaID: 2, Topic: topics[1], MessageEncoding: msgs.MessageEncodingCDR}))
-	check(w.WriteChannel(&mcap.Channel{ID: 2, SchemaID: 2, Topic: topics[2], MessageEncoding: msgs.MessageEncodingCDR}))
+	check(w.WriteChannel(&mcap.Channel{ID: 0, SchemaID: 1, Topic: topics[0], MessageEncoding: rosmsg.MessageEncodingCDR, Metadata: map[string]string{"offered_qos_profiles": ""}}))
+	check(w.WriteChannel(&mcap.Channel{ID: 1, SchemaID: 2, Topic: topics[1], MessageEncoding: rosmsg.MessageEncodingCDR}))
+	check(w.WriteChannel(&mcap.Channel{ID: 2, SchemaID: 2, Topic: topics[2], MessageEncoding: rosmsg.MessageEncodingCDR}))
 	var want []got
 	for i := 0; i < n; i++ {
 		id := uint16(i % 3)
@@ -94,7 +94,7 @@ func TestMCAPReader(t *testing.T) {
 				t.Fatalf("%d channels, want %d", len(chans), n)
 			}
 			c := chans[0]
-			if c.Encoding != msgs.MessageEncodingCDR || c.SchemaEncoding != msgs.SchemaEncodingROS2Msg || !strings.HasPrefix(c.Type, "sensor_msgs/msg/") && !strings.HasPrefix(c.Type, "nav_msgs/msg/") || len(c.Schema) == 0 {
+			if c.Encoding != rosmsg.MessageEncodingCDR || c.SchemaEncoding != rosmsg.SchemaEncodingROS2Msg || !strings.HasPrefix(c.Type, "sensor_msgs/msg/") && !strings.HasPrefix(c.Type, "nav_msgs/msg/") || len(c.Schema) == 0 {
 				t.Errorf("channel %+v", c)
 			}
 		})

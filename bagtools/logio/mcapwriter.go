@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // DefaultMCAPChunkSize is the chunk size a ROS2Writer uses by default:
@@ -212,13 +213,13 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 		}
 		return nil
 	}
-	parsed, err := msgs.ParseSchema(rosType, msgs.ROS2Msg, []byte(definition))
+	parsed, err := rosmsg.ParseSchema(rosType, rosmsg.ROS2Msg, []byte(definition))
 	if err != nil {
 		return fmt.Errorf("logio: mcap writer: topic %s: %w", topic, err)
 	}
 	if implied := parsed.Implied(); len(implied) > 0 {
 		return fmt.Errorf("logio: mcap writer: topic %s: the definition of %s uses %s without including it: %w",
-			topic, rosType, strings.Join(implied, ", "), msgs.ErrUnknownType)
+			topic, rosType, strings.Join(implied, ", "), rosmsg.ErrUnknownType)
 	}
 	var o TopicOptions
 	if opts != nil {
@@ -234,7 +235,7 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 	s, ok := w.schemas[rosType]
 	if !ok {
 		s = schemaInfo{id: uint16(len(w.schemas) + 1), definition: definition}
-		if err := w.w.WriteSchema(&mcap.Schema{ID: s.id, Name: rosType, Encoding: msgs.SchemaEncodingROS2Msg, Data: []byte(definition)}); err != nil {
+		if err := w.w.WriteSchema(&mcap.Schema{ID: s.id, Name: rosType, Encoding: rosmsg.SchemaEncodingROS2Msg, Data: []byte(definition)}); err != nil {
 			return w.fail(fmt.Errorf("schema %s: %w", rosType, err))
 		}
 		w.schemas[rosType] = s
@@ -250,7 +251,7 @@ func (w *ROS2Writer) AddTopic(topic, rosType, definition string, opts *TopicOpti
 		meta["topic_type_hash"] = o.TypeHash
 	}
 	t := &ros2Topic{name: topic, rosType: rosType, channel: w.nextChan, qos: qos}
-	if err := w.w.WriteChannel(&mcap.Channel{ID: t.channel, SchemaID: s.id, Topic: topic, MessageEncoding: msgs.MessageEncodingCDR, Metadata: meta}); err != nil {
+	if err := w.w.WriteChannel(&mcap.Channel{ID: t.channel, SchemaID: s.id, Topic: topic, MessageEncoding: rosmsg.MessageEncodingCDR, Metadata: meta}); err != nil {
 		return w.fail(fmt.Errorf("channel %s: %w", topic, err))
 	}
 	w.topics[topic] = t
@@ -408,7 +409,7 @@ func (w *ROS2Writer) bagMetadata() (string, error) {
 	slices.SortFunc(topics, func(a, b *ros2Topic) int { return strings.Compare(a.name, b.name) })
 	for _, t := range topics {
 		m.Topics = append(m.Topics, bagTopicWithInfo{
-			TopicMetadata: bagTopic{Name: t.name, Type: t.rosType, SerializationFormat: msgs.MessageEncodingCDR, OfferedQoSProfiles: t.qos},
+			TopicMetadata: bagTopic{Name: t.name, Type: t.rosType, SerializationFormat: rosmsg.MessageEncodingCDR, OfferedQoSProfiles: t.qos},
 			MessageCount:  t.count,
 		})
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calisym/calisym/internal/nodetest"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // jsMCAP is what test/js/read_mcap.mjs prints.
@@ -66,7 +67,7 @@ type jsMCAP struct {
 	} `json:"messages"`
 }
 
-// jsonValue converts a message decoded by msgs to the JSON form
+// jsonValue converts a message decoded by rosmsg to the JSON form
 // read_mcap.mjs prints (64-bit integers as strings, non-finite floats as
 // strings, bytes as numbers), round-tripped through encoding/json.
 func jsonValue(t *testing.T, v any) any {
@@ -214,7 +215,7 @@ func TestROS2WriterJS(t *testing.T) {
 			if len(got.Messages) != n {
 				t.Fatalf("%d messages, want %d", len(got.Messages), n)
 			}
-			schemas := map[string]*msgs.Schema{}
+			schemas := map[string]*rosmsg.Schema{}
 			seq := map[string]int{}
 			for i, w := range want {
 				m := got.Messages[i]
@@ -233,12 +234,12 @@ func TestROS2WriterJS(t *testing.T) {
 				typ := info.Schemas[ch.SchemaID].Name
 				s := schemas[typ]
 				if s == nil {
-					if s, err = msgs.ParseSchema(typ, msgs.ROS2Msg, info.Schemas[ch.SchemaID].Data); err != nil {
+					if s, err = rosmsg.ParseSchema(typ, rosmsg.ROS2Msg, info.Schemas[ch.SchemaID].Data); err != nil {
 						t.Fatal(err)
 					}
 					schemas[typ] = s
 				}
-				v, err := s.Decode(msgs.EncodingCDR, w.data)
+				v, err := s.Decode(rosmsg.EncodingCDR, w.data)
 				if err != nil {
 					t.Fatal(err)
 				}

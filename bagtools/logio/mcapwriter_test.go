@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // written is one message a test wrote.
@@ -117,7 +118,7 @@ func TestROS2Writer(t *testing.T) {
 				t.Fatalf("%d channels", len(chans))
 			}
 			for _, c := range chans {
-				if c.Encoding != msgs.MessageEncodingCDR || c.SchemaEncoding != msgs.SchemaEncodingROS2Msg || !strings.Contains(c.Type, "/msg/") {
+				if c.Encoding != rosmsg.MessageEncodingCDR || c.SchemaEncoding != rosmsg.SchemaEncodingROS2Msg || !strings.Contains(c.Type, "/msg/") {
 					t.Errorf("channel %+v", c)
 				}
 				def, err := msgs.Definition(c.Type)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/internal/fixtures"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/foxglove/mcap/go/mcap"
 )
 
@@ -29,12 +29,12 @@ func TestSummarize(t *testing.T) {
 		rateHz float64 // of the first topic
 	}{
 		{file: "a.mcap", want: []TopicInfo{
-			{Topic: "/joint_states", Type: "sensor_msgs/msg/JointState", Encoding: msgs.MessageEncodingCDR, Count: 10, First: 1_700_000_000_000_000_000, Last: 1_700_000_000_027_000_000},
-			{Topic: "/odom", Type: "nav_msgs/msg/Odometry", Encoding: msgs.MessageEncodingCDR, Count: 20, First: 1_700_000_000_001_000_000, Last: 1_700_000_000_029_000_000},
+			{Topic: "/joint_states", Type: "sensor_msgs/msg/JointState", Encoding: rosmsg.MessageEncodingCDR, Count: 10, First: 1_700_000_000_000_000_000, Last: 1_700_000_000_027_000_000},
+			{Topic: "/odom", Type: "nav_msgs/msg/Odometry", Encoding: rosmsg.MessageEncodingCDR, Count: 20, First: 1_700_000_000_001_000_000, Last: 1_700_000_000_029_000_000},
 		}, rateHz: 9 / 0.027},
 		{file: "b.bag", want: []TopicInfo{
-			{Topic: "/joint_states", Type: "sensor_msgs/JointState", Encoding: msgs.MessageEncodingROS1, Count: 10, First: 1_349_176_210_000_000_007, Last: 1_349_176_210_180_000_007},
-			{Topic: "/odom", Type: "nav_msgs/Odometry", Encoding: msgs.MessageEncodingROS1, Count: 10, First: 1_349_176_210_010_000_007, Last: 1_349_176_210_190_000_007},
+			{Topic: "/joint_states", Type: "sensor_msgs/JointState", Encoding: rosmsg.MessageEncodingROS1, Count: 10, First: 1_349_176_210_000_000_007, Last: 1_349_176_210_180_000_007},
+			{Topic: "/odom", Type: "nav_msgs/Odometry", Encoding: rosmsg.MessageEncodingROS1, Count: 10, First: 1_349_176_210_010_000_007, Last: 1_349_176_210_190_000_007},
 		}, rateHz: 9 / 0.18},
 		{file: "cut.bag", err: ErrTruncated},
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // TestPendulumMCAPRoundTrip records simulated trajectories with
@@ -153,8 +153,8 @@ func TestWritePendulumMCAP(t *testing.T) {
 		t.Fatal(err)
 	}
 	series, err := src.Read([]string{
-		msgs.JointPath(PendulumJointTopic, "position", "b"), msgs.JointPath(PendulumJointTopic, "velocity", "a"),
-		msgs.JointPath(PendulumJointTopic, "effort", "b"), PendulumTorqueTopic + ".data[0]",
+		rosmsg.JointPath(PendulumJointTopic, "position", "b"), rosmsg.JointPath(PendulumJointTopic, "velocity", "a"),
+		rosmsg.JointPath(PendulumJointTopic, "effort", "b"), PendulumTorqueTopic + ".data[0]",
 	})
 	if err != nil {
 		t.Fatal(err)

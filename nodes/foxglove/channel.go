@@ -18,10 +18,10 @@ type Channel struct {
 	// Topic is the topic name, e.g. "/calisym/prediction". Required.
 	Topic string
 	// Encoding is the message encoding, one of the MCAP well-known names:
-	// for ROS 2, msgs.MessageEncodingCDR ("cdr"). Required. The server
+	// for ROS 2, rosmsg.MessageEncodingCDR ("cdr"). Required. The server
 	// forwards payloads without reading them, so this package defines no
-	// encodings of its own and does not depend on msgs: the ROS encoding
-	// names are defined once, in package msgs.
+	// encodings of its own and does not depend on msgs/rosmsg: the ROS
+	// encoding names are defined once, in package rosmsg.
 	Encoding string
 	// SchemaName is the message type, e.g. "std_msgs/msg/Float64MultiArray".
 	SchemaName string
@@ -29,7 +29,7 @@ type Channel struct {
 	// .msg text with its dependencies).
 	Schema string
 	// SchemaEncoding is the schema's encoding, e.g.
-	// msgs.SchemaEncodingROS2Msg ("ros2msg"); empty when it follows from
+	// rosmsg.SchemaEncodingROS2Msg ("ros2msg"); empty when it follows from
 	// Encoding.
 	SchemaEncoding string
 }

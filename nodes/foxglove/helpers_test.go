@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // checkGoroutines fails the test if, once every later cleanup has run, more
@@ -167,9 +167,9 @@ func waitSubscribed(t *testing.T, srv *Server, ch ChannelID, n int) {
 func testChannel(topic string) Channel {
 	return Channel{
 		Topic:          topic,
-		Encoding:       msgs.MessageEncodingCDR,
+		Encoding:       rosmsg.MessageEncodingCDR,
 		SchemaName:     "std_msgs/msg/Float64MultiArray",
 		Schema:         float64MultiArraySchema,
-		SchemaEncoding: msgs.SchemaEncodingROS2Msg,
+		SchemaEncoding: rosmsg.SchemaEncodingROS2Msg,
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/internal/nodetest"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // float64MultiArraySchema is std_msgs/msg/Float64MultiArray in the ros2msg
@@ -179,7 +179,7 @@ func TestInteropFoxgloveClient(t *testing.T) {
 	if out.ServerInfo.Name != "calisym-interop" || len(out.ServerInfo.Capabilities) != 1 || out.ServerInfo.Capabilities[0] != CapabilityTime {
 		t.Errorf("serverInfo %+v", out.ServerInfo)
 	}
-	if out.Channel.ID != ch || out.Channel.Topic != topic || out.Channel.SchemaEncoding != msgs.SchemaEncodingROS2Msg {
+	if out.Channel.ID != ch || out.Channel.Topic != topic || out.Channel.SchemaEncoding != rosmsg.SchemaEncodingROS2Msg {
 		t.Errorf("channel %+v, want id %d topic %s", out.Channel, ch, topic)
 	}
 	if len(out.Times) != 1 || out.Times[0] != strconv.FormatUint(t0, 10) {

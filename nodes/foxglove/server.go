@@ -8,9 +8,9 @@
 //	srv, err := foxglove.NewServer(&foxglove.Options{Name: "calisym"})
 //	addr, err := srv.Start(ctx) // 127.0.0.1:8765 unless Options.Addr says otherwise
 //	ch, err := srv.AddChannel(foxglove.Channel{
-//		Topic: "/prediction", Encoding: msgs.MessageEncodingCDR,
+//		Topic: "/prediction", Encoding: rosmsg.MessageEncodingCDR,
 //		SchemaName: "std_msgs/msg/Float64MultiArray", Schema: def,
-//		SchemaEncoding: msgs.SchemaEncodingROS2Msg,
+//		SchemaEncoding: rosmsg.SchemaEncodingROS2Msg,
 //	})
 //	err = srv.Publish(ch, stampNs, cdrBytes)
 //	...

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/statemap"
 )
 
@@ -391,7 +391,7 @@ func (c *Config) Check(spec *statemap.Spec) error {
 			return configError(f+".topic", "%s is listed twice", t.Topic)
 		}
 		seen[t.Topic] = true
-		if pkg, typ, ok := strings.Cut(msgs.NormalizeType(t.Type), "/"); !ok || pkg == "" || typ == "" || strings.Contains(typ, "/") {
+		if pkg, typ, ok := strings.Cut(rosmsg.NormalizeType(t.Type), "/"); !ok || pkg == "" || typ == "" || strings.Contains(typ, "/") {
 			return configError(f+".type", "%q is not a message type pkg/msg/Type", t.Type)
 		}
 		if t.Stamp != "" && t.Stamp != StampHeader && t.Stamp != StampReceive {
@@ -412,7 +412,7 @@ func (c *Config) Check(spec *statemap.Spec) error {
 	}
 	used := map[string]bool{}
 	for i, n := range names {
-		topic, err := msgs.TopicOf(n)
+		topic, err := rosmsg.TopicOf(n)
 		if err != nil || topic == "" {
 			return configError("channels", "%s reads %q, which is not a message path with a topic; map it to one in node.channels", strings.Join(fields[i], ", "), n)
 		}
@@ -485,15 +485,15 @@ func (p *Params) CheckTopics() error {
 		if err != nil {
 			return fmt.Errorf("%s: topic %s: %w", p.Path, t.Topic, err)
 		}
-		x, err := msgs.CompileExtractor(t.Type, msgs.SchemaEncodingROS2Msg, []byte(def), msgs.MessageEncodingCDR)
+		x, err := rosmsg.CompileExtractor(t.Type, rosmsg.SchemaEncodingROS2Msg, []byte(def), rosmsg.MessageEncodingCDR)
 		if err != nil {
 			return fmt.Errorf("%s: topic %s (%s): %w", p.Path, t.Topic, t.Type, err)
 		}
 		for i, n := range names {
-			if topic, _ := msgs.TopicOf(n); topic == t.Topic {
-				path, err := msgs.CompilePath(x.Schema(), n)
+			if topic, _ := rosmsg.TopicOf(n); topic == t.Topic {
+				path, err := rosmsg.CompilePath(x.Schema(), n)
 				if err == nil && !path.Numeric() {
-					err = fmt.Errorf("%w: it does not lead to a number", msgs.ErrPath)
+					err = fmt.Errorf("%w: it does not lead to a number", rosmsg.ErrPath)
 				}
 				if err != nil {
 					return fmt.Errorf("%s: %s reads %s: %w", p.Path, strings.Join(fields[i], ", "), n, err)

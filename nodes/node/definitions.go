@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // Definitions resolves the complete ros2msg definition (the form rosbag2
@@ -21,14 +22,14 @@ type Definitions struct {
 }
 
 // Lookup returns the complete definition of rosType ("pkg/msg/Type" or
-// "pkg/Type"). The error wraps msgs.ErrUnknownType when the type or one of
+// "pkg/Type"). The error wraps rosmsg.ErrUnknownType when the type or one of
 // its dependencies is found nowhere.
 func (d Definitions) Lookup(rosType string) (string, error) {
-	root := msgs.NormalizeType(rosType)
+	root := rosmsg.NormalizeType(rosType)
 	if def, err := msgs.Definition(root); err == nil {
 		return def, nil
 	}
-	return msgs.CompleteDefinition(root, d.own)
+	return rosmsg.CompleteDefinition(root, d.own)
 }
 
 // own returns the .msg text of one type ("pkg/Type"), without its
@@ -53,5 +54,5 @@ func (d Definitions) own(name string) (string, error) {
 	if d.Dir != "" {
 		where += " and " + filepath.Join(d.Dir, strings.Replace(name, "/", "/msg/", 1)+".msg") + " does not exist"
 	}
-	return "", fmt.Errorf("node: no definition of %s (%s): %w", name, where, msgs.ErrUnknownType)
+	return "", fmt.Errorf("node: no definition of %s (%s): %w", name, where, rosmsg.ErrUnknownType)
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
@@ -54,24 +55,24 @@ type TopicType struct {
 	Type string
 	// Definition is the complete message definition.
 	Definition string
-	// SchemaEncoding is msgs.SchemaEncodingROS2Msg (the default when empty)
-	// or msgs.SchemaEncodingROS1Msg.
+	// SchemaEncoding is rosmsg.SchemaEncodingROS2Msg (the default when empty)
+	// or rosmsg.SchemaEncodingROS1Msg.
 	SchemaEncoding string
-	// Encoding is the message encoding, msgs.MessageEncodingCDR (the default
-	// when empty) or msgs.MessageEncodingROS1.
+	// Encoding is the message encoding, rosmsg.MessageEncodingCDR (the default
+	// when empty) or rosmsg.MessageEncodingROS1.
 	Encoding string
 }
 
 func (t TopicType) schemaEncoding() string {
 	if t.SchemaEncoding == "" {
-		return msgs.SchemaEncodingROS2Msg
+		return rosmsg.SchemaEncodingROS2Msg
 	}
 	return t.SchemaEncoding
 }
 
 func (t TopicType) encoding() string {
 	if t.Encoding == "" {
-		return msgs.MessageEncodingCDR
+		return rosmsg.MessageEncodingCDR
 	}
 	return t.Encoding
 }
@@ -131,7 +132,7 @@ type Options struct {
 type input struct {
 	cfg       TopicConfig
 	typ       TopicType
-	x         *msgs.Extractor
+	x         *rosmsg.Extractor
 	slots     []int // sampler slot of each extractor path before the stamp paths
 	stampMode int   // 0 receive, 1 sec+nanosec paths, 2 one seconds path
 	scratch   []float64
@@ -327,7 +328,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		in.maxAge = int64(maxAge * 1e9)
 		t, ok := types[tc.Topic]
 		if ok {
-			if msgs.NormalizeType(t.Type) != msgs.NormalizeType(tc.Type) {
+			if rosmsg.NormalizeType(t.Type) != rosmsg.NormalizeType(tc.Type) {
 				return fmt.Errorf("node: topic %s has type %s, but the params say %s", tc.Topic, t.Type, tc.Type)
 			}
 		} else {
@@ -340,12 +341,12 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		in.typ = t
 		var exprs []string
 		for i, name := range names {
-			if topic, _ := msgs.TopicOf(name); topic == tc.Topic {
+			if topic, _ := rosmsg.TopicOf(name); topic == tc.Topic {
 				exprs = append(exprs, name)
 				in.slots = append(in.slots, i)
 			}
 		}
-		x, err := msgs.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...)
+		x, err := rosmsg.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...)
 		if err != nil {
 			return fmt.Errorf("node: topic %s (%s): %w", tc.Topic, t.Type, err)
 		}
@@ -359,7 +360,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 			exprs = append(exprs, "header.stamp")
 		}
 		if in.stampMode != 0 {
-			if x, err = msgs.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...); err != nil {
+			if x, err = rosmsg.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...); err != nil {
 				return fmt.Errorf("node: topic %s (%s): %w", tc.Topic, t.Type, err)
 			}
 		}
@@ -378,12 +379,12 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 // stampMode says where an input's stamps come from: 0 the receive time,
 // 1 header.stamp.sec and .nanosec (ROS 2), 2 header.stamp in seconds
 // (ROS 1 time).
-func stampMode(tc TopicConfig, s *msgs.Schema) (int, error) {
+func stampMode(tc TopicConfig, s *rosmsg.Schema) (int, error) {
 	hasHeader := false
-	var stamp *msgs.Field
+	var stamp *rosmsg.Field
 	if i := s.Root.FieldIndex("header"); i >= 0 {
 		f := &s.Root.Fields[i]
-		if f.Msg != nil && msgs.NormalizeType(f.Msg.Name) == "std_msgs/Header" && f.Array == msgs.NotArray {
+		if f.Msg != nil && rosmsg.NormalizeType(f.Msg.Name) == "std_msgs/Header" && f.Array == rosmsg.NotArray {
 			if j := f.Msg.FieldIndex("stamp"); j >= 0 {
 				hasHeader, stamp = true, &f.Msg.Fields[j]
 			}
@@ -552,9 +553,9 @@ func (nd *Node) accept(in *input, m Input) bool {
 	in.counts.Received++
 	err := in.x.Extract(m.Data, in.scratch)
 	if err != nil {
-		var xerr *msgs.ExtractError
+		var xerr *rosmsg.ExtractError
 		switch {
-		case errors.As(err, &xerr) && (errors.Is(err, msgs.ErrNoMatch) || errors.Is(err, msgs.ErrIndexRange)):
+		case errors.As(err, &xerr) && (errors.Is(err, rosmsg.ErrNoMatch) || errors.Is(err, rosmsg.ErrIndexRange)):
 			in.counts.RejectedMismatch++
 			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message: %s does not match it (%v); check joint names and array sizes against the params", xerr.Path, xerr.Err))
 		default:

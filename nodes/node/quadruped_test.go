@@ -17,6 +17,7 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
 )
@@ -94,8 +95,8 @@ func quadrupedModel(t testing.TB) *predictor.Model {
 
 // zeroStruct returns a message of definition d with every field zero and
 // every sequence empty.
-func zeroStruct(d *msgs.MsgDef) *msgs.Struct {
-	s := &msgs.Struct{Def: d, Fields: make([]any, len(d.Fields))}
+func zeroStruct(d *rosmsg.MsgDef) *rosmsg.Struct {
+	s := &rosmsg.Struct{Def: d, Fields: make([]any, len(d.Fields))}
 	for i := range d.Fields {
 		f := &d.Fields[i]
 		s.Fields[i] = zeroField(f)
@@ -103,51 +104,51 @@ func zeroStruct(d *msgs.MsgDef) *msgs.Struct {
 	return s
 }
 
-func zeroField(f *msgs.Field) any {
+func zeroField(f *rosmsg.Field) any {
 	n := 0
-	if f.Array == msgs.FixedArray {
+	if f.Array == rosmsg.FixedArray {
 		n = f.Len
 	}
-	if f.Array == msgs.NotArray {
+	if f.Array == rosmsg.NotArray {
 		switch f.Kind {
-		case msgs.KindMessage:
+		case rosmsg.KindMessage:
 			return zeroStruct(f.Msg)
-		case msgs.KindString:
+		case rosmsg.KindString:
 			return ""
-		case msgs.KindInt8:
+		case rosmsg.KindInt8:
 			return int8(0)
-		case msgs.KindUint8:
+		case rosmsg.KindUint8:
 			return uint8(0)
-		case msgs.KindInt32:
+		case rosmsg.KindInt32:
 			return int32(0)
-		case msgs.KindUint32:
+		case rosmsg.KindUint32:
 			return uint32(0)
-		case msgs.KindFloat64:
+		case rosmsg.KindFloat64:
 			return float64(0)
 		}
 		panic("zeroField: kind " + f.Kind.String())
 	}
 	switch f.Kind {
-	case msgs.KindMessage:
-		out := make([]*msgs.Struct, n)
+	case rosmsg.KindMessage:
+		out := make([]*rosmsg.Struct, n)
 		for i := range out {
 			out[i] = zeroStruct(f.Msg)
 		}
 		return out
-	case msgs.KindString:
+	case rosmsg.KindString:
 		return make([]string, n)
-	case msgs.KindFloat64:
+	case rosmsg.KindFloat64:
 		return make([]float64, n)
 	}
 	panic("zeroField: array of " + f.Kind.String())
 }
 
 // set assigns the field at a dotted path of s.
-func set(s *msgs.Struct, path string, v any) {
+func set(s *rosmsg.Struct, path string, v any) {
 	parts := strings.Split(path, ".")
 	for _, p := range parts[:len(parts)-1] {
 		f, _ := s.Field(p)
-		s = f.(*msgs.Struct)
+		s = f.(*rosmsg.Struct)
 	}
 	i := s.Def.FieldIndex(parts[len(parts)-1])
 	if i < 0 {
@@ -158,7 +159,7 @@ func set(s *msgs.Struct, path string, v any) {
 
 // anymalState encodes an AnymalState of the given stamp: a walking-like
 // configuration with every joint moving and all four feet in contact.
-func anymalState(t testing.TB, schema *msgs.Schema, stamp int64, pose mechanics.SE3, twist [6]float64, rng *rand.Rand) []byte {
+func anymalState(t testing.TB, schema *rosmsg.Schema, stamp int64, pose mechanics.SE3, twist [6]float64, rng *rand.Rand) []byte {
 	t.Helper()
 	s := zeroStruct(schema.Root)
 	ts := msgs.TimeFromNanos(stamp)
@@ -189,7 +190,7 @@ func anymalState(t testing.TB, schema *msgs.Schema, stamp int64, pose mechanics.
 	set(s, "joints.acceleration", make([]float64, 12))
 	set(s, "joints.effort", eff)
 	cf := schema.Type("anymal_msgs/Contact")
-	var contacts []*msgs.Struct
+	var contacts []*rosmsg.Struct
 	for _, l := range anymalLegs {
 		c := zeroStruct(cf)
 		set(c, "name", l+"_FOOT")
@@ -200,20 +201,20 @@ func anymalState(t testing.TB, schema *msgs.Schema, stamp int64, pose mechanics.
 		contacts = append(contacts, c)
 	}
 	set(s, "contacts", contacts)
-	data, err := schema.Encode(msgs.EncodingCDR, s)
+	data, err := schema.Encode(rosmsg.EncodingCDR, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
 }
 
-func anymalSchema(t testing.TB, p *node.Params) *msgs.Schema {
+func anymalSchema(t testing.TB, p *node.Params) *rosmsg.Schema {
 	t.Helper()
 	def, err := node.Definitions{Dir: p.DefinitionsDir()}.Lookup("anymal_msgs/msg/AnymalState")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := msgs.ParseSchema("anymal_msgs/msg/AnymalState", msgs.ROS2Msg, []byte(def))
+	s, err := rosmsg.ParseSchema("anymal_msgs/msg/AnymalState", rosmsg.ROS2Msg, []byte(def))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestQuadrupedPredictedPath(t *testing.T) {
 	// missing from the contacts is a mismatch.
 	s := zeroStruct(schema.Root)
 	set(s, "header.stamp.sec", msgs.TimeFromNanos(t0+ms).Sec)
-	data, err = schema.Encode(msgs.EncodingCDR, s)
+	data, err = schema.Encode(rosmsg.EncodingCDR, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
 )
@@ -65,11 +66,11 @@ type anymalMsg struct {
 	jointOrder []string
 }
 
-func field(t *testing.T, s *msgs.Struct, path ...string) any {
+func field(t *testing.T, s *rosmsg.Struct, path ...string) any {
 	t.Helper()
 	var v any = s
 	for _, p := range path {
-		st, ok := v.(*msgs.Struct)
+		st, ok := v.(*rosmsg.Struct)
 		if !ok {
 			t.Fatalf("%v: %T is not a message", path, v)
 		}
@@ -80,7 +81,7 @@ func field(t *testing.T, s *msgs.Struct, path ...string) any {
 	return v
 }
 
-func vec(t *testing.T, s *msgs.Struct, path ...string) mechanics.Vec3 {
+func vec(t *testing.T, s *rosmsg.Struct, path ...string) mechanics.Vec3 {
 	t.Helper()
 	var out mechanics.Vec3
 	for i, a := range []string{"x", "y", "z"} {
@@ -89,9 +90,9 @@ func vec(t *testing.T, s *msgs.Struct, path ...string) mechanics.Vec3 {
 	return out
 }
 
-func decodeAnymal(t *testing.T, schema *msgs.Schema, data []byte) anymalMsg {
+func decodeAnymal(t *testing.T, schema *rosmsg.Schema, data []byte) anymalMsg {
 	t.Helper()
-	s, err := schema.Decode(msgs.EncodingCDR, data)
+	s, err := schema.Decode(rosmsg.EncodingCDR, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func decodeAnymal(t *testing.T, schema *msgs.Schema, data []byte) anymalMsg {
 	}
 	a.jointOrder = names
 	a.forces = map[string]mechanics.Vec3{}
-	for _, c := range field(t, s, "contacts").([]*msgs.Struct) {
+	for _, c := range field(t, s, "contacts").([]*rosmsg.Struct) {
 		a.forces[field(t, c, "name").(string)] = vec(t, c, "wrench", "force")
 	}
 	return a
@@ -231,7 +232,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	if ch == nil {
 		t.Fatalf("%s has no %s", logPath, anymalTopic)
 	}
-	schema, err := msgs.ParseSchema(ch.Type, msgs.ROS2Msg, ch.Schema)
+	schema, err := rosmsg.ParseSchema(ch.Type, rosmsg.ROS2Msg, ch.Schema)
 	if err != nil {
 		t.Fatal(err)
 	}

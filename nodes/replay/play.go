@@ -10,6 +10,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // PlayOptions configures Play.
@@ -85,19 +86,19 @@ func Play(ctx context.Context, r logio.MessageReader, deliver func(topic string,
 // startsWithHeader reports whether the channel's CDR messages start with a
 // std_msgs/Header.
 func startsWithHeader(ch *logio.Channel) bool {
-	if ch.Encoding != msgs.MessageEncodingCDR {
+	if ch.Encoding != rosmsg.MessageEncodingCDR {
 		return false
 	}
-	d, err := msgs.DialectFor(ch.SchemaEncoding)
+	d, err := rosmsg.DialectFor(ch.SchemaEncoding)
 	if err != nil {
 		return false
 	}
-	s, err := msgs.ParseSchema(ch.Type, d, ch.Schema)
+	s, err := rosmsg.ParseSchema(ch.Type, d, ch.Schema)
 	if err != nil || len(s.Root.Fields) == 0 {
 		return false
 	}
 	f := s.Root.Fields[0]
-	return f.Msg != nil && f.Array == msgs.NotArray && msgs.NormalizeType(f.Msg.Name) == "std_msgs/Header"
+	return f.Msg != nil && f.Array == rosmsg.NotArray && rosmsg.NormalizeType(f.Msg.Name) == "std_msgs/Header"
 }
 
 // shiftStamp adds d nanoseconds to the header stamp at the start of a CDR

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/bagtools/logio"
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
 )
@@ -174,7 +174,7 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 		if err := out.input(m.topic, m.encoding, t, m.data); err != nil {
 			return res, err
 		}
-		if m.encoding != msgs.MessageEncodingCDR && o.Out != nil {
+		if m.encoding != rosmsg.MessageEncodingCDR && o.Out != nil {
 			res.Skipped++
 		}
 		if err := nd.Handle(node.Input{Topic: m.topic, Data: m.data, Received: t}); err != nil {
@@ -295,7 +295,7 @@ func (t *tee) Publish(topic string, stamp int64, data []byte) error {
 
 // advertiseInput adds an input topic where its encoding allows.
 func (t *tee) advertiseInput(topic string, typ node.TopicType) error {
-	if typ.SchemaEncoding != "" && typ.SchemaEncoding != msgs.SchemaEncodingROS2Msg {
+	if typ.SchemaEncoding != "" && typ.SchemaEncoding != rosmsg.SchemaEncodingROS2Msg {
 		return nil
 	}
 	return t.Advertise(topic, typ)
@@ -303,7 +303,7 @@ func (t *tee) advertiseInput(topic string, typ node.TopicType) error {
 
 // input records one input message at its log time.
 func (t *tee) input(topic, encoding string, logTime int64, data []byte) error {
-	if encoding != msgs.MessageEncodingCDR {
+	if encoding != rosmsg.MessageEncodingCDR {
 		return nil
 	}
 	if t.w != nil {

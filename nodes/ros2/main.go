@@ -5,9 +5,9 @@
 // Every message crosses ROS 2 serialized: subscriptions take the CDR bytes
 // (rcl_take_serialized_message) and publishers send bytes, with type
 // supports loaded by name at run time. Decoding, the state mapping, the
-// rollout and encoding are the main module's (nodes/node, msgs), which are
-// tested there through the MCAP replay and Foxglove transports; this
-// program adds nothing but the transport.
+// rollout and encoding are the main module's (nodes/node, msgs,
+// msgs/rosmsg), which are tested there through the MCAP replay and Foxglove
+// transports; this program adds nothing but the transport.
 //
 //	calisym_ros2 --params params/pendulum_sim.yaml --model model.safetensors [--ros-args ...]
 package main

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/node"
 )
@@ -55,10 +55,10 @@ func (p *Publisher) Advertise(topic string, t node.TopicType) error {
 	}
 	enc, schemaEnc := t.Encoding, t.SchemaEncoding
 	if enc == "" {
-		enc = msgs.MessageEncodingCDR
+		enc = rosmsg.MessageEncodingCDR
 	}
 	if schemaEnc == "" {
-		schemaEnc = msgs.SchemaEncodingROS2Msg
+		schemaEnc = rosmsg.SchemaEncodingROS2Msg
 	}
 	id, err := p.srv.AddChannel(foxglove.Channel{Topic: topic, Encoding: enc, SchemaName: t.Type, Schema: t.Definition, SchemaEncoding: schemaEnc})
 	if err != nil {

@@ -1,9 +1,12 @@
-package msgs
+package rosmsg_test
 
 import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/calisym/calisym/msgs"
+	. "github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // robotDef exercises every kind of path step. Header is left for the parser
@@ -210,8 +213,8 @@ func TestCompilePathErrors(t *testing.T) {
 		t.Error("foreign path accepted")
 	}
 	// Evaluating on a message of another type fails cleanly.
-	js := Marshal(&JointState{})
-	jss, _ := SchemaOf(&JointState{})
+	js := msgs.Marshal(&msgs.JointState{})
+	jss, _ := msgs.SchemaOf(&msgs.JointState{})
 	jv, _ := jss.Decode(EncodingCDR, js)
 	if _, err := mustPath(t, s, ".mode").Float64(jv); !errors.Is(err, ErrPath) {
 		t.Errorf("foreign message: %v", err)
@@ -263,12 +266,12 @@ func TestExtractorMemo(t *testing.T) {
 }
 
 func TestJointPath(t *testing.T) {
-	m := &JointState{Name: []string{"plain", `we"ird\]{j==1}`}, Position: []float64{1, 2}}
-	s, err := SchemaOf(m)
+	m := &msgs.JointState{Name: []string{"plain", `we"ird\]{j==1}`}, Position: []float64{1, 2}}
+	s, err := msgs.SchemaOf(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.Decode(EncodingCDR, Marshal(m))
+	v, err := s.Decode(EncodingCDR, msgs.Marshal(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,14 +291,14 @@ func TestJointPath(t *testing.T) {
 }
 
 func TestCompileExtractor(t *testing.T) {
-	m := &JointState{Name: []string{"a", "b"}, Position: []float64{1, 2}}
+	m := &msgs.JointState{Name: []string{"a", "b"}, Position: []float64{1, 2}}
 	x, err := CompileExtractor(m.ROSType(), "ros2msg", []byte(m.ROSDefinition()), "cdr",
 		JointPath("/joint_states", "position", "b"), ".position[0]")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := make([]float64, 2)
-	if err := x.Extract(Marshal(m), out); err != nil || out[0] != 2 || out[1] != 1 {
+	if err := x.Extract(msgs.Marshal(m), out); err != nil || out[0] != 2 || out[1] != 1 {
 		t.Errorf("got %v, %v", out, err)
 	}
 	if x.Schema().Root.Name != "sensor_msgs/JointState" {

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg_test
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/internal/nodetest"
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/internal/msgstest"
+	. "github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // jsCase is one message for test/js/decode_cdr.mjs.
@@ -104,12 +107,12 @@ func normalizeJSON(t *testing.T, v any) any {
 func TestCrossCheckJS(t *testing.T) {
 	nodetest.Require(t)
 	var cases []jsCase
-	for _, m := range sampleMessages() {
-		s, err := SchemaOf(m)
+	for _, m := range msgstest.SampleMessages() {
+		s, err := msgs.SchemaOf(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		data := Marshal(m)
+		data := msgs.Marshal(m)
 		cases = append(cases, jsCase{Name: m.ROSType(), Definition: m.ROSDefinition(), Data: data, schema: s, reencoded: data})
 	}
 	// Every primitive kind, empty arrays between differently aligned
@@ -138,15 +141,15 @@ func TestCrossCheckJS(t *testing.T) {
 	}
 	cases = append(cases, jsCase{Name: "std_msgs/msg/Empty", Definition: "", Data: edata, schema: empty, reencoded: edata})
 	// The same JointState laid out by hand in other CDR variants.
-	jsDef := (&JointState{}).ROSDefinition()
+	jsDef := (&msgs.JointState{}).ROSDefinition()
 	jsSchema := mustSchema(t, "sensor_msgs/msg/JointState", ROS2Msg, jsDef)
-	want := &JointState{Header: Header{Stamp: Time{Sec: 1, Nanosec: 2}, FrameID: "frame"}, Name: []string{"a", "knee"},
+	want := &msgs.JointState{Header: msgs.Header{Stamp: msgs.Time{Sec: 1, Nanosec: 2}, FrameID: "frame"}, Name: []string{"a", "knee"},
 		Position: []float64{1, 2}, Effort: []float64{3}}
 	for _, kind := range []byte{0x00, 0x06, 0x07} {
 		w := newCDRTestWriter(kind)
 		w.i32(1).u32(2).str("frame").strs("a", "knee").f64s(1, 2).f64s().f64s(3)
 		cases = append(cases, jsCase{Name: "sensor_msgs/msg/JointState", Definition: jsDef, Data: w.b, schema: jsSchema,
-			reencoded: Marshal(want)})
+			reencoded: msgs.Marshal(want)})
 	}
 
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 // Struct is a decoded message: the value of each field of Def, in the order
 // of Def.Fields.

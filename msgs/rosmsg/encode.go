@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 import (
 	"encoding/binary"
@@ -24,11 +24,11 @@ func (s *Schema) AppendEncode(dst []byte, enc Encoding, v *Struct) ([]byte, erro
 		dst = append(dst, 0, cdrLE, 0, 0)
 	case EncodingROS1:
 	default:
-		return dst, fmt.Errorf("msgs: encode %s: encoding %v: %w", s.Root.Name, enc, ErrUnsupported)
+		return dst, fmt.Errorf("rosmsg: encode %s: encoding %v: %w", s.Root.Name, enc, ErrUnsupported)
 	}
 	e.buf, e.origin = dst, len(dst)
 	if err := e.message(s.Root, v); err != nil {
-		return dst[:e.origin-headerSizeIf(enc)], fmt.Errorf("msgs: encode %s field %s: %w", s.Root.Name, err.path, err.err)
+		return dst[:e.origin-headerSizeIf(enc)], fmt.Errorf("rosmsg: encode %s field %s: %w", s.Root.Name, err.path, err.err)
 	}
 	return e.buf, nil
 }

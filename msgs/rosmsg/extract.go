@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ type ExtractError struct {
 }
 
 // Error describes the failure.
-func (e *ExtractError) Error() string { return "msgs: path " + e.Path + ": " + e.Err.Error() }
+func (e *ExtractError) Error() string { return "rosmsg: path " + e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns the cause.
 func (e *ExtractError) Unwrap() error { return e.Err }
@@ -57,14 +57,14 @@ func (e *ExtractError) Unwrap() error { return e.Err }
 // MessagePath.Numeric).
 func NewExtractor(s *Schema, enc Encoding, paths ...*MessagePath) (*Extractor, error) {
 	if enc != EncodingCDR && enc != EncodingROS1 {
-		return nil, fmt.Errorf("msgs: extractor: encoding %v: %w", enc, ErrUnsupported)
+		return nil, fmt.Errorf("rosmsg: extractor: encoding %v: %w", enc, ErrUnsupported)
 	}
 	for _, p := range paths {
 		if p.root != s.Root {
-			return nil, fmt.Errorf("msgs: extractor: path %s: %w: it was compiled against another schema", p.expr, ErrPath)
+			return nil, fmt.Errorf("rosmsg: extractor: path %s: %w: it was compiled against another schema", p.expr, ErrPath)
 		}
 		if !p.Numeric() {
-			return nil, fmt.Errorf("msgs: extractor: path %s: %w: it leads to a string, message or array, not a number", p.expr, ErrPath)
+			return nil, fmt.Errorf("rosmsg: extractor: path %s: %w: it leads to a string, message or array, not a number", p.expr, ErrPath)
 		}
 	}
 	return &Extractor{schema: s, enc: enc, paths: append([]*MessagePath(nil), paths...)}, nil
@@ -109,7 +109,7 @@ func (x *Extractor) Paths() []*MessagePath { return append([]*MessagePath(nil), 
 // have been read; bad data yields a *DecodeError.
 func (x *Extractor) Extract(data []byte, dst []float64) error {
 	if len(dst) < len(x.paths) {
-		return fmt.Errorf("msgs: extract: %w: dst holds %d values, want %d", ErrValue, len(dst), len(x.paths))
+		return fmt.Errorf("rosmsg: extract: %w: dst holds %d values, want %d", ErrValue, len(dst), len(x.paths))
 	}
 	body, w, derr := parseWire(x.enc, data)
 	if derr != nil {

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func DialectFor(schemaEncoding string) (Dialect, error) {
 	case SchemaEncodingROS1Msg:
 		return ROS1Msg, nil
 	}
-	return 0, fmt.Errorf("msgs: schema encoding %q: %w (want %s or %s)", schemaEncoding, ErrUnsupported, SchemaEncodingROS2Msg, SchemaEncodingROS1Msg)
+	return 0, fmt.Errorf("rosmsg: schema encoding %q: %w (want %s or %s)", schemaEncoding, ErrUnsupported, SchemaEncodingROS2Msg, SchemaEncodingROS1Msg)
 }
 
 // Kind is the type of a field's values (of its elements, for an array).
@@ -247,7 +247,7 @@ func NormalizeType(name string) string {
 // supplied. Recursive definitions are rejected.
 func ParseSchema(name string, d Dialect, text []byte) (*Schema, error) {
 	if d != ROS2Msg && d != ROS1Msg {
-		return nil, fmt.Errorf("msgs: parse %s: dialect %v: %w", name, d, ErrUnsupported)
+		return nil, fmt.Errorf("rosmsg: parse %s: dialect %v: %w", name, d, ErrUnsupported)
 	}
 	s := &Schema{
 		Dialect: d,
@@ -259,7 +259,7 @@ func ParseSchema(name string, d Dialect, text []byte) (*Schema, error) {
 	}
 	defs, err := parseBlocks(NormalizeType(name), d, string(text))
 	if err != nil {
-		return nil, fmt.Errorf("msgs: parse %s: %w", name, err)
+		return nil, fmt.Errorf("rosmsg: parse %s: %w", name, err)
 	}
 	s.Root = defs[0]
 	for _, def := range defs {
@@ -271,14 +271,14 @@ func ParseSchema(name string, d Dialect, text []byte) (*Schema, error) {
 	}
 	for i := 0; i < len(s.order); i++ { // s.order grows as builtins are added
 		if err := s.resolve(s.order[i]); err != nil {
-			return nil, fmt.Errorf("msgs: parse %s: %w", name, err)
+			return nil, fmt.Errorf("rosmsg: parse %s: %w", name, err)
 		}
 	}
 	state := make(map[*MsgDef]uint8, len(s.order)+2)
 	all := append([]*MsgDef{s.timeDef, s.durationDef}, s.order...)
 	for _, def := range all {
 		if err := layout(def, state); err != nil {
-			return nil, fmt.Errorf("msgs: parse %s: %w", name, err)
+			return nil, fmt.Errorf("rosmsg: parse %s: %w", name, err)
 		}
 	}
 	return s, nil

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	. "github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // ros1JointStateDef is the message_definition ROS 1 records for
@@ -210,7 +212,7 @@ func TestParseSchemaErrors(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
-			if !strings.HasPrefix(err.Error(), "msgs: parse a/T: ") {
+			if !strings.HasPrefix(err.Error(), "rosmsg: parse a/T: ") {
 				t.Errorf("error %q does not name the type", err)
 			}
 		})
@@ -251,55 +253,6 @@ func TestNamesAndEncodings(t *testing.T) {
 	}
 }
 
-// TestDefinitions checks the complete definitions of the typed messages:
-// rosbag2's concatenation order and delimiters, and that each parses.
-func TestDefinitions(t *testing.T) {
-	want := "std_msgs/Header header\n\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n" +
-		"\n================================================================================\nMSG: std_msgs/Header\n" +
-		"builtin_interfaces/Time stamp\nstring frame_id\n" +
-		"\n================================================================================\nMSG: builtin_interfaces/Time\n" +
-		"int32 sec\nuint32 nanosec\n"
-	if got := (&JointState{}).ROSDefinition(); got != want {
-		t.Errorf("JointState definition:\n%s\nwant:\n%s", got, want)
-	}
-	// Dependencies are written once, depth first in sorted order.
-	var order []string
-	for _, line := range strings.Split((&Odometry{}).ROSDefinition(), "\n") {
-		if name, ok := strings.CutPrefix(line, "MSG: "); ok {
-			order = append(order, name)
-		}
-	}
-	wantOrder := []string{"geometry_msgs/PoseWithCovariance", "geometry_msgs/Pose", "geometry_msgs/Point",
-		"geometry_msgs/Quaternion", "geometry_msgs/TwistWithCovariance", "geometry_msgs/Twist",
-		"geometry_msgs/Vector3", "std_msgs/Header", "builtin_interfaces/Time"}
-	if strings.Join(order, ",") != strings.Join(wantOrder, ",") {
-		t.Errorf("Odometry dependencies %v, want %v", order, wantOrder)
-	}
-	for _, m := range sampleMessages() {
-		s, err := SchemaOf(m)
-		if err != nil {
-			t.Errorf("%s: %v", m.ROSType(), err)
-			continue
-		}
-		if s.Root.Name != NormalizeType(m.ROSType()) || len(s.Implied()) != 0 {
-			t.Errorf("%s: root %s, implied %v", m.ROSType(), s.Root.Name, s.Implied())
-		}
-	}
-	if _, err := Definition("nope_msgs/msg/Nope"); !errors.Is(err, ErrUnknownType) {
-		t.Errorf("unknown type: %v", err)
-	}
-	// The interface file documents every field.
-	def := (&PredictedTrajectory{}).ROSDefinition()
-	s := mustSchema(t, "calisym/msg/PredictedTrajectory", ROS2Msg, def)
-	var names []string
-	for _, f := range s.Root.Fields {
-		names = append(names, f.Name)
-	}
-	if got := strings.Join(names, " "); got != "header dt coordinate_names horizon q p port_names ports model_id model_sha256 inference_latency_s" {
-		t.Errorf("PredictedTrajectory fields: %s", got)
-	}
-}
-
 // TestCompleteDefinition concatenates third-party definitions: comments,
 // constants, bounds and arrays do not make dependencies, bare names take
 // the referring package, a bare Header is std_msgs/Header, each dependency
@@ -336,7 +289,7 @@ func TestCompleteDefinition(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("dependencies in order %v, want %v", order, want)
 	}
-	if !strings.Contains(got, "std_msgs/Header stamp_holder\n\n"+definitionDelimiter) {
+	if !strings.Contains(got, "std_msgs/Header stamp_holder\n\n"+DefinitionDelimiter) {
 		t.Error("a definition without a final newline was not completed")
 	}
 	if _, err := ParseSchema("my_msgs/msg/Robot", ROS2Msg, []byte(got)); err != nil {

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 import (
 	"fmt"
@@ -92,7 +92,7 @@ func (p *MessagePath) Numeric() bool { return p.leaf == leafNumeric || p.leaf ==
 func TopicOf(expr string) (string, error) {
 	topic, _, err := parsePath(expr)
 	if err != nil {
-		return "", fmt.Errorf("msgs: path %q: %w", expr, err)
+		return "", fmt.Errorf("rosmsg: path %q: %w", expr, err)
 	}
 	return topic, nil
 }
@@ -297,11 +297,11 @@ type pathCursor struct {
 func CompilePath(s *Schema, expr string) (*MessagePath, error) {
 	topic, segs, err := parsePath(expr)
 	if err != nil {
-		return nil, fmt.Errorf("msgs: path %q: %w", expr, err)
+		return nil, fmt.Errorf("rosmsg: path %q: %w", expr, err)
 	}
 	p := &MessagePath{expr: expr, topic: topic, root: s.Root}
 	fail := func(seg segment, format string, args ...any) error {
-		return fmt.Errorf("msgs: path %q at %q: %w: %s", expr, seg.text, ErrPath, fmt.Sprintf(format, args...))
+		return fmt.Errorf("rosmsg: path %q at %q: %w: %s", expr, seg.text, ErrPath, fmt.Sprintf(format, args...))
 	}
 	cur := pathCursor{msg: s.Root}
 	for k := 0; k < len(segs); k++ {
@@ -446,7 +446,7 @@ func isTimeLike(d *MsgDef) bool {
 func (p *MessagePath) Value(m *Struct) (any, error) {
 	v, err := p.eval(m)
 	if err != nil {
-		return nil, fmt.Errorf("msgs: path %s: %w", p.expr, err)
+		return nil, fmt.Errorf("rosmsg: path %s: %w", p.expr, err)
 	}
 	return v, nil
 }
@@ -457,11 +457,11 @@ func (p *MessagePath) Value(m *Struct) (any, error) {
 // what the path asks for, and ErrPath for a path to a non-numeric value.
 func (p *MessagePath) Float64(m *Struct) (float64, error) {
 	if !p.Numeric() {
-		return 0, fmt.Errorf("msgs: path %s: %w: it leads to a string, message or array, not a number", p.expr, ErrPath)
+		return 0, fmt.Errorf("rosmsg: path %s: %w: it leads to a string, message or array, not a number", p.expr, ErrPath)
 	}
 	v, err := p.eval(m)
 	if err != nil {
-		return 0, fmt.Errorf("msgs: path %s: %w", p.expr, err)
+		return 0, fmt.Errorf("rosmsg: path %s: %w", p.expr, err)
 	}
 	if s, ok := v.(*Struct); ok && p.leaf == leafTime && len(s.Fields) == 2 {
 		sec, ok1 := toFloat(s.Fields[0])
@@ -472,7 +472,7 @@ func (p *MessagePath) Float64(m *Struct) (float64, error) {
 	} else if f, ok := toFloat(v); ok {
 		return f, nil
 	}
-	return 0, fmt.Errorf("msgs: path %s: %w: got %T", p.expr, ErrValue, v)
+	return 0, fmt.Errorf("rosmsg: path %s: %w: got %T", p.expr, ErrValue, v)
 }
 
 // eval walks the steps on decoded values.

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 import (
 	"encoding/binary"
@@ -9,7 +9,8 @@ import (
 // CDRWriter appends a message in little-endian XCDR1, the CDR that ROS 2
 // middlewares write: NewCDRWriter writes the encapsulation header, and each
 // method aligns its value naturally relative to the end of that header. The
-// typed messages of this package encode themselves through it.
+// typed messages of package msgs (github.com/calisym/calisym/msgs) encode
+// themselves through it.
 type CDRWriter struct {
 	buf    []byte
 	origin int
@@ -143,7 +144,7 @@ func NewCDRReader(data []byte) (*CDRReader, error) {
 }
 
 // Err returns the first failure, or nil. It is a *DecodeError whose Field
-// is empty (see Unmarshal, which names the field).
+// is empty (see msgs.Unmarshal, which names the field).
 func (r *CDRReader) Err() error {
 	if r.err == nil {
 		return nil

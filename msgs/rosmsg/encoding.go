@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 // The encoding vocabulary of calisym: the names under which logs (MCAP
 // channels and schemas, ROS 1 bag connections as logio reports them) and

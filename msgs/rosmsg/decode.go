@@ -1,4 +1,4 @@
-package msgs
+package rosmsg
 
 import (
 	"encoding/binary"
@@ -43,7 +43,7 @@ func EncodingFor(messageEncoding string) (Encoding, error) {
 	case MessageEncodingROS1:
 		return EncodingROS1, nil
 	}
-	return 0, fmt.Errorf("msgs: message encoding %q: %w (want %s or %s)", messageEncoding, ErrUnsupported, MessageEncodingCDR, MessageEncodingROS1)
+	return 0, fmt.Errorf("rosmsg: message encoding %q: %w (want %s or %s)", messageEncoding, ErrUnsupported, MessageEncodingCDR, MessageEncodingROS1)
 }
 
 // DecodeError reports serialized data that could not be decoded: which
@@ -64,7 +64,7 @@ type DecodeError struct {
 // Error describes the failure.
 func (e *DecodeError) Error() string {
 	var b strings.Builder
-	b.WriteString("msgs: decode ")
+	b.WriteString("rosmsg: decode ")
 	b.WriteString(e.Type)
 	if e.Field != "" {
 		b.WriteString(" field ")

@@ -1,4 +1,4 @@
-package msgs
+package rosmsg_test
 
 import (
 	"bytes"
@@ -6,6 +6,10 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/internal/msgstest"
+	. "github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // ros1OdometryDef and ros1TFDef are ROS 1 message_definitions of types the
@@ -128,7 +132,7 @@ func numericPaths(d *MsgDef, prefix string, depth int) []string {
 		}
 		switch {
 		case f.Msg != nil:
-			if isTimeLike(f.Msg) {
+			if IsTimeLike(f.Msg) {
 				out = append(out, p)
 			}
 			out = append(out, numericPaths(f.Msg, p, depth+1)...)
@@ -179,8 +183,8 @@ func (ft fuzzTarget) check(t *testing.T, enc Encoding, data []byte) {
 func FuzzDecodeCDR(f *testing.F) {
 	var targets []fuzzTarget
 	seen := map[string]bool{}
-	for _, m := range sampleMessages() {
-		s, err := SchemaOf(m)
+	for _, m := range msgstest.SampleMessages() {
+		s, err := msgs.SchemaOf(m)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -196,10 +200,10 @@ func FuzzDecodeCDR(f *testing.F) {
 	rs, rv := robotMessage(f)
 	targets = append(targets, newFuzzTarget(f, rs, EncodingCDR, `.position[name=="b"]`, `.position[ids==9]`,
 		`.legs[:]{name=="rf"}.foot.y`, `{header.frame_id=="base"}.mode`))
-	for i, m := range sampleMessages() {
+	for i, m := range msgstest.SampleMessages() {
 		for j, tg := range targets {
 			if tg.schema.Root.Name == NormalizeType(m.ROSType()) {
-				data := Marshal(m)
+				data := msgs.Marshal(m)
 				f.Add(uint8(j), data)
 				if i%3 == 0 && len(data) > 8 {
 					f.Add(uint8(j), data[:len(data)/2])
@@ -260,7 +264,7 @@ func FuzzDecodeROS1(f *testing.F) {
 }
 
 func FuzzParseSchema(f *testing.F) {
-	for _, m := range sampleMessages() {
+	for _, m := range msgstest.SampleMessages() {
 		f.Add(m.ROSDefinition(), false)
 	}
 	for _, seed := range []string{robotDef, ros1JointStateDef, ros1OdometryDef, ros1TFDef,

@@ -1,24 +1,28 @@
-package msgs
+package rosmsg_test
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/internal/msgstest"
+	. "github.com/calisym/calisym/msgs/rosmsg"
 )
 
 // benchJointState is a JointState the size of a PR2's: 45 joints.
 func benchJointState(b *testing.B) (*Schema, []byte) {
-	m := &JointState{Header: sampleHeader}
+	m := &msgs.JointState{Header: msgstest.SampleHeader}
 	for i := range 45 {
 		m.Name = append(m.Name, fmt.Sprintf("joint_%02d_link", i))
 		m.Position = append(m.Position, float64(i))
 		m.Velocity = append(m.Velocity, -float64(i))
 		m.Effort = append(m.Effort, 0.5*float64(i))
 	}
-	s, err := SchemaOf(m)
+	s, err := msgs.SchemaOf(m)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return s, Marshal(m)
+	return s, msgs.Marshal(m)
 }
 
 // BenchmarkDecodeJointState decodes the whole message and reads 12 values
@@ -79,12 +83,12 @@ func BenchmarkExtractJointState(b *testing.B) {
 // BenchmarkExtractOdometry reads position, orientation and twist (13
 // values) from nav_msgs/Odometry, skipping the covariances.
 func BenchmarkExtractOdometry(b *testing.B) {
-	m := &Odometry{Header: sampleHeader, ChildFrameID: "base"}
-	s, err := SchemaOf(m)
+	m := &msgs.Odometry{Header: msgstest.SampleHeader, ChildFrameID: "base"}
+	s, err := msgs.SchemaOf(m)
 	if err != nil {
 		b.Fatal(err)
 	}
-	data := Marshal(m)
+	data := msgs.Marshal(m)
 	var paths []*MessagePath
 	for _, e := range []string{".pose.pose.position.x", ".pose.pose.position.y", ".pose.pose.position.z",
 		".pose.pose.orientation.x", ".pose.pose.orientation.y", ".pose.pose.orientation.z", ".pose.pose.orientation.w",
