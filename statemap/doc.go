@@ -20,6 +20,6 @@
 //     to a window's first pose, and back.
 //
 // Conversion applies alignment, resampling and filtering before the
-// mapping; a live sample has none of these. It imports only mechanics and
-// msgs.
+// mapping; a live sample has none of these. Of calisym's packages it
+// imports only mechanics and msgs/rosmsg (message paths).
 package statemap
