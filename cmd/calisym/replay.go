@@ -123,6 +123,10 @@ states and base path, diagnostics) to a ROS 2 MCAP file that Foxglove and
 'ros2 bag play' open. The latencies in it are zero: the log clock does not
 advance while the node computes.
 
+A log cut short (a recorder killed before it wrote the summary, a copy that
+did not finish) is replayed up to the damage, with a warning on stderr that
+says how many input messages were kept.
+
 --foxglove ADDR also serves everything over the Foxglove WebSocket protocol
 (foxglove.websocket.v1) on ADDR (use 127.0.0.1:8765; only loopback unless you
 say otherwise) and paces the replay in real time (--speed changes the rate).`,
@@ -164,6 +168,9 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			res, err := replay.Run(ctx, r, o)
 			if res != nil {
 				printReplay(cmd.OutOrStdout(), res)
+				if res.Truncated != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %v\n", args[0], res.Truncated)
+				}
 			}
 			// Interrupted (Ctrl-C while serving Foxglove): what was
 			// replayed so far is a complete file.
