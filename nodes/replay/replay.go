@@ -66,6 +66,11 @@ type Options struct {
 // input messages.
 const DefaultMaxLookahead = 64 << 20
 
+// ErrNoPrediction reports a replay in which the node made no prediction:
+// the log has no message on the input topics, every input was rejected,
+// or every trigger was suppressed. Its message gives the counts.
+var ErrNoPrediction = errors.New("replay: the node made no prediction")
+
 // Result summarises a replay.
 type Result struct {
 	// Messages counts the input messages handed to the node.
@@ -94,7 +99,10 @@ type Result struct {
 //
 // A log cut short is replayed up to the damage: Run returns the result
 // with Result.Truncated set and a nil error. A log that lacks an input
-// topic is an error that lists the topics it has.
+// topic is an error that lists the topics it has. A replay in which the
+// node made no prediction returns the result and an error wrapping
+// ErrNoPrediction that gives the counts of rejected inputs and suppressed
+// triggers.
 func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error) {
 	cfg := o.Params.Node
 	wanted := map[string]bool{}
@@ -232,6 +240,9 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 		}
 		res.Truncated = fmt.Errorf("replay: %w", damaged(readErr, "replayed", res.Messages, first, last))
 	}
+	if res.Stats.Predictions == 0 {
+		return res, noPrediction(res, cfg)
+	}
 	return res, nil
 }
 
@@ -248,6 +259,46 @@ func damaged(err error, done string, n int, first, last int64) error {
 	}
 	return fmt.Errorf("the log %s: %s the %d input messages before the damage (%.3f s of log time from the first); whatever the recording held after them is lost: %w",
 		what, done, n, float64(last-first)/1e9, err)
+}
+
+// noPrediction explains a replay without predictions from the node's
+// counters: an error wrapping ErrNoPrediction.
+func noPrediction(res *Result, cfg *node.Config) error {
+	var why []string
+	for _, t := range cfg.Topics {
+		in := res.Stats.Inputs[t.Topic]
+		if in.Received == 0 {
+			why = append(why, t.Topic+": no message")
+			continue
+		}
+		s := fmt.Sprintf("%s: %d received, %d accepted", t.Topic, in.Received, in.Accepted)
+		var rejected []string
+		for _, c := range []struct {
+			n    uint64
+			what string
+		}{
+			{in.RejectedNaN, "with NaN or infinite values"},
+			{in.RejectedMismatch, "whose joint names or array lengths do not match the params"},
+			{in.RejectedDecode, "that do not decode as " + t.Type},
+			{in.OutOfOrder, "stamped before the newest accepted one"},
+			{in.Duplicates, "with a duplicate stamp"},
+		} {
+			if c.n > 0 {
+				rejected = append(rejected, fmt.Sprintf("%d %s", c.n, c.what))
+			}
+		}
+		if len(rejected) > 0 {
+			s += "; rejected: " + strings.Join(rejected, ", ")
+		}
+		why = append(why, s)
+	}
+	if res.Stats.Suppressed > 0 {
+		why = append(why, fmt.Sprintf("%d triggers suppressed (an input missing or older than max_age, or a sample the mapping rejects)", res.Stats.Suppressed))
+	}
+	if res.Messages == 0 {
+		return fmt.Errorf("%w: the log has no message on the input topics (%s)", ErrNoPrediction, strings.Join(why, "; "))
+	}
+	return fmt.Errorf("%w from the %d input messages: %s", ErrNoPrediction, res.Messages, strings.Join(why, "; "))
 }
 
 // buffered is one input message, copied out of the reader's buffers.
