@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/statemap"
 )
@@ -45,8 +45,15 @@ type Result struct {
 }
 
 // Save writes every split into dir/<split> and the report into
-// dir/report.json.
+// dir/report.json. The report goes last, through a temporary file, and a
+// previous one is removed first: a Save that fails midway leaves no
+// report.json beside the splits it rewrote (and each split's dataset is
+// complete or refused by dataset.Load, see dataset.Dataset.Save).
 func (r *Result) Save(dir string) error {
+	report := filepath.Join(dir, "report.json")
+	if err := atomicfile.Remove(report); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
 	for name, d := range r.Splits {
 		if err := d.Save(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("convert: split %s: %w", name, err)
@@ -56,7 +63,7 @@ func (r *Result) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("convert: report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(raw, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(report, append(raw, '\n')); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,23 @@ import (
 	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/internal/livetest"
 )
+
+// TestBenchFailedLeavesNoStaleSummary runs a benchmark whose logs are
+// missing into a directory holding an earlier run's summary.md: the
+// failed run leaves no summary of numbers it did not produce.
+func TestBenchFailedLeavesNoStaleSummary(t *testing.T) {
+	out := t.TempDir()
+	summary := filepath.Join(out, "summary.md")
+	if err := os.WriteFile(summary, []byte("an earlier run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "bench", "--system", "crazyflie", "--quiet", "--data", t.TempDir(), "--out", out); err == nil {
+		t.Fatal("bench without logs succeeded")
+	}
+	if _, err := os.Stat(summary); !os.IsNotExist(err) {
+		t.Errorf("the failed bench left the earlier summary.md (%v)", err)
+	}
+}
 
 // TestReplayFailureLeavesNoFile replays a log with a corrupt chunk after
 // its first predictions (a replay that fails midway) and one in which
