@@ -15,6 +15,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/calisym/calisym/internal/atomicfile"
 )
 
 // FormatVersion is the dataset format version written by this package.
@@ -104,12 +106,20 @@ func (d *Dataset) Validate() error {
 	return nil
 }
 
-// Save writes the dataset into directory dir (created if needed).
+// Save writes the dataset into directory dir (created if needed). Each
+// file is written under a temporary name and renamed into place, and
+// meta.json, which Load reads first, goes last: a previous meta.json is
+// removed before the arrays are rewritten, so a Save that fails midway
+// leaves a directory that Load refuses, never one that it takes for a
+// complete dataset.
 func (d *Dataset) Save(dir string) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	if err := atomicfile.Remove(filepath.Join(dir, "meta.json")); err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	d.FormatVersion = FormatVersion
@@ -133,7 +143,7 @@ func (d *Dataset) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "meta.json"), append(js, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "meta.json"), append(js, '\n')); err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	return nil

@@ -133,3 +133,39 @@ func FuzzReadNpy(f *testing.F) {
 		}
 	})
 }
+
+// TestSaveFailedMidway rewrites a dataset directory with a Save that
+// fails after x.npy (e.npy cannot be replaced): the directory keeps no
+// meta.json, so Load does not take the mix of new and old arrays for a
+// complete dataset, and no temporary file is left behind.
+func TestSaveFailedMidway(t *testing.T) {
+	dir := t.TempDir()
+	if err := sample(3, 57).Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	e := filepath.Join(dir, "e.npy")
+	if err := os.Remove(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(e, "blocker"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sample(2, 40).Save(dir); err == nil {
+		t.Fatal("Save over a directory named e.npy succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "meta.json")); !os.IsNotExist(err) {
+		t.Errorf("a failed Save left meta.json (%v)", err)
+	}
+	if _, err := Load(dir); err == nil {
+		t.Error("Load took the directory of a failed Save for a dataset")
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range es {
+		if f.Name() != "x.npy" && f.Name() != "e.npy" {
+			t.Errorf("a failed Save left %s", f.Name())
+		}
+	}
+}

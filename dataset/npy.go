@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/calisym/calisym/internal/atomicfile"
 )
 
 // ErrNpy wraps every problem found in a .npy file.
@@ -48,17 +50,18 @@ func WriteNpy(w io.Writer, data []float64, rows, cols int) error {
 	return nil
 }
 
-// SaveNpy writes an array to path.
+// SaveNpy writes an array to path, through a temporary file renamed into
+// place: path holds the whole array or what it held before.
 func SaveNpy(path string, data []float64, rows, cols int) error {
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
+	defer f.Abort()
 	if err := WriteNpy(f, data, rows, cols); err != nil {
-		f.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	return nil

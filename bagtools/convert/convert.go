@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/statemap"
 )
@@ -64,7 +65,11 @@ type Result struct {
 // removed first, and returned. A dataset folder in dir that this
 // conversion does not write and no conversion wrote (a simulated split,
 // say) is not touched: Save then refuses, before writing anything, with
-// an error wrapping ErrOutput.
+// an error wrapping ErrOutput. The report goes last, through a temporary
+// file, and a previous one is removed first: a Save that fails midway
+// leaves no report.json beside the splits it rewrote (and each split's
+// dataset is complete or refused by dataset.Load, see
+// dataset.Dataset.Save).
 func (r *Result) Save(dir string) (removed []string, err error) {
 	stale, foreign, err := r.staleSplits(dir)
 	if err != nil {
@@ -73,6 +78,10 @@ func (r *Result) Save(dir string) (removed []string, err error) {
 	if len(foreign) > 0 {
 		return nil, fmt.Errorf("%w %s holds the dataset folder %s, which this conversion does not write (it writes %s) and no conversion wrote; move it away or choose another output directory",
 			ErrOutput, dir, strings.Join(foreign, ", "), strings.Join(r.splitNames(), ", "))
+	}
+	report := filepath.Join(dir, "report.json")
+	if err := atomicfile.Remove(report); err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	for _, name := range stale {
 		path := filepath.Join(dir, name)
@@ -94,7 +103,7 @@ func (r *Result) Save(dir string) (removed []string, err error) {
 	if err != nil {
 		return removed, fmt.Errorf("convert: report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(raw, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(report, append(raw, '\n')); err != nil {
 		return removed, fmt.Errorf("convert: %w", err)
 	}
 	return removed, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
 )
 
@@ -56,6 +57,12 @@ The default configuration is compute-modest (minutes on two cores);
 			}
 			log := cmd.ErrOrStderr()
 			w := cmd.OutOrStdout()
+			// summary.md says that every system ran: an earlier run's
+			// must not stay should this one fail.
+			summaryPath := filepath.Join(out, "summary.md")
+			if err := atomicfile.Remove(summaryPath); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
 			start := time.Now()
 			var published []publishedRow
 			var summary strings.Builder
@@ -104,7 +111,7 @@ The default configuration is compute-modest (minutes on two cores);
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(summary.String()), 0o644); err != nil {
+			if err := atomicfile.WriteFile(summaryPath, []byte(summary.String())); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
 			fmt.Fprintf(w, "\n%s", summary.String())

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,8 +32,9 @@ predicted base path of a floating base and diagnostics.
 --transport foxglove serves everything, inputs included, over the Foxglove
 WebSocket protocol on --addr (127.0.0.1:8765 by default: this machine only).
 Its inputs come from --input LOG, played in real time with fresh stamps
-(--loop to repeat), or from --sim-pendulum, the simulated double pendulum
-of params/pendulum_sim.yaml (what 'calisym sim --mcap' records).
+(--loop to repeat; a log cut short is played up to the damage, every time
+round, with one warning), or from --sim-pendulum, the simulated double
+pendulum of params/pendulum_sim.yaml (what 'calisym sim --mcap' records).
 
 The ROS 2 transport is the calisym_ros2 binary of the Go module in
 nodes/ros2 (it needs a sourced ROS 2 and cgo; see nodes/ros2/README.md and
@@ -85,7 +88,11 @@ and message path they name.`,
 			if simPendulum {
 				playErr = playPendulum(cmd, deliver, speed)
 			} else {
-				playErr = playLog(cmd, input, types, deliver, loop, speed)
+				var topics []string
+				for t := range types {
+					topics = append(topics, t)
+				}
+				playErr = playLog(ctx, input, topics, deliver, loop, speed, cmd.ErrOrStderr())
 			}
 			if playErr != nil && ctx.Err() == nil {
 				return playErr
@@ -161,19 +168,36 @@ func playPendulum(cmd *cobra.Command, deliver func(string, []byte), speed float6
 	}
 }
 
-// playLog plays the input topics of a log in real time, looping if asked.
-func playLog(cmd *cobra.Command, path string, types map[string]node.TopicType, deliver func(string, []byte), loop bool, speed float64) error {
-	var topics []string
-	for t := range types {
-		topics = append(topics, t)
-	}
+// playLog plays the given topics of a log in real time, looping if asked.
+// A log that ends early or is damaged (a recording cut off, a bad chunk)
+// is played up to the damage, each time round, with one warning on log
+// that says what was lost; it is an error only when nothing before the
+// damage could be played.
+func playLog(ctx context.Context, path string, topics []string, deliver func(string, []byte), loop bool, speed float64, log io.Writer) error {
+	warned := false
 	for {
 		r, err := logio.Open(path, nil)
 		if err != nil {
 			return err
 		}
-		err = replay.Play(cmd.Context(), r, deliver, replay.PlayOptions{Topics: topics, Speed: speed})
+		played := 0
+		count := func(topic string, data []byte) {
+			played++
+			deliver(topic, data)
+		}
+		err = replay.Play(ctx, r, count, replay.PlayOptions{Topics: topics, Speed: speed})
 		r.Close()
+		if err != nil && ctx.Err() == nil && played > 0 {
+			if !warned {
+				again := "the node keeps serving"
+				if loop {
+					again = "each loop plays the part before the damage"
+				}
+				fmt.Fprintf(log, "warning: %s: %v (%s)\n", path, err, again)
+				warned = true
+			}
+			err = nil
+		}
 		if err != nil || !loop {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/foxglove/bridge"
 	"github.com/calisym/calisym/nodes/node"
@@ -121,7 +122,13 @@ so the output depends on the log alone: the same command writes the same
 bytes. --out writes the inputs and every output (predictions, predicted joint
 states and base path, diagnostics) to a ROS 2 MCAP file that Foxglove and
 'ros2 bag play' open. The latencies in it are zero: the log clock does not
-advance while the node computes.
+advance while the node computes. The file appears only when the replay
+succeeds: a replay that fails, or in which the node made no prediction
+(every input rejected: the counts say why), exits non-zero and writes none.
+
+A log cut short (a recorder killed before it wrote the summary, a copy that
+did not finish) is replayed up to the damage, with a warning on stderr that
+says how many input messages were kept.
 
 --foxglove ADDR also serves everything over the Foxglove WebSocket protocol
 (foxglove.websocket.v1) on ADDR (use 127.0.0.1:8765; only loopback unless you
@@ -142,9 +149,17 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			defer r.Close()
 			ctx := cmd.Context()
 			o := replay.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Speed: speed}
+			// The MCAP is written under a temporary name and renamed onto
+			// --out only when the replay succeeded: a failed replay leaves
+			// no file that looks like a complete one.
 			var w *logio.ROS2Writer
+			var file *atomicfile.File
 			if out != "" {
-				if w, err = logio.CreateROS2(out, &logio.ROS2WriterOptions{Compression: compression, Distro: distro}); err != nil {
+				if file, err = atomicfile.Create(out); err != nil {
+					return fmt.Errorf("replay: %w", err)
+				}
+				defer file.Abort()
+				if w, err = logio.NewROS2Writer(file, &logio.ROS2WriterOptions{Compression: compression, Distro: distro, FileName: filepath.Base(out)}); err != nil {
 					return err
 				}
 				defer w.Close()
@@ -164,16 +179,25 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			res, err := replay.Run(ctx, r, o)
 			if res != nil {
 				printReplay(cmd.OutOrStdout(), res)
+				if res.Truncated != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %v\n", args[0], res.Truncated)
+				}
 			}
 			// Interrupted (Ctrl-C while serving Foxglove): what was
 			// replayed so far is a complete file.
 			stopped := err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 			if err != nil && !stopped {
+				if out != "" {
+					return fmt.Errorf("%w (%s not written)", err, out)
+				}
 				return err
 			}
 			if w != nil {
 				if err := w.Close(); err != nil {
 					return err
+				}
+				if err := file.Commit(); err != nil {
+					return fmt.Errorf("replay: %w", err)
 				}
 				if stopped {
 					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: wrote %s (the messages replayed so far)\n", out)

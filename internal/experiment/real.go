@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
@@ -553,7 +553,7 @@ func (b *RealBenchmark) Run(ctx context.Context, outDir string, log io.Writer) (
 	if err := writeReport(rep, outDir); err != nil {
 		return rep, err
 	}
-	if err := os.WriteFile(filepath.Join(outDir, "report.md"), []byte(RealMarkdown(rep)), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.md"), []byte(RealMarkdown(rep))); err != nil {
 		return rep, fmt.Errorf("experiment: %w", err)
 	}
 	return rep, nil

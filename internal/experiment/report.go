@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/trainer"
 	"github.com/calisym/calisym/trainer/plot"
 )
@@ -26,10 +26,10 @@ func writeReport(rep *Report, outDir string) error {
 	if err != nil {
 		return fmt.Errorf("experiment: report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(outDir, "report.json"), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.json"), append(b, '\n')); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(outDir, "report.md"), []byte(Markdown(rep)), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.md"), []byte(Markdown(rep))); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
@@ -136,6 +137,13 @@ func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Wr
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	// A report says that a run finished: an earlier run's must not stay
+	// beside the models and plots this run rewrites, should it fail.
+	for _, f := range []string{"report.json", "report.md"} {
+		if err := atomicfile.Remove(filepath.Join(outDir, f)); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
 	}
 	rep := &Report{System: spec.System, Created: time.Now().UTC().Format(time.RFC3339), Spec: spec,
 		Data: map[string]any{

@@ -37,7 +37,10 @@ func (o *PlayOptions) defaults() {
 // shifted to start now, comes round, and the header stamp of every CDR
 // message whose type starts with a std_msgs/Header is shifted by the same
 // amount, so that a live node sees fresh stamps. It returns at the end of
-// the log (nil) or when ctx is done.
+// the log (nil) or when ctx is done (ctx's error). A log that ends early or
+// is damaged is played up to the damage; Play then returns an error that
+// says how many messages it delivered and wraps the reader's (one wrapping
+// logio.ErrTruncated for a recording cut off).
 func Play(ctx context.Context, r logio.MessageReader, deliver func(topic string, data []byte), o PlayOptions) error {
 	o.defaults()
 	want := map[string]bool{}
@@ -46,8 +49,9 @@ func Play(ctx context.Context, r logio.MessageReader, deliver func(topic string,
 	}
 	stamped := map[*logio.Channel]bool{}
 	known := map[*logio.Channel]bool{}
-	var first, start int64
+	var first, last, start int64
 	started := false
+	n := 0
 	var buf []byte
 	for {
 		if err := ctx.Err(); err != nil {
@@ -58,7 +62,7 @@ func Play(ctx context.Context, r logio.MessageReader, deliver func(topic string,
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("replay: play: %w", err)
+			return fmt.Errorf("replay: play: %w", damaged(err, "played", n, first, last))
 		}
 		if len(want) > 0 && !want[m.Channel.Topic] {
 			continue
@@ -80,6 +84,8 @@ func Play(ctx context.Context, r logio.MessageReader, deliver func(topic string,
 			shiftStamp(buf, start-first)
 		}
 		deliver(m.Channel.Topic, buf)
+		n++
+		last = t
 	}
 }
 

@@ -9,6 +9,12 @@
 // output are written to a ROS 2 MCAP file (rosbag2's conventions,
 // bagtools/logio.ROS2Writer) and, optionally, to a live publisher such as
 // the Foxglove WebSocket server, paced in real time.
+//
+// Logs are read as bagtools/convert reads them: a log cut short (a chunk
+// cut off, a recorder killed before it wrote its summary) is replayed or
+// played up to the damage, and the caller is told what was kept
+// (Result.Truncated, Play's error); a log that does not list its topics up
+// front has them learned as it is read.
 package replay
 
 import (
@@ -50,7 +56,20 @@ type Options struct {
 	// Sleep waits for d or until ctx is done (default: a timer); tests
 	// replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxLookahead bounds the bytes of input messages Run holds while it
+	// learns the input topics' types from a log without a summary (see
+	// Run); 0 means DefaultMaxLookahead.
+	MaxLookahead int
 }
+
+// DefaultMaxLookahead is the default of Options.MaxLookahead: 64 MiB of
+// input messages.
+const DefaultMaxLookahead = 64 << 20
+
+// ErrNoPrediction reports a replay in which the node made no prediction:
+// the log has no message on the input topics, every input was rejected,
+// or every trigger was suppressed. Its message gives the counts.
+var ErrNoPrediction = errors.New("replay: the node made no prediction")
 
 // Result summarises a replay.
 type Result struct {
@@ -61,11 +80,29 @@ type Result struct {
 	Skipped int
 	// Stats are the node's counters at the end.
 	Stats node.Stats
+	// Truncated is nil when the log was read to its end. For a log that
+	// ends early (a recording cut off: a chunk cut short, no summary) it
+	// says what was replayed and wraps the reader's error, which wraps
+	// logio.ErrTruncated: the replay covers every complete message before
+	// the damage, and the rest of the log is lost.
+	Truncated error
 }
 
 // Run replays the messages of r through a node built from o until the log
-// ends (a log cut short ends the replay after its complete messages and
-// returns the truncation error with the result) or ctx is done.
+// ends or ctx is done.
+//
+// The node needs the types of its input topics before the first message.
+// Where the log lists its channels up front (an MCAP summary, a bag's
+// index) they are known at once; otherwise (a recording whose summary was
+// never written) Run reads ahead, holding the input messages, until every
+// input topic has appeared, at most Options.MaxLookahead bytes of them.
+//
+// A log cut short is replayed up to the damage: Run returns the result
+// with Result.Truncated set and a nil error. A log that lacks an input
+// topic is an error that lists the topics it has. A replay in which the
+// node made no prediction returns the result and an error wrapping
+// ErrNoPrediction that gives the counts of rejected inputs and suppressed
+// triggers.
 func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error) {
 	cfg := o.Params.Node
 	wanted := map[string]bool{}
@@ -75,18 +112,23 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 	if cfg.Ports.Forecast == node.ForecastTopic {
 		wanted[cfg.Ports.Topic] = true
 	}
+	src := &lookahead{r: r, wanted: wanted}
+	required := make([]string, len(cfg.Topics))
+	for i, t := range cfg.Topics {
+		required[i] = t.Topic
+	}
+	limit := o.MaxLookahead
+	if limit <= 0 {
+		limit = DefaultMaxLookahead
+	}
+	channels, err := src.discover(required, limit)
+	if err != nil {
+		return nil, err
+	}
 	types := map[string]node.TopicType{}
-	var have []string
-	for _, ch := range r.Channels() {
-		have = append(have, ch.Topic)
+	for _, ch := range channels {
 		if wanted[ch.Topic] {
 			types[ch.Topic] = node.TopicType{Type: ch.Type, Definition: string(ch.Schema), SchemaEncoding: ch.SchemaEncoding, Encoding: ch.Encoding}
-		}
-	}
-	for _, t := range cfg.Topics {
-		if _, ok := types[t.Topic]; !ok {
-			slices.Sort(have)
-			return nil, fmt.Errorf("replay: the log has no topic %s (its topics: %s)", t.Topic, strings.Join(have, ", "))
 		}
 	}
 	var now int64
@@ -120,9 +162,8 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 	}
 	res := &Result{}
 	defer func() { res.Stats = nd.Stats() }() // also when cut short
-	src := &lookahead{r: r, wanted: wanted}
 	var start time.Time
-	var first int64
+	var first, last int64
 	started, ticked := false, false
 	// tickUntil runs the node's timers (timer trigger, periodic
 	// diagnostics) that are due before limit, or at or before it when
@@ -181,6 +222,7 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 			return res, err
 		}
 		res.Messages++
+		last = t
 		var err error
 		if m, err = src.next(); err != nil {
 			readErr = err
@@ -191,7 +233,72 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 			}
 		}
 	}
-	return res, readErr
+	res.Stats = nd.Stats()
+	if readErr != nil {
+		if !errors.Is(readErr, logio.ErrTruncated) {
+			return res, fmt.Errorf("replay: %w", readErr)
+		}
+		res.Truncated = fmt.Errorf("replay: %w", damaged(readErr, "replayed", res.Messages, first, last))
+	}
+	if res.Stats.Predictions == 0 {
+		return res, noPrediction(res, cfg)
+	}
+	return res, nil
+}
+
+// damaged describes a log that ended early or is damaged after n input
+// messages, logged from first to last (ns), were done (replayed, played),
+// and wraps the reader's error.
+func damaged(err error, done string, n int, first, last int64) error {
+	what := "is damaged"
+	if errors.Is(err, logio.ErrTruncated) {
+		what = "ends early"
+	}
+	if n == 0 {
+		return fmt.Errorf("the log %s, before any input message: %w", what, err)
+	}
+	return fmt.Errorf("the log %s: %s the %d input messages before the damage (%.3f s of log time from the first); whatever the recording held after them is lost: %w",
+		what, done, n, float64(last-first)/1e9, err)
+}
+
+// noPrediction explains a replay without predictions from the node's
+// counters: an error wrapping ErrNoPrediction.
+func noPrediction(res *Result, cfg *node.Config) error {
+	var why []string
+	for _, t := range cfg.Topics {
+		in := res.Stats.Inputs[t.Topic]
+		if in.Received == 0 {
+			why = append(why, t.Topic+": no message")
+			continue
+		}
+		s := fmt.Sprintf("%s: %d received, %d accepted", t.Topic, in.Received, in.Accepted)
+		var rejected []string
+		for _, c := range []struct {
+			n    uint64
+			what string
+		}{
+			{in.RejectedNaN, "with NaN or infinite values"},
+			{in.RejectedMismatch, "whose joint names or array lengths do not match the params"},
+			{in.RejectedDecode, "that do not decode as " + t.Type},
+			{in.OutOfOrder, "stamped before the newest accepted one"},
+			{in.Duplicates, "with a duplicate stamp"},
+		} {
+			if c.n > 0 {
+				rejected = append(rejected, fmt.Sprintf("%d %s", c.n, c.what))
+			}
+		}
+		if len(rejected) > 0 {
+			s += "; rejected: " + strings.Join(rejected, ", ")
+		}
+		why = append(why, s)
+	}
+	if res.Stats.Suppressed > 0 {
+		why = append(why, fmt.Sprintf("%d triggers suppressed (an input missing or older than max_age, or a sample the mapping rejects)", res.Stats.Suppressed))
+	}
+	if res.Messages == 0 {
+		return fmt.Errorf("%w: the log has no message on the input topics (%s)", ErrNoPrediction, strings.Join(why, "; "))
+	}
+	return fmt.Errorf("%w from the %d input messages: %s", ErrNoPrediction, res.Messages, strings.Join(why, "; "))
 }
 
 // buffered is one input message, copied out of the reader's buffers.
@@ -201,43 +308,128 @@ type buffered struct {
 	data            []byte
 }
 
-// lookahead reads the messages of the wanted topics one ahead of the
+// lookahead reads the messages of the wanted topics ahead of the replay:
+// the messages discover held, then one at a time, one ahead of the
 // replay, so that it knows whether the next message has the same log
 // time.
 type lookahead struct {
 	r      logio.MessageReader
 	wanted map[string]bool
+	queue  []buffered // held by discover, in order
+	q      int        // the next message of queue
 	buf    [2]buffered
 	i      int
-	err    error
+	end    error // what ended the log (io.EOF at its end)
+	done   bool  // end has been handed out
 }
 
-// next returns the next wanted message, valid until the call after next,
-// or nil at the end of the log or after an error (which it returns once,
-// wrapped, where it is not io.EOF).
-func (l *lookahead) next() (*buffered, error) {
-	if l.err != nil {
-		return nil, nil
-	}
-	for {
-		m, err := l.r.Next()
-		if errors.Is(err, io.EOF) {
-			l.err = err
-			return nil, nil
+// discover reads ahead until every required topic has a channel, holding
+// the wanted messages it passes (at most limit bytes of them), and returns
+// the log's channels. A required topic that the log lacks is an error
+// that lists the topics it has.
+func (l *lookahead) discover(required []string, limit int) ([]*logio.Channel, error) {
+	missing := func() []string {
+		have := map[string]bool{}
+		for _, c := range l.r.Channels() {
+			have[c.Topic] = true
 		}
+		var out []string
+		for _, t := range required {
+			if !have[t] {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	// A channel is known before its first message: the missing topics
+	// change only when a message of a new topic is met.
+	miss := missing()
+	seen := map[string]bool{}
+	held := 0
+	for len(miss) > 0 {
+		m, err := l.r.Next()
 		if err != nil {
-			l.err = err
-			return nil, fmt.Errorf("replay: %w", err)
+			l.end = err
+			break
+		}
+		if !seen[m.Channel.Topic] {
+			seen[m.Channel.Topic] = true
+			miss = missing()
 		}
 		if !l.wanted[m.Channel.Topic] {
 			continue
 		}
-		l.i ^= 1
-		b := &l.buf[l.i]
-		b.topic, b.encoding, b.logTime = m.Channel.Topic, m.Channel.Encoding, int64(m.LogTime)
-		b.data = append(b.data[:0], m.Data...)
-		return b, nil
+		held += len(m.Data)
+		if held > limit && len(miss) > 0 {
+			return nil, fmt.Errorf("replay: no message on %s in the first %.3g MiB of input messages, which is all the replay holds while it learns the input types of a log that does not list its topics up front (a recording without its summary); its topics so far: %s",
+				strings.Join(miss, ", "), float64(limit)/(1<<20), topicList(l.r.Channels()))
+		}
+		l.queue = append(l.queue, buffered{topic: m.Channel.Topic, encoding: m.Channel.Encoding, logTime: int64(m.LogTime), data: slices.Clone(m.Data)})
 	}
+	if miss = missing(); len(miss) == 0 {
+		return l.r.Channels(), nil
+	}
+	have := topicList(l.r.Channels())
+	switch {
+	case errors.Is(l.end, io.EOF):
+		return nil, fmt.Errorf("replay: the log has no topic %s (its topics: %s)", strings.Join(miss, ", "), have)
+	case errors.Is(l.end, logio.ErrTruncated):
+		return nil, fmt.Errorf("replay: the log has no topic %s before its damage (its topics before the damage: %s): %w", strings.Join(miss, ", "), have, l.end)
+	}
+	return nil, fmt.Errorf("replay: %w", l.end)
+}
+
+// topicList formats the topics of channels for errors, sorted, or says
+// there are none.
+func topicList(chs []*logio.Channel) string {
+	var out []string
+	for _, c := range chs {
+		s := c.Topic
+		if c.Type != "" {
+			s += " (" + c.Type + ")"
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// next returns the next wanted message, valid until the call after next,
+// or nil at the end of the log or after an error (which it returns once,
+// where it is not io.EOF).
+func (l *lookahead) next() (*buffered, error) {
+	if l.q < len(l.queue) {
+		l.q++
+		return &l.queue[l.q-1], nil
+	}
+	l.queue, l.q = nil, 0 // what the last one points at stays valid
+	if l.end == nil {
+		for {
+			m, err := l.r.Next()
+			if err != nil {
+				l.end = err
+				break
+			}
+			if !l.wanted[m.Channel.Topic] {
+				continue
+			}
+			l.i ^= 1
+			b := &l.buf[l.i]
+			b.topic, b.encoding, b.logTime = m.Channel.Topic, m.Channel.Encoding, int64(m.LogTime)
+			b.data = append(b.data[:0], m.Data...)
+			return b, nil
+		}
+	}
+	if l.done || errors.Is(l.end, io.EOF) {
+		return nil, nil
+	}
+	l.done = true
+	return nil, l.end
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
