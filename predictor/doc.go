@@ -4,7 +4,8 @@
 // GRB-SympNet maps that are symplectic by construction, the gauge-fixed
 // autoregressive rollout (Algorithm 1 of the paper) for one trajectory or a
 // batch, the exact Jacobian and symplecticity residual, FLOP and parameter
-// counts, and the self-describing model file.
+// counts, and the self-describing model file (safetensors, with SHA-256
+// checksums of its tensors and description that Decode verifies).
 //
 // Coordinates. A physical state is x = (q, p) with n configuration coordinates
 // (in local, tangent form) and n momenta. Ports are e = (u, f_c) with n_u

@@ -83,6 +83,8 @@ type Model struct {
 	theta []float64 // the flat parameter vector θ, in paramBlocks order
 	defs  []layerDef
 	ab    []float64 // per layer: A then B (effective, after role alternation), d×d each
+
+	verified bool // decoded from a file whose checksums matched
 }
 
 // Metadata is the provenance and evaluation record carried in a model file.

@@ -2,7 +2,9 @@ package predictor
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,12 +21,33 @@ import (
 // header's __metadata__ holds "format" = "calisym", "format_version" and
 // "model", a JSON document with the layout, architecture and metadata. Python
 // reads it with safetensors.numpy.load_file, or numpy alone.
+//
+// Two more __metadata__ entries guard the file against corruption:
+// "tensors_sha256", the hex SHA-256 of the whole data section (every byte
+// after the header, as `tail -c +$((9+N)) FILE | sha256sum` computes it for
+// a header of N bytes), and "model_sha256", that of the "model" string's
+// UTF-8 bytes. Decode verifies both and rejects a file whose bytes no longer
+// match (ErrChecksum). The checksums live in the header only: the tensor
+// bytes are the same as without them, and a reader that does not know them
+// ignores them. Files written before checksums were added have neither
+// entry; they still load, unverified (see Model.ChecksumVerified).
+
+// Metadata keys of the checksums.
+const (
+	metaTensorsSHA256 = "tensors_sha256"
+	metaModelSHA256   = "model_sha256"
+)
 
 // FormatVersion is the model file version this package writes and reads.
 const FormatVersion = 1
 
 // ErrModelFile wraps every problem found in a model file.
 var ErrModelFile = errors.New("predictor: bad model file")
+
+// ErrChecksum reports a model file whose tensor data or model description
+// do not match the SHA-256 its header records: the file was changed or
+// corrupted after it was written. It wraps ErrModelFile.
+var ErrChecksum = fmt.Errorf("%w: checksum mismatch", ErrModelFile)
 
 // Limits on what a model file may declare, so that a corrupt header cannot
 // make the reader allocate without bound.
@@ -66,28 +89,37 @@ func (m *Model) fileBlocks() []namedBlock {
 	return bs
 }
 
-// Encode writes the model as a safetensors file.
+// Encode writes the model as a safetensors file, with the checksums of its
+// tensor data and description in the header.
 func (m *Model) Encode(w io.Writer) error {
 	desc, err := json.Marshal(fileModel{Layout: m.Layout, Arch: m.Arch, Meta: m.Meta})
 	if err != nil {
 		return fmt.Errorf("predictor: encoding model description: %w", err)
 	}
-	header := map[string]any{
-		"__metadata__": map[string]string{
-			"format":         "calisym",
-			"format_version": fmt.Sprint(FormatVersion),
-			"model":          string(desc),
-		},
-	}
-	off := 0
 	bs := m.fileBlocks()
+	n := 0
+	for _, b := range bs {
+		n += len(b.data)
+	}
+	data := make([]byte, 0, 8*n)
+	header := make(map[string]any, len(bs)+1)
 	for _, b := range bs {
 		shape := []int{b.rows, b.cols}
 		if b.cols == 1 {
 			shape = []int{b.rows}
 		}
+		off := len(data)
 		header[b.name] = stEntry{DType: "F64", Shape: shape, Offsets: [2]int{off, off + 8*len(b.data)}}
-		off += 8 * len(b.data)
+		for _, v := range b.data {
+			data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+		}
+	}
+	header["__metadata__"] = map[string]string{
+		"format":          "calisym",
+		"format_version":  fmt.Sprint(FormatVersion),
+		"model":           string(desc),
+		metaModelSHA256:   sha256Hex(desc),
+		metaTensorsSHA256: sha256Hex(data),
 	}
 	hj, err := json.Marshal(header)
 	if err != nil {
@@ -97,22 +129,44 @@ func (m *Model) Encode(w io.Writer) error {
 		hj = append(hj, ' ')
 	}
 	var buf bytes.Buffer
-	buf.Grow(8 + len(hj) + off)
+	buf.Grow(8 + len(hj) + len(data))
 	var lb [8]byte
 	binary.LittleEndian.PutUint64(lb[:], uint64(len(hj)))
 	buf.Write(lb[:])
 	buf.Write(hj)
-	var fb [8]byte
-	for _, b := range bs {
-		for _, v := range b.data {
-			binary.LittleEndian.PutUint64(fb[:], math.Float64bits(v))
-			buf.Write(fb[:])
-		}
-	}
+	buf.Write(data)
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("predictor: writing model: %w", err)
 	}
 	return nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// verifyChecksum checks data against the hex SHA-256 the header's metadata
+// records under key, if any; what names the data in the error. It reports
+// whether the file carried the checksum.
+func verifyChecksum(meta map[string]string, key string, data []byte, what string) (bool, error) {
+	want, ok := meta[key]
+	if !ok {
+		return false, nil
+	}
+	if got := sha256Hex(data); got != want {
+		return false, fmt.Errorf("%w: %s hash to sha256 %s but the header records %s (%s): the file was changed or corrupted after it was written; use an intact copy or retrain",
+			ErrChecksum, what, short(got), short(want), key)
+	}
+	return true, nil
+}
+
+// short abbreviates a hex digest for messages.
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return h
 }
 
 // Save writes the model to path atomically (through a temporary file).
@@ -137,7 +191,7 @@ func (m *Model) Save(path string) error {
 	return nil
 }
 
-// Load reads a model file from path.
+// Load reads a model file from path (see Decode).
 func Load(path string) (*Model, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -151,7 +205,10 @@ func Load(path string) (*Model, error) {
 }
 
 // Decode parses a model file held in memory. It never allocates more than the
-// file's own size plus what its validated header declares.
+// file's own size plus what its validated header declares. A file whose
+// checksums do not match its bytes is an error wrapping ErrChecksum; one
+// without checksums (written before they were added) decodes, and the
+// model's ChecksumVerified reports false.
 func Decode(data []byte) (*Model, error) {
 	if len(data) < 8 {
 		return nil, fmt.Errorf("%w: %d bytes is too short for a safetensors header (truncated?)", ErrModelFile, len(data))
@@ -175,6 +232,10 @@ func Decode(data []byte) (*Model, error) {
 	if v := meta["format_version"]; v != fmt.Sprint(FormatVersion) {
 		return nil, fmt.Errorf("%w: format version %q, this build reads version %d", ErrModelFile, v, FormatVersion)
 	}
+	descSum, err := verifyChecksum(meta, metaModelSHA256, []byte(meta["model"]), "the model description (layout, architecture, metadata)")
+	if err != nil {
+		return nil, err
+	}
 	var fm fileModel
 	if err := json.Unmarshal([]byte(meta["model"]), &fm); err != nil {
 		return nil, fmt.Errorf("%w: model description: %w", ErrModelFile, err)
@@ -197,6 +258,11 @@ func Decode(data []byte) (*Model, error) {
 	if want := 8 * (np + 2*fm.Layout.D()); len(body) != want {
 		return nil, fmt.Errorf("%w: tensor data is %d bytes, the declared model needs %d (truncated or dimension mismatch)", ErrModelFile, len(body), want)
 	}
+	dataSum, err := verifyChecksum(meta, metaTensorsSHA256, body, fmt.Sprintf("the tensor data (%d bytes)", len(body)))
+	if err != nil {
+		return nil, err
+	}
+	m.verified = descSum && dataSum
 	m.buildDefs()
 	m.theta = make([]float64, np)
 	d := fm.Layout.D()
@@ -250,3 +316,9 @@ func Decode(data []byte) (*Model, error) {
 	m.syncDerived()
 	return m, nil
 }
+
+// ChecksumVerified reports whether the model was decoded from a file whose
+// tensor and description checksums were present and matched. It is false
+// for a file written before checksums were added (it loads unverified) and
+// for a model that was not read from a file.
+func (m *Model) ChecksumVerified() bool { return m.verified }

@@ -17,6 +17,9 @@ import (
 type MLP struct {
 	Net *mlp.MLP
 	W   LossWeights
+	// Coordinates and Ports name the state coordinates and ports of the
+	// dataset the MLP was built for (NewMLP); Save records them.
+	Coordinates, Ports []string
 }
 
 // NewMLP builds the baseline with the given hidden widths for the dataset's
@@ -35,7 +38,7 @@ func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP
 	if err := net.SetNorm(norm); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	return &MLP{Net: net, W: w}, nil
+	return &MLP{Net: net, W: w, Coordinates: slices.Clone(ds.Coordinates), Ports: slices.Clone(ds.Ports)}, nil
 }
 
 // transitionArrays stacks every unique transition of ds.

@@ -2,12 +2,20 @@ package trainer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
+	"slices"
+	"strings"
+
+	"github.com/calisym/calisym/dataset"
 )
 
 // checkpointMagic starts every checkpoint file; the version follows it.
@@ -23,11 +31,92 @@ type Checkpoint struct {
 	Theta   []float64
 	Optim   OptimState
 	History History
+	// Data identifies the training data of the run (zero in checkpoints
+	// written before it was recorded, which resume unchecked).
+	Data DataFingerprint
 }
 
-func (ck *Checkpoint) restore(l Learner, opt optimizer) error {
+// DataFingerprint identifies a training dataset: its layout, names,
+// sampling, windows, and a SHA-256 of its episodes' states and ports. A
+// checkpoint records it, and resuming on other data is an error.
+type DataFingerprint struct {
+	N, NU, NC          int
+	Coordinates, Ports []string
+	Dt                 float64
+	WindowLen, Stride  int
+	Episodes, Samples  int
+	// SHA256 hashes every episode's length, states and ports, in order
+	// (hex).
+	SHA256 string
+}
+
+// Fingerprint returns the fingerprint of a training dataset.
+func Fingerprint(ds *dataset.Dataset) DataFingerprint {
+	f := DataFingerprint{N: ds.N, NU: ds.NU, NC: ds.NC, Coordinates: slices.Clone(ds.Coordinates), Ports: slices.Clone(ds.Ports),
+		Dt: ds.Dt, WindowLen: ds.WindowLen, Stride: ds.Stride, Episodes: len(ds.Episodes)}
+	h := sha256.New()
+	var buf []byte
+	for _, ep := range ds.Episodes {
+		f.Samples += ep.Len
+		buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(ep.Len))
+		for _, v := range ep.X {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		}
+		for _, v := range ep.E {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		}
+		h.Write(buf)
+	}
+	f.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return f
+}
+
+// String describes the data for a user.
+func (f DataFingerprint) String() string {
+	return fmt.Sprintf("n=%d, n_u=%d, n_c=%d, coordinates %v, ports %v, dt %g s, %d episodes of %d samples in all, windows of %d samples at stride %d, sha256 %s…",
+		f.N, f.NU, f.NC, f.Coordinates, f.Ports, f.Dt, f.Episodes, f.Samples, f.WindowLen, f.Stride, f.SHA256[:min(16, len(f.SHA256))])
+}
+
+// differences lists what differs between two fingerprints ("" when
+// nothing does).
+func (f DataFingerprint) differences(g DataFingerprint) string {
+	var d []string
+	if f.N != g.N || f.NU != g.NU || f.NC != g.NC {
+		d = append(d, fmt.Sprintf("layout n=%d, n_u=%d, n_c=%d against n=%d, n_u=%d, n_c=%d", f.N, f.NU, f.NC, g.N, g.NU, g.NC))
+	}
+	if !slices.Equal(f.Coordinates, g.Coordinates) {
+		d = append(d, fmt.Sprintf("coordinates %v against %v", f.Coordinates, g.Coordinates))
+	}
+	if !slices.Equal(f.Ports, g.Ports) {
+		d = append(d, fmt.Sprintf("ports %v against %v", f.Ports, g.Ports))
+	}
+	if f.Dt != g.Dt {
+		d = append(d, fmt.Sprintf("dt %g s against %g s", f.Dt, g.Dt))
+	}
+	if f.WindowLen != g.WindowLen || f.Stride != g.Stride {
+		d = append(d, fmt.Sprintf("windows of %d samples at stride %d against %d at stride %d", f.WindowLen, f.Stride, g.WindowLen, g.Stride))
+	}
+	if f.Episodes != g.Episodes || f.Samples != g.Samples {
+		d = append(d, fmt.Sprintf("%d episodes of %d samples in all against %d of %d", f.Episodes, f.Samples, g.Episodes, g.Samples))
+	}
+	if len(d) == 0 && f.SHA256 != g.SHA256 {
+		d = append(d, fmt.Sprintf("the same shape but other values (sha256 %s… against %s…)", f.SHA256[:min(16, len(f.SHA256))], g.SHA256[:min(16, len(g.SHA256))]))
+	}
+	return strings.Join(d, "; ")
+}
+
+// restore loads the checkpoint read from path into the learner and the
+// optimiser, after checking that it was written training the same model
+// on the same data (fp).
+func (ck *Checkpoint) restore(path string, l Learner, opt optimizer, fp DataFingerprint) error {
 	if ck.Model != l.Name() || len(ck.Theta) != l.NumParams() {
-		return fmt.Errorf("%w: checkpoint holds %s with %d parameters, training %s with %d", ErrCheckpoint, ck.Model, len(ck.Theta), l.Name(), l.NumParams())
+		return fmt.Errorf("%w: checkpoint %s holds %s with %d parameters, training %s with %d", ErrCheckpoint, path, ck.Model, len(ck.Theta), l.Name(), l.NumParams())
+	}
+	if ck.Data.SHA256 != "" {
+		if d := ck.Data.differences(fp); d != "" {
+			return fmt.Errorf("%w: checkpoint %s was written training on other data than this run's (%s): resume with the training data of the run that wrote it, or remove the checkpoint to start afresh",
+				ErrCheckpoint, path, d)
+		}
 	}
 	if err := opt.setParams(ck.Theta); err != nil {
 		return fmt.Errorf("%w: %w", ErrCheckpoint, err)
@@ -38,8 +127,8 @@ func (ck *Checkpoint) restore(l Learner, opt optimizer) error {
 	return nil
 }
 
-func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History) error {
-	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h}
+func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History, fp DataFingerprint) error {
+	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h, Data: fp}
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(&ck); err != nil {
 		return fmt.Errorf("trainer: encoding checkpoint: %w", err)

@@ -18,6 +18,22 @@ type Roller interface {
 // RollerFactory makes independent rollers (one per goroutine).
 type RollerFactory func() (Roller, error)
 
+// HoldRollers makes rollers of the state held constant, x̂_k = x_0 for
+// every k: the reference every learned model has to beat. Evaluated by
+// Evaluate like a model, on the same windows.
+func HoldRollers() (Roller, error) { return holdRoller{}, nil }
+
+// holdRoller predicts that the state stays where it is.
+type holdRoller struct{}
+
+// Rollout implements Roller.
+func (holdRoller) Rollout(x0, _ []float64, horizon int, out []float64) error {
+	for k := range horizon {
+		copy(out[k*len(x0):(k+1)*len(x0)], x0)
+	}
+	return nil
+}
+
 // EvalOptions configure an autoregressive evaluation.
 type EvalOptions struct {
 	// Horizon is the rollout length in steps.

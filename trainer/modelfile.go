@@ -1,15 +1,33 @@
 package trainer
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/mlp"
 )
+
+// ErrModelData reports a saved model that does not fit a dataset: other
+// dimensions, or other coordinate or port names (another robot, or another
+// state mapping of the same robot).
+var ErrModelData = errors.New("trainer: model does not fit the dataset")
+
+// ErrMLPChecksum reports an MLP file whose weights do not match the
+// checksum it records: the file was changed or corrupted after it was
+// written.
+var ErrMLPChecksum = errors.New("trainer: MLP file checksum mismatch")
 
 // SavedModel is a model loaded from a file, ready to roll out.
 type SavedModel struct {
@@ -21,64 +39,176 @@ type SavedModel struct {
 	StateDim, PortDim int
 	// Params is the number of trained parameters.
 	Params int
+	// Coordinates and Ports name the model's configuration coordinates and
+	// port values, as the training dataset named them (nil when the file
+	// does not record them).
+	Coordinates, Ports []string
+	// ChecksumVerified reports that the file carried checksums and they
+	// matched; a file written before checksums were added loads with it
+	// false (see Warning).
+	ChecksumVerified bool
+	// Warning, when not empty, is a caution about the file for the user:
+	// a file without checksums, whose weights could not be verified.
+	Warning string
 	// Rollers makes independent rollers.
 	Rollers RollerFactory
 	// Model is set for a symplectic model.
 	Model *predictor.Model
+	// Net is set for an MLP baseline.
+	Net *mlp.MLP
 }
 
-// OpenModel opens a saved model: a calisym model file (.safetensors) or an
-// MLP baseline (.json, see SaveMLP).
+// OpenModel opens a saved model: a calisym model file (safetensors) or an
+// MLP baseline (JSON, see SaveMLP). The kind is read from the file's
+// content, so an MLP written under another name opens too. Checksums are
+// verified (predictor.ErrChecksum, ErrMLPChecksum); a file written before
+// they existed opens with a Warning.
 func OpenModel(path string) (*SavedModel, error) {
-	if strings.HasSuffix(path, ".json") {
-		net, err := LoadMLP(path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: opening model: %w", err)
+	}
+	if isJSON(raw) || strings.HasSuffix(path, ".json") {
+		f, err := decodeMLP(raw, path)
 		if err != nil {
 			return nil, err
 		}
-		c := net.Config()
-		return &SavedModel{Path: path, Kind: "mlp", StateDim: c.StateDim, PortDim: c.PortDim, Params: net.NumParams(),
-			Rollers: (&MLP{Net: net}).Rollers()}, nil
+		c := f.net.Config()
+		sv := &SavedModel{Path: path, Kind: "mlp", StateDim: c.StateDim, PortDim: c.PortDim, Params: f.net.NumParams(),
+			Coordinates: f.Coordinates, Ports: f.Ports, ChecksumVerified: f.verified,
+			Rollers: (&MLP{Net: f.net}).Rollers(), Net: f.net}
+		sv.setWarning()
+		return sv, nil
 	}
-	m, err := predictor.Load(path)
+	m, err := predictor.Decode(raw)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &SavedModel{Path: path, Kind: string(m.Arch.Kind), StateDim: m.Layout.StateDim(), PortDim: m.Layout.PortDim(),
-		Params: m.NumParams(), Rollers: planRollers(m), Model: m}, nil
+	sv := &SavedModel{Path: path, Kind: string(m.Arch.Kind), StateDim: m.Layout.StateDim(), PortDim: m.Layout.PortDim(),
+		Params: m.NumParams(), Coordinates: m.Meta.Coordinates, Ports: m.Meta.Ports, ChecksumVerified: m.ChecksumVerified(),
+		Rollers: planRollers(m), Model: m}
+	sv.setWarning()
+	return sv, nil
 }
 
-// CheckDataset reports a dataset whose dimensions do not match the model.
+func (s *SavedModel) setWarning() {
+	if !s.ChecksumVerified {
+		s.Warning = fmt.Sprintf("model file %s carries no checksum (written before calisym added them): it loads, but its weights cannot be verified", s.Path)
+	}
+}
+
+// isJSON reports whether a file starts like a JSON object. A safetensors
+// file cannot: its first 8 bytes are the header length, and 8 printable
+// bytes make a length beyond any file.
+func isJSON(raw []byte) bool {
+	b := bytes.TrimLeft(raw, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// CheckDataset reports a dataset that does not fit the model: other
+// dimensions, or, where both the model file and the dataset name them,
+// other coordinates or ports. The errors wrap ErrModelData and name both.
 func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 	if s.Model != nil {
 		l := s.Model.Layout
 		if l.N != ds.N || l.NU != ds.NU || l.NC != ds.NC {
-			return fmt.Errorf("trainer: model %s has n=%d, n_u=%d, n_c=%d but dataset %s has n=%d, n_u=%d, n_c=%d",
-				s.Path, l.N, l.NU, l.NC, dsPath, ds.N, ds.NU, ds.NC)
+			return fmt.Errorf("%w: model %s has n=%d, n_u=%d, n_c=%d but dataset %s has n=%d, n_u=%d, n_c=%d",
+				ErrModelData, s.Path, l.N, l.NU, l.NC, dsPath, ds.N, ds.NU, ds.NC)
 		}
-		return nil
+	} else if s.StateDim != ds.StateDim() || s.PortDim != ds.PortDim() {
+		return fmt.Errorf("%w: model %s has state dimension %d and %d ports but dataset %s has %d and %d",
+			ErrModelData, s.Path, s.StateDim, s.PortDim, dsPath, ds.StateDim(), ds.PortDim())
 	}
-	if s.StateDim != ds.StateDim() || s.PortDim != ds.PortDim() {
-		return fmt.Errorf("trainer: model %s has state dimension %d and %d ports but dataset %s has %d and %d",
-			s.Path, s.StateDim, s.PortDim, dsPath, ds.StateDim(), ds.PortDim())
+	for _, c := range []struct {
+		what        string
+		model, data []string
+	}{{"coordinates", s.Coordinates, ds.Coordinates}, {"ports", s.Ports, ds.Ports}} {
+		if len(c.model) > 0 && len(c.data) > 0 && !slices.Equal(c.model, c.data) {
+			return fmt.Errorf("%w: model %s was trained on the %s %v but dataset %s has the %s %v (another robot, or another state mapping in the params file)",
+				ErrModelData, s.Path, c.what, c.model, dsPath, c.what, c.data)
+		}
 	}
 	return nil
 }
 
-// mlpFile is the JSON file of an MLP baseline: its configuration and its
-// named parameter and normalisation blocks (mlp.MLP.Export).
+// mlpFile is the JSON file of an MLP baseline: its configuration, the
+// names of the coordinates and ports it was trained on, its named
+// parameter and normalisation blocks (mlp.MLP.Export) and their checksum.
 type mlpFile struct {
-	Config  json.RawMessage      `json:"config"`
-	Weights map[string][]float64 `json:"weights"`
+	Config      json.RawMessage      `json:"config"`
+	Coordinates []string             `json:"coordinates,omitempty"`
+	Ports       []string             `json:"ports,omitempty"`
+	Weights     map[string][]float64 `json:"weights"`
+	// SHA256 is mlpChecksum of the rest (absent in files written before
+	// checksums were added).
+	SHA256 string `json:"sha256,omitempty"`
+
+	net      *mlp.MLP
+	verified bool
 }
 
-// SaveMLP writes an MLP baseline as JSON (its configuration and named
-// weights), the file LoadMLP and OpenModel read.
+// mlpChecksum is the hex SHA-256 of an MLP file's content: the config
+// JSON (compacted, so that reformatting the file does not change it), the
+// coordinate and port names (each followed by a NUL, each list
+// by a second NUL), then every weight block in name order as its name, a
+// NUL, its length and its values (uint64 little-endian, IEEE 754 bits).
+func mlpChecksum(f *mlpFile) string {
+	h := sha256.New()
+	var cfg bytes.Buffer
+	if json.Compact(&cfg, f.Config) != nil {
+		cfg.Reset()
+		cfg.Write(f.Config)
+	}
+	h.Write(cfg.Bytes())
+	h.Write([]byte{0})
+	for _, names := range [][]string{f.Coordinates, f.Ports} {
+		for _, n := range names {
+			h.Write([]byte(n))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{0})
+	}
+	keys := make([]string, 0, len(f.Weights))
+	for k := range f.Weights {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b [8]byte
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		binary.LittleEndian.PutUint64(b[:], uint64(len(f.Weights[k])))
+		h.Write(b[:])
+		for _, v := range f.Weights[k] {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SaveMLP writes an MLP baseline as JSON (its configuration, named weights
+// and their SHA-256), the file LoadMLP and OpenModel read. It records no
+// coordinate names: MLP.Save does.
 func SaveMLP(path string, net *mlp.MLP) error {
+	return saveMLP(path, net, nil, nil)
+}
+
+// Save writes the baseline as SaveMLP does, with the names of the
+// coordinates and ports of the dataset it was built for, which OpenModel
+// checks against the datasets it is evaluated on.
+func (m *MLP) Save(path string) error {
+	return saveMLP(path, m.Net, m.Coordinates, m.Ports)
+}
+
+func saveMLP(path string, net *mlp.MLP, coords, ports []string) error {
 	cfg, wts, err := net.Export()
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
-	b, err := json.Marshal(mlpFile{Config: cfg, Weights: wts})
+	f := mlpFile{Config: cfg, Coordinates: coords, Ports: ports, Weights: wts}
+	f.SHA256 = mlpChecksum(&f)
+	b, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("trainer: encoding %s: %w", path, err)
 	}
@@ -88,19 +218,37 @@ func SaveMLP(path string, net *mlp.MLP) error {
 	return nil
 }
 
-// LoadMLP reads an MLP baseline written by SaveMLP.
+// LoadMLP reads an MLP baseline written by SaveMLP, verifying its checksum
+// (ErrMLPChecksum); a file written before checksums were added loads
+// unverified.
 func LoadMLP(path string) (*mlp.MLP, error) {
-	b, err := os.ReadFile(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
+	f, err := decodeMLP(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	return f.net, nil
+}
+
+func decodeMLP(raw []byte, path string) (*mlpFile, error) {
 	var f mlpFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("trainer: %s: not an MLP file: %w", path, err)
+	}
+	if f.SHA256 != "" {
+		if got := mlpChecksum(&f); got != f.SHA256 {
+			return nil, fmt.Errorf("%w: %s: its content hashes to sha256 %s but the file records %s: the weights were changed or corrupted after the file was written; use an intact copy or retrain",
+				ErrMLPChecksum, path, got[:16]+"…", f.SHA256[:min(16, len(f.SHA256))]+"…")
+		}
+		f.verified = true
 	}
 	net, err := mlp.Load(f.Config, f.Weights)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %s: %w", path, err)
 	}
-	return net, nil
+	f.net = net
+	return &f, nil
 }

@@ -1,8 +1,13 @@
 package trainer
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calisym/calisym/predictor"
@@ -72,5 +77,115 @@ func TestOpenModel(t *testing.T) {
 	}
 	if _, err := OpenModel(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("a missing MLP file opened")
+	}
+}
+
+// TestOpenModelChecksums flips one weight of a saved MLP and requires
+// OpenModel to refuse it naming the checksum; a file written before
+// checksums (testdata) opens with a warning, an intact one verified, and
+// reformatting the JSON keeps it valid. An MLP written under a
+// .safetensors name opens by its content.
+func TestOpenModelChecksums(t *testing.T) {
+	ds := toyDataset(t, 1, 30, 1, 0, 5)
+	net, err := NewMLP(ds, []int{3}, LossWeights{Q: 1, P: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "model.safetensors") // what `train --model mlp` wrote without --out
+	if err := net.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := OpenModel(good)
+	if err != nil || sv.Kind != "mlp" || !sv.ChecksumVerified || sv.Warning != "" || sv.Net == nil {
+		t.Fatalf("an intact MLP file: %v, %+v", err, sv)
+	}
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, raw, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	pretty := filepath.Join(dir, "pretty.json")
+	if err := os.WriteFile(pretty, indented.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sv, err := OpenModel(pretty); err != nil || !sv.ChecksumVerified {
+		t.Errorf("the reformatted file: %v", err)
+	}
+	// Change one digit of the first weight.
+	i := bytes.Index(raw, []byte(`"layers.0.bias":[`)) + len(`"layers.0.bias":[`) + 5
+	if raw[i] < '0' || raw[i] > '9' {
+		t.Fatalf("no digit to change at %d: %q", i, raw[i-5:i+5])
+	}
+	flipped := slices.Clone(raw)
+	flipped[i] = '0' + (raw[i]-'0'+1)%10
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenModel(bad)
+	if !errors.Is(err, ErrMLPChecksum) || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "sha256") {
+		t.Errorf("a changed weight: %v, want a checksum error naming %s", err, bad)
+	}
+	if _, err := LoadMLP(bad); !errors.Is(err, ErrMLPChecksum) {
+		t.Errorf("LoadMLP of a changed weight: %v", err)
+	}
+	old, err := OpenModel("testdata/mlp_no_checksum.json")
+	if err != nil {
+		t.Fatalf("an MLP file written before checksums: %v", err)
+	}
+	if old.ChecksumVerified || !strings.Contains(old.Warning, "no checksum") || old.Params != net.NumParams() {
+		t.Errorf("an MLP file written before checksums: %+v", old)
+	}
+}
+
+// TestCheckDatasetNames requires a model trained on other coordinate or
+// port names than a dataset's to be refused, naming both lists, for either
+// kind of model.
+func TestCheckDatasetNames(t *testing.T) {
+	ds := toyDataset(t, 2, 40, 2, 0, 23)
+	ds.Coordinates, ds.Ports = []string{"q1", "q2"}, []string{"u1", "u2"}
+	sym := symplecticLearner(t, ds, predictor.KindGR, 23)
+	sym.Model().Meta.Coordinates, sym.Model().Meta.Ports = ds.Coordinates, ds.Ports
+	net, err := NewMLP(ds, []int{4}, LossWeights{Q: 1, P: 1}, 23)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	symPath, mlpPath := filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "mlp.json")
+	if err := sym.Model().Save(symPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := net.Save(mlpPath); err != nil {
+		t.Fatal(err)
+	}
+	other := *ds
+	other.Coordinates = []string{"shoulder", "elbow"}
+	otherPorts := *ds
+	otherPorts.Ports = []string{"tau_shoulder", "tau_elbow"}
+	unnamed := *ds
+	unnamed.Coordinates, unnamed.Ports = nil, nil
+	for _, path := range []string{symPath, mlpPath} {
+		sv, err := OpenModel(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sv.CheckDataset(ds, "same"); err != nil {
+			t.Errorf("%s on its own data: %v", path, err)
+		}
+		if err := sv.CheckDataset(&unnamed, "unnamed"); err != nil {
+			t.Errorf("%s on data without names: %v", path, err)
+		}
+		err = sv.CheckDataset(&other, "other")
+		if !errors.Is(err, ErrModelData) || !strings.Contains(err.Error(), "[q1 q2]") || !strings.Contains(err.Error(), "[shoulder elbow]") {
+			t.Errorf("%s on other coordinates: %v, want an error naming both lists", path, err)
+		}
+		err = sv.CheckDataset(&otherPorts, "other ports")
+		if !errors.Is(err, ErrModelData) || !strings.Contains(err.Error(), "[u1 u2]") || !strings.Contains(err.Error(), "[tau_shoulder tau_elbow]") {
+			t.Errorf("%s on other ports: %v, want an error naming both lists", path, err)
+		}
 	}
 }

@@ -114,9 +114,41 @@ func (c *Config) alphaAt(epoch int) float64 {
 // ErrDiverged reports a non-finite loss or gradient.
 var ErrDiverged = errors.New("trainer: training diverged")
 
+// Interrupted is the error Train returns when its context is cancelled. The
+// context is checked before every epoch, so a run stops at the end of the
+// epoch under way; the learner then holds the parameters after Done epochs.
+// It unwraps to the context's error.
+type Interrupted struct {
+	// Done is the number of epochs completed (resumed ones included), of
+	// Epochs planned.
+	Done, Epochs int
+	// Checkpoint is the file that holds the run after Done epochs, from
+	// which Train resumes ("" when none does: no Config.CheckpointPath, or
+	// no epoch completed).
+	Checkpoint string
+	// Err is the context's error.
+	Err error
+}
+
+// Error implements error.
+func (e *Interrupted) Error() string {
+	s := fmt.Sprintf("trainer: training interrupted after epoch %d of %d (%v)", e.Done, e.Epochs, e.Err)
+	if e.Checkpoint != "" {
+		s += fmt.Sprintf("; checkpoint %s holds epoch %d", e.Checkpoint, e.Done)
+	}
+	return s
+}
+
+// Unwrap returns the context's error.
+func (e *Interrupted) Unwrap() error { return e.Err }
+
 // Train fits the learner on the training set. val, if non-nil, is scored
 // every epoch by its one-step loss. With Config.CheckpointPath set, training
-// resumes from an existing checkpoint there.
+// resumes from an existing checkpoint there, which must have been written
+// training the same model on the same data (ErrCheckpoint otherwise). A
+// cancelled context stops the run at the end of the current epoch with an
+// *Interrupted error; with Config.CheckpointPath set, Train first writes
+// the checkpoint of the last completed epoch, whatever CheckpointEvery.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -141,17 +173,32 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	grad := make([]float64, l.NumParams())
 	batch := newBatch(cfg.BatchSize, nx, ne)
 	hist := &History{}
-	start := 0
+	start, saved := 0, -1 // saved: the epoch the checkpoint file holds
+	var fp DataFingerprint
 	if cfg.CheckpointPath != "" {
+		fp = Fingerprint(train)
 		if ck, err := LoadCheckpoint(cfg.CheckpointPath); err == nil {
-			if err := ck.restore(l, opt); err != nil {
+			if err := ck.restore(cfg.CheckpointPath, l, opt, fp); err != nil {
 				return nil, err
 			}
-			start = ck.Epoch
+			start, saved = ck.Epoch, ck.Epoch
 			hist = &ck.History
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
+	}
+	interrupted := func(epoch int, cause error) error {
+		ie := &Interrupted{Done: epoch, Epochs: cfg.Epochs, Err: cause}
+		if cfg.CheckpointPath != "" && epoch > 0 && saved != epoch {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp); err != nil {
+				return errors.Join(ie, err)
+			}
+			saved = epoch
+		}
+		if saved == epoch {
+			ie.Checkpoint = cfg.CheckpointPath
+		}
+		return ie
 	}
 	var vb *transitionBatches
 	if val != nil {
@@ -160,7 +207,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	bar := newProgress(cfg.Progress, l.Name(), cfg.Epochs, start)
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
 		if err := ctx.Err(); err != nil {
-			return hist, err
+			return hist, interrupted(epoch, err)
 		}
 		te := time.Now()
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch)))
@@ -217,9 +264,10 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			cfg.OnEpoch(es)
 		}
 		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist); err != nil {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp); err != nil {
 				return hist, err
 			}
+			saved = epoch + 1
 		}
 	}
 	bar.finish()

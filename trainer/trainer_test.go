@@ -242,6 +242,105 @@ func TestCheckpointResume(t *testing.T) {
 	}
 }
 
+// TestCheckpointOtherData requires resuming a checkpoint on other training
+// data to fail naming what differs: other values of the same shape, other
+// coordinate names, and another layout of the same parameter count.
+func TestCheckpointOtherData(t *testing.T) {
+	ds := toyDataset(t, 2, 50, 2, 0, 14)
+	ds.Coordinates, ds.Ports = []string{"q1", "q2"}, []string{"u1", "u2"}
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Workers, cfg.CheckpointEvery = 1, 32, 1, 1
+	cfg.CheckpointPath = filepath.Join(t.TempDir(), "run.ckpt")
+	if _, err := Train(context.Background(), symplecticLearner(t, ds, predictor.KindGR, 8), ds, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	values := toyDataset(t, 2, 50, 2, 0, 15)
+	values.Coordinates, values.Ports = ds.Coordinates, ds.Ports
+	names := *ds
+	names.Coordinates = []string{"shoulder", "elbow"}
+	contact := toyDataset(t, 2, 50, 0, 2, 14) // n_c = 2 instead of n_u = 2: the same parameter count
+	cfg.Epochs = 2
+	for _, c := range []struct {
+		name string
+		ds   *dataset.Dataset
+		want []string
+	}{
+		{"other values", values, []string{"other values", "sha256"}},
+		{"other coordinates", &names, []string{"[q1 q2]", "[shoulder elbow]"}},
+		{"other layout", contact, []string{"n_u=2, n_c=0", "n_u=0, n_c=2"}},
+	} {
+		l := symplecticLearner(t, c.ds, predictor.KindGR, 8)
+		if l.NumParams() != symplecticLearner(t, ds, predictor.KindGR, 8).NumParams() {
+			t.Fatalf("%s: another parameter count", c.name)
+		}
+		_, err := Train(context.Background(), l, c.ds, nil, cfg)
+		if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), cfg.CheckpointPath) || !strings.Contains(err.Error(), "other data") {
+			t.Errorf("%s: %v, want a checkpoint error naming the file and other data", c.name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not mention %q", c.name, err, w)
+			}
+		}
+	}
+	if _, err := Train(context.Background(), symplecticLearner(t, ds, predictor.KindGR, 8), ds, nil, cfg); err != nil {
+		t.Errorf("resuming on the same data: %v", err)
+	}
+}
+
+// TestInterruptSavesCheckpoint cancels a run after its second epoch, with
+// checkpoints due only every 10 epochs: Train returns an *Interrupted
+// naming the checkpoint it wrote of epoch 2, and resuming from it gives
+// the parameters of an uninterrupted run bit for bit. Without a checkpoint
+// path the error says that none holds the run.
+func TestInterruptSavesCheckpoint(t *testing.T) {
+	ds := toyDataset(t, 2, 60, 2, 0, 16)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Workers = 4, 32, 1
+	ref := symplecticLearner(t, ds, predictor.KindGR, 9)
+	if _, err := Train(context.Background(), ref, ds, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(t.TempDir(), "run.ckpt"), ""} {
+		c := cfg
+		c.CheckpointPath, c.CheckpointEvery = path, 10
+		ctx, cancel := context.WithCancel(context.Background())
+		c.OnEpoch = func(es EpochStats) {
+			if es.Epoch == 2 {
+				cancel()
+			}
+		}
+		_, err := Train(ctx, symplecticLearner(t, ds, predictor.KindGR, 9), ds, nil, c)
+		cancel()
+		var ie *Interrupted
+		if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) || ie.Done != 2 || ie.Epochs != 4 || ie.Checkpoint != path {
+			t.Fatalf("checkpoint %q: error %v (%+v), want an interruption after epoch 2 of 4", path, err, ie)
+		}
+		if path == "" {
+			if strings.Contains(err.Error(), "checkpoint") {
+				t.Errorf("no checkpoint, yet the error names one: %v", err)
+			}
+			continue
+		}
+		if !strings.Contains(err.Error(), path+" holds epoch 2") {
+			t.Errorf("the error does not say what was saved: %v", err)
+		}
+		ck, err := LoadCheckpoint(path)
+		if err != nil || ck.Epoch != 2 || len(ck.History.Epochs) != 2 {
+			t.Fatalf("the checkpoint after the interruption: %v, %+v", err, ck)
+		}
+		c.OnEpoch = nil
+		b := symplecticLearner(t, ds, predictor.KindGR, 9)
+		if _, err := Train(context.Background(), b, ds, nil, c); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(b.Params(), ref.Params()) {
+			t.Error("resuming after the interruption does not give the uninterrupted run's parameters")
+		}
+	}
+}
+
 func TestBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	ds := toyDataset(t, 2, 50, 2, 0, 13)

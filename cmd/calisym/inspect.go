@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer"
 )
 
 // inspectReport is what `calisym inspect --json` prints.
@@ -30,6 +31,24 @@ type inspectReport struct {
 	SymplecticResidualMax  float64            `json:"symplectic_residual_max"`
 	ResidualStates         int                `json:"residual_states"`
 	Meta                   predictor.Metadata `json:"meta,omitzero"`
+	// ChecksumVerified is set for a model file: whether its checksums
+	// were present and matched.
+	ChecksumVerified *bool `json:"checksum_verified,omitempty"`
+}
+
+// mlpInspectReport is what `calisym inspect --json` prints for an MLP
+// baseline.
+type mlpInspectReport struct {
+	Source           string   `json:"source"`
+	Kind             string   `json:"kind"`
+	StateDim         int      `json:"state_dim"`
+	PortDim          int      `json:"port_dim"`
+	Hidden           []int    `json:"hidden"`
+	Params           int      `json:"params"`
+	FLOPsPerStep     int      `json:"flops_per_step"`
+	Coordinates      []string `json:"coordinates,omitempty"`
+	Ports            []string `json:"ports,omitempty"`
+	ChecksumVerified bool     `json:"checksum_verified"`
 }
 
 func newInspectCmd() *cobra.Command {
@@ -38,11 +57,13 @@ func newInspectCmd() *cobra.Command {
 	var states int
 	var seed uint64
 	cmd := &cobra.Command{
-		Use:   "inspect [MODEL.safetensors]",
+		Use:   "inspect [MODEL]",
 		Short: "Describe a model file or a freshly initialised preset",
 		Long: `Prints the lifted layout, the parameter count, FLOPs per rollout step and
 the symplecticity residual ε_J (mean and max over random lifted states) of a
-model file, or of a preset with random parameters (--preset pendulum|quadrotor|quadruped).`,
+model file, or of a preset with random parameters (--preset pendulum|quadrotor|quadruped).
+For an MLP baseline (.json) it prints its dimensions, hidden widths,
+parameters and FLOPs per step.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m *predictor.Model
@@ -53,11 +74,19 @@ model file, or of a preset with random parameters (--preset pendulum|quadrotor|q
 			case len(args) == 1 && preset != "":
 				return fmt.Errorf("give a model file or --preset, not both")
 			case len(args) == 1:
-				var err error
-				if m, err = predictor.Load(args[0]); err != nil {
+				sv, err := trainer.OpenModel(args[0])
+				if err != nil {
 					return err
 				}
+				if sv.Warning != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "calisym inspect: warning:", sv.Warning)
+				}
+				if sv.Net != nil {
+					return inspectMLP(cmd.OutOrStdout(), sv, asJSON)
+				}
+				m = sv.Model
 				rep.Source = args[0]
+				rep.ChecksumVerified = &sv.ChecksumVerified
 			case preset != "":
 				p, err := predictor.LookupPreset(preset)
 				if err != nil {
@@ -98,6 +127,32 @@ model file, or of a preset with random parameters (--preset pendulum|quadrotor|q
 	return cmd
 }
 
+// inspectMLP describes an MLP baseline.
+func inspectMLP(w io.Writer, sv *trainer.SavedModel, asJSON bool) error {
+	c := sv.Net.Config()
+	rep := mlpInspectReport{Source: sv.Path, Kind: sv.Kind, StateDim: c.StateDim, PortDim: c.PortDim, Hidden: c.Hidden,
+		Params: sv.Params, FLOPsPerStep: sv.Net.FLOPs(), Coordinates: sv.Coordinates, Ports: sv.Ports, ChecksumVerified: sv.ChecksumVerified}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "source\t%s\n", rep.Source)
+	fmt.Fprintf(tw, "architecture\tMLP baseline, tanh hidden layers %v, residual one-step prediction\n", rep.Hidden)
+	fmt.Fprintf(tw, "state, ports\t%d, %d\n", rep.StateDim, rep.PortDim)
+	fmt.Fprintf(tw, "parameters\t%d\n", rep.Params)
+	fmt.Fprintf(tw, "FLOPs/step\t%d\n", rep.FLOPsPerStep)
+	fmt.Fprintf(tw, "symplectic\tno (not by construction; calisym bench reports its ε_J over data)\n")
+	if len(rep.Coordinates) > 0 {
+		fmt.Fprintf(tw, "coordinates\t%v\n", rep.Coordinates)
+	}
+	if len(rep.Ports) > 0 {
+		fmt.Fprintf(tw, "ports\t%v\n", rep.Ports)
+	}
+	return tw.Flush()
+}
+
 func fillInspect(rep *inspectReport, m *predictor.Model, states int, seed uint64) {
 	f := m.CountFLOPs()
 	rep.Kind, rep.Layout, rep.LiftedDim = m.Arch.Kind, m.Layout, m.Layout.Dim()
@@ -128,6 +183,13 @@ func printInspect(w io.Writer, r inspectReport) {
 	fmt.Fprintf(tw, "ε_J mean / max\t%.2e / %.2e over %d random lifted states\n", r.SymplecticResidualMean, r.SymplecticResidualMax, r.ResidualStates)
 	if r.Meta.Name != "" {
 		fmt.Fprintf(tw, "name\t%s\n", r.Meta.Name)
+	}
+	if r.ChecksumVerified != nil {
+		sum := "verified (SHA-256 of the tensors and the description)"
+		if !*r.ChecksumVerified {
+			sum = "none: written before calisym added checksums, loaded unverified"
+		}
+		fmt.Fprintf(tw, "checksum\t%s\n", sum)
 	}
 	for k, v := range r.Meta.Metrics {
 		fmt.Fprintf(tw, "metric %s\t%.6g\n", k, v)

@@ -21,6 +21,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C cancels ctx, and commands wind down (train finishes
+	// its epoch and saves its checkpoint); a second one quits at once.
+	context.AfterFunc(ctx, stop)
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "calisym:", err)
 		os.Exit(1)

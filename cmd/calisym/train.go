@@ -1,17 +1,24 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
@@ -99,9 +106,12 @@ func newTrainCmd() *cobra.Command {
 		Use:   "train",
 		Short: "Train a CaLiSym model (gr, grb) or the MLP baseline on a dataset",
 		Long: `train fits one model by one-step teacher forcing in FP64 on the windows of
---data and writes it to --out (.safetensors for CaLiSym, .json for the MLP).
+--data and writes it to --out (.safetensors for CaLiSym, default
+model.safetensors; .json for the MLP, default model.json).
 With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
---resume continues from it.`,
+--resume continues from it, on the same --data (another dataset is an
+error). Ctrl-C stops at the end of the current epoch: with --checkpoint it
+saves the completed epochs there and prints the command that resumes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			train, err := loadDataset(dataDir)
@@ -134,10 +144,19 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 			default:
 				return fmt.Errorf("unknown --model %q (want gr, grb or mlp)", kind)
 			}
+			if out, err = modelOut(kind, out); err != nil {
+				return err
+			}
 			if ckpt != "" {
 				ms.Train.CheckpointPath = ckpt
-				if _, err := os.Stat(ckpt); err == nil && !resume {
+				_, err := os.Stat(ckpt)
+				switch {
+				case err == nil && !resume:
 					return fmt.Errorf("checkpoint %s exists: pass --resume to continue from it or remove it", ckpt)
+				case errors.Is(err, fs.ErrNotExist) && resume:
+					return fmt.Errorf("--resume: checkpoint %s does not exist, so there is no run to continue: check the path, or drop --resume to start afresh (the checkpoint is then written there)", ckpt)
+				case err != nil && !errors.Is(err, fs.ErrNotExist):
+					return fmt.Errorf("checkpoint: %w", err)
 				}
 			} else if resume {
 				return errors.New("--resume needs --checkpoint")
@@ -156,7 +175,24 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 				}
 			}
 			start := time.Now()
-			hist, err := trainer.Train(cmd.Context(), l, train, v, ms.Train)
+			ctx := cmd.Context()
+			notice := "interrupted: stopping at the end of the current epoch; nothing will be saved without --checkpoint (Ctrl-C again quits at once)"
+			if ckpt != "" {
+				notice = "interrupted: stopping at the end of the current epoch to save the checkpoint " + ckpt + " (Ctrl-C again quits at once, without saving it)"
+			}
+			noticed := make(chan struct{})
+			stopNotice := context.AfterFunc(ctx, func() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "calisym train:", notice)
+				close(noticed)
+			})
+			hist, err := trainer.Train(ctx, l, train, v, ms.Train)
+			if !stopNotice() {
+				<-noticed
+			}
+			var ie *trainer.Interrupted
+			if errors.As(err, &ie) {
+				return interruptedError(cmd, err, ie, out)
+			}
 			if err != nil {
 				return err
 			}
@@ -177,7 +213,7 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 	f.IntVar(&layers, "layers", 0, "override the preset's layer count")
 	f.IntVar(&width, "width", 0, "override the preset's ridge width")
 	f.StringVar(&hidden, "hidden", "96,96", "MLP hidden widths")
-	f.StringVar(&out, "out", "model.safetensors", "output model file")
+	f.StringVar(&out, "out", "", "output model file (default model.safetensors, or model.json for --model mlp)")
 	f.StringVar(&ckpt, "checkpoint", "", "checkpoint file")
 	f.BoolVar(&resume, "resume", false, "resume from --checkpoint")
 	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", 10, "epochs between checkpoints")
@@ -204,6 +240,83 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 	return cmd
 }
 
+// modelOut returns the model file train writes for a model kind: out, or
+// the kind's default name when out is empty. OpenModel reads an MLP by its
+// content, but other tools go by the name, so an MLP must be .json and a
+// CaLiSym model must not be.
+func modelOut(kind, out string) (string, error) {
+	isJSON := strings.HasSuffix(strings.ToLower(out), ".json")
+	switch {
+	case out == "" && kind == "mlp":
+		return "model.json", nil
+	case out == "":
+		return "model.safetensors", nil
+	case kind == "mlp" && !isJSON:
+		return "", fmt.Errorf("--out %s: the MLP baseline is saved as JSON; name the file *.json (e.g. %s)", out, strings.TrimSuffix(out, filepath.Ext(out))+".json")
+	case kind != "mlp" && isJSON:
+		return "", fmt.Errorf("--out %s: a CaLiSym model is saved as safetensors; name the file *.safetensors (e.g. %s)", out, strings.TrimSuffix(out, filepath.Ext(out))+".safetensors")
+	}
+	return out, nil
+}
+
+// interruptedError says what an interrupted training run saved and how to
+// resume it. err is Train's error, ie the *trainer.Interrupted in it; the
+// result wraps err.
+func interruptedError(cmd *cobra.Command, err error, ie *trainer.Interrupted, out string) error {
+	notWritten := fmt.Sprintf("the model file %s is written only when training completes", out)
+	var msg string
+	switch {
+	case ie.Checkpoint != "":
+		msg = fmt.Sprintf("training interrupted after epoch %d of %d: checkpoint %s holds the run after epoch %d (%s). Resume with\n  %s",
+			ie.Done, ie.Epochs, ie.Checkpoint, ie.Done, notWritten, resumeCommand(cmd))
+	case ie.Done == 0:
+		msg = fmt.Sprintf("training interrupted before its first epoch completed: nothing to save (%s); run the same command again to start afresh", notWritten)
+	case cmd.Flags().Changed("checkpoint"):
+		return fmt.Errorf("training interrupted after epoch %d of %d, and saving the checkpoint failed (%s): %w", ie.Done, ie.Epochs, notWritten, err)
+	default:
+		msg = fmt.Sprintf("training interrupted after epoch %d of %d: nothing was saved (%s); to be able to resume an interrupted run, train with --checkpoint FILE",
+			ie.Done, ie.Epochs, notWritten)
+	}
+	return &explainedError{msg: msg, err: err}
+}
+
+// explainedError replaces the message of an error for the user and keeps
+// it for errors.Is and errors.As.
+type explainedError struct {
+	msg string
+	err error
+}
+
+func (e *explainedError) Error() string { return e.msg }
+func (e *explainedError) Unwrap() error { return e.err }
+
+// resumeCommand is the command line that resumes the run cmd started: its
+// flags as the user gave them, and --resume.
+func resumeCommand(cmd *cobra.Command) string {
+	args := []string{"calisym", cmd.Name()}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name == "resume" {
+			return
+		}
+		if f.Value.Type() == "bool" {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		args = append(args, "--"+f.Name, shellQuote(f.Value.String()))
+	})
+	return strings.Join(append(args, "--resume"), " ")
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:,=+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // saveLearner writes a trained model.
 func saveLearner(l trainer.Learner, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -216,7 +329,7 @@ func saveLearner(l trainer.Learner, path string) error {
 		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
 		return m.Save(path)
 	case *trainer.MLP:
-		return trainer.SaveMLP(path, v.Net)
+		return v.Save(path)
 	}
 	return fmt.Errorf("cannot save %T", l)
 }
@@ -228,11 +341,24 @@ func newEvalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Autoregressive evaluation of a saved model on a dataset",
-		Args:  cobra.NoArgs,
+		Long: `eval rolls a saved model (CaLiSym .safetensors or MLP .json) out from the
+windows of --data and prints its autoregressive MSE at --horizon and at
+each of --horizons, beside the state held constant (x̂_k = x_0) on the
+same windows: the reference every model has to beat.
+
+The dataset must have the model's dimensions and, where both record them,
+its coordinate and port names. Without --horizon and --horizons, horizons
+longer than the dataset's episodes allow (window-stored data hold one
+window per episode) are left out, with a note; given explicitly, they are
+an error that names the longest horizon the data allow.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sv, err := trainer.OpenModel(modelPath)
 			if err != nil {
 				return err
+			}
+			if sv.Warning != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "calisym eval: warning:", sv.Warning)
 			}
 			ds, err := loadDataset(dataDir)
 			if err != nil {
@@ -241,31 +367,53 @@ func newEvalCmd() *cobra.Command {
 			if err := sv.CheckDataset(ds, dataDir); err != nil {
 				return err
 			}
-			opt := trainer.EvalOptions{Horizon: horizon, Stride: stride, MaxWindows: maxWin}
-			res, err := trainer.Evaluate(cmd.Context(), sv.Rollers, ds, opt)
-			if err != nil {
-				return err
-			}
 			hs, err := parseInts(horizons)
 			if err != nil {
 				return err
 			}
-			multi, err := trainer.MultiHorizon(cmd.Context(), sv.Rollers, ds, hs, opt)
+			f := cmd.Flags()
+			if horizon, hs, err = fitHorizons(ds, dataDir, horizon, f.Changed("horizon"), hs, f.Changed("horizons"), cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			opt := trainer.EvalOptions{Horizon: horizon, Stride: stride, MaxWindows: maxWin}
+			res, err := trainer.Evaluate(ctx, sv.Rollers, ds, opt)
 			if err != nil {
 				return err
 			}
-			res.PerStep = nil
+			hold, err := trainer.Evaluate(ctx, trainer.HoldRollers, ds, opt)
+			if err != nil {
+				return err
+			}
+			multi, err := trainer.MultiHorizon(ctx, sv.Rollers, ds, hs, opt)
+			if err != nil {
+				return err
+			}
+			holdMulti, err := trainer.MultiHorizon(ctx, trainer.HoldRollers, ds, hs, opt)
+			if err != nil {
+				return err
+			}
+			res.PerStep, hold.PerStep = nil, nil
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir,
-					"ar_mse": res.MSE, "result": res, "multi_horizon": multi})
+					"ar_mse": res.MSE, "result": res, "multi_horizon": multi,
+					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti})
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s (%s, %d params) on %s: AR MSE %.4g at horizon %d over %d windows (q %.4g, p %.4g, diverged %d)\n",
 				modelPath, sv.Kind, sv.Params, dataDir, res.MSE, res.Horizon, res.Windows, res.MSEQ, res.MSEP, res.Diverged)
-			for _, r := range multi {
-				fmt.Fprintf(w, "  horizon %4d: %.4g\n", r.Horizon, r.MSE)
+			fmt.Fprintf(w, "state held constant (x̂_k = x_0, the reference to beat): AR MSE %.4g (q %.4g, p %.4g)\n", hold.MSE, hold.MSEQ, hold.MSEP)
+			if len(multi) > 0 {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintln(tw, "horizon\tmodel\tstate held constant\t")
+				for i, r := range multi {
+					fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t\n", r.Horizon, r.MSE, holdMulti[i].MSE)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 			}
 			return nil
 		},
@@ -273,12 +421,66 @@ func newEvalCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&modelPath, "model", "", "model file (.safetensors or MLP .json) (required)")
 	f.StringVar(&dataDir, "data", "", "dataset directory (required)")
-	f.IntVar(&horizon, "horizon", 200, "rollout horizon (steps)")
-	f.StringVar(&horizons, "horizons", "5,10,25,50,100,200,400,800", "multi-horizon table (empty: none)")
+	f.IntVar(&horizon, "horizon", 200, "rollout horizon (steps; by default at most what the episodes allow)")
+	f.StringVar(&horizons, "horizons", "5,10,25,50,100,200,400,800", "multi-horizon table (empty: none; by default those the episodes allow)")
 	f.IntVar(&stride, "stride", 10, "spacing of rollout start points")
 	f.IntVar(&maxWin, "max-windows", 0, "cap on rollout windows (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
+}
+
+// fitHorizons fits eval's horizons to a dataset whose longest episode
+// allows rollouts of at most its length − 1 steps. Default horizons that
+// do not fit are shortened or left out, with a note on w; horizons the
+// user gave that do not fit are an error naming what to pass instead.
+func fitHorizons(ds *dataset.Dataset, dir string, horizon int, horizonSet bool, hs []int, horizonsSet bool, w io.Writer) (int, []int, error) {
+	longest := 0
+	for _, ep := range ds.Episodes {
+		longest = max(longest, ep.Len)
+	}
+	maxH := longest - 1
+	if maxH < 1 {
+		return 0, nil, fmt.Errorf("dataset %s has no episode of 2 samples or more: nothing to roll out", dir)
+	}
+	why := fmt.Sprintf("the longest episode of %s has %d samples, so rollouts can be at most %d steps", dir, longest, maxH)
+	if !slices.ContainsFunc(ds.Episodes, func(ep dataset.Episode) bool { return ep.Len != ds.WindowLen }) {
+		why += fmt.Sprintf(" (the data are stored one window of %d samples per episode)", ds.WindowLen)
+	}
+	if horizon > maxH {
+		if horizonSet {
+			return 0, nil, fmt.Errorf("--horizon %d is too long: %s; pass --horizon %d or less", horizon, why, maxH)
+		}
+		fmt.Fprintf(w, "calisym eval: %s: evaluating at horizon %d instead of the default %d\n", why, maxH, horizon)
+		horizon = maxH
+	}
+	var fit, long []int
+	for _, h := range hs {
+		if h > maxH {
+			long = append(long, h)
+		} else {
+			fit = append(fit, h)
+		}
+	}
+	if len(long) > 0 {
+		if horizonsSet {
+			pass := "--horizons " + joinInts(fit)
+			if len(fit) == 0 {
+				pass = fmt.Sprintf("horizons of at most %d steps, e.g. --horizons %d", maxH, maxH)
+			}
+			return 0, nil, fmt.Errorf("--horizons %s too long: %s; pass %s", joinInts(long), why, pass)
+		}
+		fmt.Fprintf(w, "calisym eval: %s: the multi-horizon table leaves out horizons %s\n", why, joinInts(long))
+	}
+	return horizon, fit, nil
+}
+
+// joinInts writes a list of integers as eval's flags take them.
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

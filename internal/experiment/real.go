@@ -415,7 +415,7 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		name string
 		d    *dataset.Dataset
 	}{{"hold_baseline_ood", ood}, {"hold_baseline_id", id}} {
-		r, err := trainer.Evaluate(ctx, holdRollers, s.d, trainer.EvalOptions{Horizon: sys.horizon, Stride: evalStride, Workers: opt.Workers})
+		r, err := trainer.Evaluate(ctx, trainer.HoldRollers, s.d, trainer.EvalOptions{Horizon: sys.horizon, Stride: evalStride, Workers: opt.Workers})
 		if err != nil {
 			return nil, fmt.Errorf("experiment: %s: %w", system, err)
 		}
@@ -423,20 +423,6 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	}
 	return b, nil
 }
-
-// holdRoller predicts that the state stays where it is: the reference
-// every learned model has to beat.
-type holdRoller struct{}
-
-// Rollout implements trainer.Roller.
-func (holdRoller) Rollout(x0, _ []float64, horizon int, out []float64) error {
-	for k := range horizon {
-		copy(out[k*len(x0):(k+1)*len(x0)], x0)
-	}
-	return nil
-}
-
-func holdRollers() (trainer.Roller, error) { return holdRoller{}, nil }
 
 func convertWith(ctx context.Context, spec *convert.Spec, root, params string) (*convert.Result, error) {
 	c, err := convert.NewConverter(spec, convert.Options{DataRoot: root, Params: params})

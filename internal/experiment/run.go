@@ -321,7 +321,7 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		mr.FLOPsPerStep = tr.mlp.Net.FLOPs()
 		mr.SymplecticResidualMean, mr.SymplecticResidualMax = mlpResidual(tr.mlp, states)
 		mr.File = "mlp.json"
-		if err := trainer.SaveMLP(filepath.Join(outDir, mr.File), tr.mlp.Net); err != nil {
+		if err := tr.mlp.Save(filepath.Join(outDir, mr.File)); err != nil {
 			return mr, err
 		}
 	}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/trainer"
+)
+
+// runCLIContext runs the command line in process under ctx.
+func runCLIContext(ctx context.Context, args ...string) (string, string, error) {
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// smokeData simulates the smoke preset's pendulum datasets (train, id,
+// ood: episodes of 301 samples, coordinates q1 q2, ports u1 u2) under dir.
+func smokeData(t *testing.T, dir string) string {
+	t.Helper()
+	sim := filepath.Join(dir, "sim")
+	if _, _, err := runCLI(t, "sim", "--preset", "smoke", "--out", sim); err != nil {
+		t.Fatal(err)
+	}
+	return sim
+}
+
+// rewriteDataset loads dataset src, lets edit change it and saves it to dst.
+func rewriteDataset(t *testing.T, src, dst string, edit func(*dataset.Dataset)) string {
+	t.Helper()
+	ds, err := dataset.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(ds)
+	if err := ds.Save(dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// windowStored cuts every episode into windows of length samples at the
+// given stride, one episode per window, as window storage does.
+func windowStored(length, stride int) func(*dataset.Dataset) {
+	return func(ds *dataset.Dataset) {
+		nx, ne := ds.StateDim(), ds.PortDim()
+		var eps []dataset.Episode
+		for _, ep := range ds.Episodes {
+			for a := 0; a+length <= ep.Len; a += stride {
+				eps = append(eps, dataset.Episode{Name: ep.Name, Len: length,
+					X: ep.X[a*nx : (a+length)*nx], E: ep.E[a*ne : (a+length)*ne]})
+			}
+		}
+		ds.Episodes, ds.WindowLen, ds.Stride = eps, length, stride
+	}
+}
+
+// TestTrainMLPDefaultOut trains the MLP without --out, as a new user
+// would, and requires eval and inspect to read the file it wrote; an MLP
+// --out that is not .json, or a CaLiSym one that is, is refused.
+func TestTrainMLPDefaultOut(t *testing.T) {
+	dir := t.TempDir()
+	sim := smokeData(t, dir)
+	t.Chdir(dir)
+	out, _, err := runCLI(t, "train", "--data", filepath.Join(sim, "train"), "--model", "mlp", "--hidden", "4", "--epochs", "1", "--batch", "256", "--quiet")
+	if err != nil || !strings.Contains(out, "-> model.json") {
+		t.Fatalf("train --model mlp: %v\n%s", err, out)
+	}
+	if _, err := os.Stat("model.safetensors"); err == nil {
+		t.Error("the MLP was written to model.safetensors")
+	}
+	out, _, err = runCLI(t, "eval", "--model", "model.json", "--data", filepath.Join(sim, "ood"), "--horizon", "50", "--horizons", "5,50")
+	if err != nil || !strings.Contains(out, "(mlp, ") {
+		t.Errorf("eval of the default MLP output: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "inspect", "model.json")
+	if err != nil || !strings.Contains(out, "MLP baseline") || !strings.Contains(out, "[q1 q2]") {
+		t.Errorf("inspect of the default MLP output: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "inspect", "--json", "model.json")
+	var rep mlpInspectReport
+	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Kind != "mlp" || rep.StateDim != 4 || !rep.ChecksumVerified || rep.Params == 0 {
+		t.Errorf("inspect --json of the default MLP output: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ model, out, want string }{
+		{"mlp", "baseline.safetensors", "baseline.json"},
+		{"grb", "model.json", "model.safetensors"},
+	} {
+		_, _, err := runCLI(t, "train", "--data", filepath.Join(sim, "train"), "--model", c.model, "--epochs", "1", "--quiet", "--out", c.out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("train --model %s --out %s: %v, want an error suggesting %s", c.model, c.out, err, c.want)
+		}
+	}
+}
+
+// TestEvalHoldAndNames evaluates a model beside the state held constant at
+// every horizon, and refuses a dataset of the same dimensions whose
+// coordinates have other names.
+func TestEvalHoldAndNames(t *testing.T) {
+	dir := t.TempDir()
+	sim := smokeData(t, dir)
+	model := filepath.Join(dir, "m.safetensors")
+	if _, _, err := runCLI(t, "train", "--data", filepath.Join(sim, "train"), "--model", "grb", "--layers", "2", "--epochs", "1", "--batch", "256", "--quiet", "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	ood := filepath.Join(sim, "ood")
+	out, _, err := runCLI(t, "eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5,10,50")
+	if err != nil {
+		t.Fatalf("eval: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "state held constant (x̂_k = x_0, the reference to beat): AR MSE ") {
+		t.Errorf("eval prints no held-state reference at the horizon:\n%s", out)
+	}
+	for _, h := range []string{"5", "10", "50"} {
+		if !regexp.MustCompile(`(?m)^ *` + h + `  +\S+  +\S+\s*$`).MatchString(out) {
+			t.Errorf("eval has no row of the model and the held state at horizon %s:\n%s", h, out)
+		}
+	}
+	out, _, err = runCLI(t, "eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5,10,50", "--json")
+	var ev struct {
+		ARMSE     float64              `json:"ar_mse"`
+		HoldARMSE float64              `json:"hold_ar_mse"`
+		Multi     []trainer.EvalResult `json:"multi_horizon"`
+		Hold      []trainer.EvalResult `json:"hold_multi_horizon"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &ev) != nil || len(ev.Hold) != 3 || len(ev.Multi) != 3 {
+		t.Fatalf("eval --json: %v\n%s", err, out)
+	}
+	ds, err := dataset.Load(ood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range []int{5, 10, 50} {
+		want, err := trainer.Evaluate(context.Background(), trainer.HoldRollers, ds, trainer.EvalOptions{Horizon: h, Stride: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Hold[i].Horizon != h || ev.Hold[i].MSE != want.MSE || !(want.MSE > 0) {
+			t.Errorf("held state at horizon %d: %+v, want MSE %v", h, ev.Hold[i], want.MSE)
+		}
+	}
+	if !(ev.HoldARMSE > 0) || ev.HoldARMSE != ev.Hold[2].MSE {
+		t.Errorf("hold_ar_mse %v, the table's %v", ev.HoldARMSE, ev.Hold[2].MSE)
+	}
+
+	renamed := rewriteDataset(t, ood, filepath.Join(dir, "renamed"), func(ds *dataset.Dataset) {
+		ds.Coordinates = []string{"shoulder", "elbow"}
+	})
+	_, _, err = runCLI(t, "eval", "--model", model, "--data", renamed)
+	if !errors.Is(err, trainer.ErrModelData) || !strings.Contains(err.Error(), "[q1 q2]") || !strings.Contains(err.Error(), "[shoulder elbow]") {
+		t.Errorf("eval on other coordinates: %v, want an error naming both lists", err)
+	}
+}
+
+// TestEvalWindowStoredHorizons evaluates on window-stored data (episodes
+// of 101 samples) with eval's default horizons, which it shortens with a
+// note, and with explicit ones that do not fit, which are errors saying
+// what to pass.
+func TestEvalWindowStoredHorizons(t *testing.T) {
+	dir := t.TempDir()
+	sim := smokeData(t, dir)
+	model := filepath.Join(dir, "m.json")
+	if _, _, err := runCLI(t, "train", "--data", filepath.Join(sim, "train"), "--model", "mlp", "--hidden", "4", "--epochs", "1", "--quiet", "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	win := rewriteDataset(t, filepath.Join(sim, "ood"), filepath.Join(dir, "windows"), windowStored(101, 50))
+	out, stderr, err := runCLI(t, "eval", "--model", model, "--data", win)
+	if err != nil {
+		t.Fatalf("eval with the default horizons on window-stored data: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "at horizon 100 over") || !strings.Contains(stderr, "at most 100 steps") || !strings.Contains(stderr, "one window of 101 samples per episode") ||
+		!strings.Contains(stderr, "leaves out horizons 200,400,800") {
+		t.Errorf("eval's default horizons on window-stored data:\n%s\n%s", out, stderr)
+	}
+	for _, h := range []string{"5", "100"} {
+		if !regexp.MustCompile(`(?m)^ *` + h + `  +\S+  +\S+\s*$`).MatchString(out) {
+			t.Errorf("no row at horizon %s:\n%s", h, out)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--horizon", "200"}, "pass --horizon 100 or less"},
+		{[]string{"--horizon", "100", "--horizons", "5,100,200"}, "pass --horizons 5,100"},
+		{[]string{"--horizon", "100", "--horizons", "400"}, "e.g. --horizons 100"},
+	} {
+		_, _, err := runCLI(t, append([]string{"eval", "--model", model, "--data", win}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "101 samples") {
+			t.Errorf("eval %v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestTrainResumeErrors: --resume without a checkpoint file, and resuming
+// a checkpoint written on other data, are errors.
+func TestTrainResumeErrors(t *testing.T) {
+	dir := t.TempDir()
+	sim := smokeData(t, dir)
+	ckpt := filepath.Join(dir, "run.ckpt")
+	args := func(data string, epochs string, extra ...string) []string {
+		return append([]string{"train", "--data", filepath.Join(sim, data), "--model", "gr", "--arch", "quadrotor", "--layers", "2", "--width", "4",
+			"--epochs", epochs, "--batch", "256", "--quiet", "--checkpoint", ckpt, "--out", filepath.Join(dir, "m.safetensors")}, extra...)
+	}
+	_, _, err := runCLI(t, args("train", "2", "--resume")...)
+	if err == nil || !strings.Contains(err.Error(), ckpt+" does not exist") {
+		t.Errorf("--resume without a checkpoint: %v", err)
+	}
+	if _, err := os.Stat(ckpt); err == nil {
+		t.Error("--resume without a checkpoint trained anyway")
+	}
+	if _, _, err := runCLI(t, args("train", "1")...); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCLI(t, args("id", "2", "--resume")...)
+	if !errors.Is(err, trainer.ErrCheckpoint) || !strings.Contains(err.Error(), "other data") || !strings.Contains(err.Error(), ckpt) {
+		t.Errorf("--resume on other data: %v", err)
+	}
+	if _, _, err := runCLI(t, args("train", "2", "--resume")...); err != nil {
+		t.Errorf("--resume on the same data: %v", err)
+	}
+}
+
+// TestTrainInterrupted cancels training (Ctrl-C) and requires the error to
+// say what was saved and, with a checkpoint, the command that resumes; that
+// command then completes the run.
+func TestTrainInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	sim := smokeData(t, dir)
+	ckpt, model := filepath.Join(dir, "run.ckpt"), filepath.Join(dir, "m.json")
+	base := []string{"train", "--data", filepath.Join(sim, "train"), "--model", "mlp", "--hidden", "4", "--batch", "256", "--quiet", "--out", model}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	_, _, err := runCLIContext(cancelled, append(base, "--epochs", "3")...)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "nothing to save") {
+		t.Errorf("interrupted before the first epoch: %v", err)
+	}
+	if _, _, err := runCLI(t, append(base, "--epochs", "1", "--checkpoint", ckpt)...); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(model)
+	_, stderr, err := runCLIContext(cancelled, append(base, "--epochs", "3", "--checkpoint", ckpt, "--resume")...)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"interrupted after epoch 1 of 3", "checkpoint " + ckpt + " holds the run after epoch 1", model + " is written only when training completes", "Resume with"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the interruption message lacks %q:\n%s", want, msg)
+		}
+	}
+	if !strings.Contains(stderr, "stopping at the end of the current epoch") {
+		t.Errorf("no notice of the interruption on stderr: %q", stderr)
+	}
+	if _, err := os.Stat(model); err == nil {
+		t.Error("an interrupted run wrote the model file")
+	}
+	line := regexp.MustCompile(`(?m)^  (calisym train .*)$`).FindStringSubmatch(msg)
+	if line == nil || !strings.Contains(line[1], "--resume") || !strings.Contains(line[1], "--checkpoint "+ckpt) || strings.Contains(line[1], "'") {
+		t.Fatalf("no resume command in:\n%s", msg)
+	}
+	out, _, err := runCLI(t, strings.Fields(line[1])[1:]...)
+	if err != nil || !strings.Contains(out, model) {
+		t.Fatalf("the printed resume command: %v\n%s", err, out)
+	}
+	ck, err := trainer.LoadCheckpoint(ckpt)
+	if err != nil || ck.Epoch != 3 {
+		t.Errorf("after resuming: checkpoint %v, %v", ck, err)
+	}
+
+}
+
+// TestInterruptedWithoutCheckpoint: a run interrupted after some epochs
+// without --checkpoint says that nothing was saved and how to make a run
+// resumable.
+func TestInterruptedWithoutCheckpoint(t *testing.T) {
+	cmd := newTrainCmd()
+	if err := cmd.ParseFlags([]string{"--data", "d", "--epochs", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	ie := &trainer.Interrupted{Done: 2, Epochs: 5, Err: context.Canceled}
+	err := interruptedError(cmd, ie, ie, "model.json")
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "after epoch 2 of 5: nothing was saved") || !strings.Contains(err.Error(), "train with --checkpoint FILE") {
+		t.Errorf("got %v", err)
+	}
+}
