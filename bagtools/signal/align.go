@@ -10,6 +10,11 @@ import (
 // ErrAlign reports streams that cannot be put onto one clock.
 var ErrAlign = errors.New("signal: cannot align streams")
 
+// maxClockSamples bounds the common clock (2³⁰ samples, 8 GiB per stream
+// of width 1): a longer one comes from a corrupt time stamp (a garbage row
+// of a table stamped 1e154 s), not from a recording.
+const maxClockSamples = 1 << 30
+
 // Stream is one timestamped signal: len(Time) samples of Width values each,
 // row-major in Values, interpolated with Interp.
 type Stream struct {
@@ -98,6 +103,10 @@ func Align(streams []Stream, opt AlignOptions) (*Aligned, error) {
 	}
 	if !(end >= start) {
 		return nil, fmt.Errorf("%w: the streams share no time span (latest start %.6f s after earliest end %.6f s)", ErrAlign, start, end)
+	}
+	if n := (end - start) * opt.Rate; n > maxClockSamples {
+		return nil, fmt.Errorf("%w: the clock from %.6g s to %.6g s would have %.3g samples at %g Hz: a corrupt time stamp? (stream %q spans %.6g s to %.6g s)",
+			ErrAlign, start, end, n, opt.Rate, sorted[0].Name, sorted[0].Time[0], sorted[0].Time[len(sorted[0].Time)-1])
 	}
 	clock := Clock(start, end, opt.Rate)
 	out := &Aligned{Time: clock, Values: make([][]float64, len(sorted)), Valid: make([]bool, len(clock))}
