@@ -26,7 +26,7 @@ func quadrotorSpec(kind string) *Spec {
 		}},
 		Model: ModelSpec{Kind: ModelRigidBody, RigidBody: RigidBodySpec{Mass: CrazyflieMass, Inertia: []float64{CrazyflieIxx, CrazyflieIyy, CrazyflieIzz}}},
 		Control: ControlSpec{Kind: ControlQuadrotor, Quadrotor: QuadrotorSpec{
-			Motors: []Channel{{Name: "m1", Scale: 1.0 / 65535}, {Name: "m2", Scale: 1.0 / 65535}, {Name: "m3", Scale: 1.0 / 65535}, {Name: "m4", Scale: 1.0 / 65535}},
+			Motors:     []Channel{{Name: "m1", Scale: 1.0 / 65535}, {Name: "m2", Scale: 1.0 / 65535}, {Name: "m3", Scale: 1.0 / 65535}, {Name: "m4", Scale: 1.0 / 65535}},
 			ThrustPoly: []float64{0, CrazyflieThrustPerUnit}, ArmLength: CrazyflieArmLength, TorqueCoeff: CrazyflieThrustToTorque,
 		}},
 	}
