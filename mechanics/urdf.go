@@ -295,7 +295,7 @@ func LoadURDF(path string) (*Model, error) {
 		if out == path {
 			out = strings.TrimSuffix(path, ".urdf") + "_expanded.urdf"
 		}
-		return nil, fmt.Errorf("%s: %w: %s; expand it first with `xacro %s > %s` (the xacro tool of ROS: ros-$ROS_DISTRO-xacro, or pip install xacro) and load %s",
+		return nil, fmt.Errorf("%s: %w: %s; expand it first with `xacro %s > %s` (the xacro tool of ROS: ros-$ROS_DISTRO-xacro, or pip install xacro) and read %s instead",
 			path, ErrXacro, what, path, out, out)
 	}
 	m, err := ParseURDF(bytes.NewReader(raw))

@@ -187,7 +187,7 @@ func TestModelXacro(t *testing.T) {
 	s.Defaults()
 	_, err := NewModel(s, dir)
 	want := "xacro " + filepath.Join(dir, "ur10e.urdf.xacro") + " > " + filepath.Join(dir, "ur10e.urdf")
-	if !errors.Is(err, mechanics.ErrXacro) || !strings.Contains(err.Error(), "model.urdf") || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, mechanics.ErrXacro) || !strings.Contains(err.Error(), "set model.urdf to the expanded file") || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want ErrXacro naming model.urdf and %q", err, want)
 	}
 }

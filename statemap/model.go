@@ -2,6 +2,7 @@ package statemap
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -49,6 +50,9 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 	case ModelURDF:
 		path := resolve(dataRoot, m.URDF)
 		u, err := mechanics.LoadURDF(path)
+		if errors.Is(err, mechanics.ErrXacro) {
+			return nil, fmt.Errorf("convert: model.urdf: %w (set model.urdf to the expanded file)", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("convert: model.urdf: %w", err)
 		}
@@ -62,7 +66,7 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 		}
 		for i, d := range m.Joints {
 			if err := um.SetDriveInertia(d.Name, d.Reflected()); err != nil {
-				return nil, FieldError(fmt.Sprintf("model.joints[%d]", i), "%v", err)
+				return nil, fmt.Errorf("%w: %s.model.joints[%d]: %w", ErrSpec, SpecKey, i, err)
 			}
 		}
 		return um, nil
