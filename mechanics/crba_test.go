@@ -1,6 +1,7 @@
 package mechanics
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -402,5 +403,54 @@ func TestLoadURDF(t *testing.T) {
 	}
 	if _, err := m.MassMatrix([]float64{1}); err == nil {
 		t.Error("wrong q length: no error")
+	}
+}
+
+// TestURDFRefusesXacro hands the reader xacro files, which a plain XML
+// decoder would half-read (macros and includes ignored, ${…} values
+// unparsable), and wants ErrXacro with the command that expands them.
+func TestURDFRefusesXacro(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"namespace", `<?xml version="1.0"?>
+<robot name="ur" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:include filename="$(find ur_description)/urdf/ur_macro.xacro"/>
+  <xacro:ur_robot name="ur10e"/>
+</robot>`, "declares the xacro namespace on line 2"},
+		{"undeclared prefix", `<robot name="r"><link name="a"/>
+<xacro:property name="l" value="0.5"/></robot>`, "<xacro:property> element on line 2"},
+		{"substitution", `<robot name="r"><link name="a"/><link name="b"/>
+<joint name="j" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0 ${l}"/></joint></robot>`, `xyz="0 0 ${l}" of <origin> on line 2`},
+	}
+	dir := t.TempDir()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseURDF(strings.NewReader(tc.in))
+			if !errors.Is(err, ErrXacro) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "xacro robot.urdf.xacro > robot.urdf") {
+				t.Errorf("ParseURDF: err = %v, want ErrXacro saying %q and how to expand", err, tc.want)
+			}
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".urdf.xacro")
+			if err := os.WriteFile(p, []byte(tc.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = LoadURDF(p)
+			cmd := "`xacro " + p + " > " + strings.TrimSuffix(p, ".xacro") + "`"
+			if !errors.Is(err, ErrXacro) || !strings.Contains(err.Error(), cmd) {
+				t.Errorf("LoadURDF: err = %v, want ErrXacro with %s", err, cmd)
+			}
+		})
+	}
+	// A .urdf file that holds xacro: the expanded file gets another name.
+	p := filepath.Join(dir, "robot.urdf")
+	if err := os.WriteFile(p, []byte(cases[0].in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadURDF(p); !errors.Is(err, ErrXacro) || !strings.Contains(err.Error(), "> "+filepath.Join(dir, "robot_expanded.urdf")) {
+		t.Errorf("xacro in a .urdf file: %v", err)
+	}
+	// Plain URDF with "$" elsewhere (a comment, text) still parses.
+	if _, err := ParseURDF(strings.NewReader(`<robot name="r"><!-- costs $(none) --><link name="a"/></robot>`)); err != nil {
+		t.Errorf("plain URDF refused: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package mechanics
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -147,9 +148,20 @@ func (in *urdfInertial) body() (RigidBody, error) {
 // into their parent body. Movable joints are numbered depth-first from the
 // root link, children in document order. Joint limits, dynamics, visual and
 // collision elements are ignored.
+//
+// A xacro file (the xacro namespace, xacro: elements or ${…} and $(…)
+// substitutions) is refused with an error wrapping ErrXacro: its macros
+// must be expanded first.
 func ParseURDF(r io.Reader) (*Model, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("mechanics: urdf: %w", err)
+	}
+	if what := xacroEvidence(raw); what != "" {
+		return nil, fmt.Errorf("%w: %s; expand it first with `xacro robot.urdf.xacro > robot.urdf` (the xacro tool of ROS: ros-$ROS_DISTRO-xacro, or pip install xacro) and load the expanded file", ErrXacro, what)
+	}
 	var robot urdfRobot
-	if err := xml.NewDecoder(r).Decode(&robot); err != nil {
+	if err := xml.NewDecoder(bytes.NewReader(raw)).Decode(&robot); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("mechanics: urdf: empty document")
 		}
@@ -271,16 +283,63 @@ func ParseURDF(r io.Reader) (*Model, error) {
 	return m, nil
 }
 
-// LoadURDF reads a URDF file; see ParseURDF.
+// LoadURDF reads a URDF file; see ParseURDF. A xacro file is refused
+// with an error wrapping ErrXacro that gives the command expanding it.
 func LoadURDF(path string) (*Model, error) {
-	f, err := os.Open(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("mechanics: %w", err)
 	}
-	defer f.Close()
-	m, err := ParseURDF(f)
+	if what := xacroEvidence(raw); what != "" {
+		out := strings.TrimSuffix(strings.TrimSuffix(path, ".xacro"), ".urdf") + ".urdf"
+		if out == path {
+			out = strings.TrimSuffix(path, ".urdf") + "_expanded.urdf"
+		}
+		return nil, fmt.Errorf("%s: %w: %s; expand it first with `xacro %s > %s` (the xacro tool of ROS: ros-$ROS_DISTRO-xacro, or pip install xacro) and read %s instead",
+			path, ErrXacro, what, path, out, out)
+	}
+	m, err := ParseURDF(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// ErrXacro wraps the error for a xacro robot description handed to the
+// URDF reader: xacro macros, includes, properties and substitutions must
+// be expanded by the xacro tool into plain URDF first.
+var ErrXacro = errors.New("mechanics: urdf: this is a xacro file, not plain URDF")
+
+// xacroNS is the namespace xacro files declare.
+const xacroNS = "http://www.ros.org/wiki/xacro"
+
+// xacroEvidence returns what marks raw as a xacro file (the namespace
+// declaration, the first xacro element, or a ${…} or $(…) substitution in
+// an attribute, with its line), or "" for plain XML. An XML syntax error
+// ends the scan: ParseURDF reports it.
+func xacroEvidence(raw []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(raw))
+	d.Strict = false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		st, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		line, _ := d.InputPos()
+		if st.Name.Space == xacroNS || st.Name.Space == "xacro" {
+			return fmt.Sprintf("it has a <xacro:%s> element on line %d", st.Name.Local, line)
+		}
+		for _, a := range st.Attr {
+			if (a.Name.Space == "xmlns" && a.Name.Local == "xacro") || a.Value == xacroNS {
+				return fmt.Sprintf("it declares the xacro namespace on line %d", line)
+			}
+			if strings.Contains(a.Value, "${") || strings.Contains(a.Value, "$(") {
+				return fmt.Sprintf("attribute %s=%q of <%s> on line %d is a xacro substitution", a.Name.Local, a.Value, st.Name.Local, line)
+			}
+		}
+	}
 }

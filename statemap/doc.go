@@ -9,8 +9,9 @@
 //     unit, scale and offset) and the mechanics model behind p = M(q)v;
 //   - Plan: the spec's scalar inputs and their roles;
 //   - Model: the mass models (the analytic double pendulum, a free rigid
-//     body, a URDF tree by the composite-rigid-body algorithm) and the
-//     quadrotor rotor Allocation;
+//     body, a URDF tree by the composite-rigid-body algorithm plus its
+//     joints' reflected drive inertias, and the identity, p = q̇, for a
+//     first try without a URDF) and the quadrotor rotor Allocation;
 //   - Mapper: the per-sample mapping from one sample's inputs in SI units
 //     and the base pose to the joint positions, the body-frame velocity,
 //     p = M(q)v, the ports and the contact forces in body axes;

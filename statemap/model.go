@@ -2,7 +2,9 @@ package statemap
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,6 +50,9 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 	case ModelURDF:
 		path := resolve(dataRoot, m.URDF)
 		u, err := mechanics.LoadURDF(path)
+		if errors.Is(err, mechanics.ErrXacro) {
+			return nil, fmt.Errorf("convert: model.urdf: %w (set model.urdf to the expanded file)", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("convert: model.urdf: %w", err)
 		}
@@ -55,7 +60,18 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 		for i, j := range spec.State.Joints {
 			names[i] = j.Name
 		}
-		return NewURDFModel(u, names, spec.State.Kind != StateJoints, m.Gravity)
+		um, err := NewURDFModel(u, names, spec.State.Kind != StateJoints, m.Gravity)
+		if err != nil {
+			return nil, err
+		}
+		for i, d := range m.Joints {
+			if err := um.SetDriveInertia(d.Name, d.Reflected()); err != nil {
+				return nil, fmt.Errorf("%w: %s.model.joints[%d]: %w", ErrSpec, SpecKey, i, err)
+			}
+		}
+		return um, nil
+	case ModelIdentity:
+		return &IdentityModel{N: len(spec.State.Joints)}, nil
 	}
 	return nil, FieldError("model.kind", "unknown kind %q", m.Kind)
 }
@@ -193,14 +209,46 @@ func (m *RigidBodyModel) Potential(base mechanics.SE3, _ []float64) float64 {
 	return m.Body.Mass * m.G * base.Act(m.Body.COM)[2]
 }
 
+// IdentityModel is M = I on N joint coordinates: p = q̇. It knows no
+// masses, so it has no potential energy either.
+type IdentityModel struct {
+	// N is the number of joints.
+	N int
+}
+
+// NV returns N.
+func (m *IdentityModel) NV() int { return m.N }
+
+// Floating returns false.
+func (m *IdentityModel) Floating() bool { return false }
+
+// MassMatrix writes the N×N identity.
+func (m *IdentityModel) MassMatrix(dst []float64, qj []float64) error {
+	n := m.N
+	if len(qj) != n || len(dst) < n*n {
+		return fmt.Errorf("statemap: identity model: %d joint positions and %d matrix entries, want %d and %d", len(qj), len(dst), n, n*n)
+	}
+	clear(dst[:n*n])
+	for i := range n {
+		dst[i*n+i] = 1
+	}
+	return nil
+}
+
+// Potential returns 0.
+func (m *IdentityModel) Potential(mechanics.SE3, []float64) float64 { return 0 }
+
 // URDFModel is a URDF kinematic tree whose mass matrix comes from the
-// composite-rigid-body algorithm, with its joints in the spec's order.
+// composite-rigid-body algorithm, with its joints in the spec's order,
+// plus the reflected inertias of the joints' drives on the diagonal.
 type URDFModel struct {
 	model    *mechanics.Model
-	perm     []int // perm[i]: URDF coordinate of spec joint i
+	joints   []string // spec order
+	perm     []int    // perm[i]: URDF coordinate of spec joint i
 	floating bool
 	g        float64
 	q        []float64 // URDF-ordered joint buffer
+	drive    []float64 // reflected drive inertia of spec joint i
 }
 
 // NewURDFModel maps the spec's joint names onto the URDF model's movable
@@ -227,7 +275,31 @@ func NewURDFModel(m *mechanics.Model, joints []string, floating bool, g float64)
 	if len(unmapped) > 0 {
 		return nil, FieldError("state.joints", "URDF robot %q joints %s have no entry (listed: %s)", m.Name, strings.Join(unmapped, ", "), strings.Join(joints, ", "))
 	}
-	return &URDFModel{model: m, perm: perm, floating: floating, g: g, q: make([]float64, len(urdf))}, nil
+	return &URDFModel{model: m, joints: slices.Clone(joints), perm: perm, floating: floating, g: g, q: make([]float64, len(urdf)), drive: make([]float64, len(joints))}, nil
+}
+
+// SetDriveInertia sets the inertia the named joint's drive adds to M's
+// diagonal entry of that joint (a rotor's armature times its gear ratio
+// squared, JointDriveSpec.Reflected), replacing any earlier value.
+func (m *URDFModel) SetDriveInertia(joint string, reflected float64) error {
+	if !(reflected >= 0) || math.IsInf(reflected, 0) {
+		return fmt.Errorf("statemap: joint %q: drive inertia must be finite and ≥ 0, got %g", joint, reflected)
+	}
+	i := slices.Index(m.joints, joint)
+	if i < 0 {
+		return fmt.Errorf("statemap: joint %q is not a joint of the model (its joints: %s)", joint, strings.Join(m.joints, ", "))
+	}
+	m.drive[i] = reflected
+	return nil
+}
+
+// DriveInertia returns the drive inertia added at the named joint (0 for
+// none or an unknown name).
+func (m *URDFModel) DriveInertia(joint string) float64 {
+	if i := slices.Index(m.joints, joint); i >= 0 {
+		return m.drive[i]
+	}
+	return 0
 }
 
 // NV returns the number of joints, plus 6 with a floating base.
@@ -271,6 +343,11 @@ func (m *URDFModel) MassMatrix(dst []float64, qj []float64) error {
 	for i := range n {
 		for j := range n {
 			dst[i*n+j] = h.At(idx(i), idx(j))
+		}
+	}
+	for i, d := range m.drive {
+		if d != 0 {
+			dst[(off+i)*n+off+i] += d
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -80,6 +81,10 @@ func unitFactor(unit string) (float64, bool) {
 		return 0.01, true
 	case "mm", "mm/s", "ms", "mn", "mn*m", "n*mm", "g":
 		return 1e-3, true
+	case "a":
+		return 1, true
+	case "ma":
+		return 1e-3, true
 	case "us":
 		return 1e-6, true
 	case "ns":
@@ -90,7 +95,7 @@ func unitFactor(unit string) (float64, bool) {
 
 // UnitNames lists the units a Channel accepts.
 func UnitNames() []string {
-	return []string{"rad", "deg", "rad/s", "deg/s", "rpm", "m", "cm", "mm", "m/s", "mm/s", "s", "ms", "us", "ns", "N", "mN", "N*m", "Nm", "mN*m", "N*mm", "kg", "g"}
+	return []string{"rad", "deg", "rad/s", "deg/s", "rpm", "m", "cm", "mm", "m/s", "mm/s", "s", "ms", "us", "ns", "N", "mN", "N*m", "Nm", "mN*m", "N*mm", "kg", "g", "A", "mA"}
 }
 
 // Factor returns the channel's multiplier to SI: the unit's factor times
@@ -195,23 +200,61 @@ const (
 	// its centre of mass.
 	ModelRigidBody = "rigid_body"
 	// ModelURDF is a URDF kinematic tree, M(q) by the composite-rigid-body
-	// algorithm.
+	// algorithm, plus the drive inertias of ModelSpec.Joints.
 	ModelURDF = "urdf"
+	// ModelIdentity is M = I: the momenta are the joint rates, p = q̇. It
+	// is a first model of a robot without a URDF, for joint-space state
+	// only (StateJoints): a floating base needs its mass and inertia
+	// (ModelRigidBody, ModelURDF), and gives no potential energy (an
+	// energy split then ranks windows by ½|q̇|²).
+	ModelIdentity = "identity"
 )
 
 // ModelSpec is the mechanics model for p = M(q)v.
 type ModelSpec struct {
-	// Kind is ModelDoublePendulum, ModelRigidBody or ModelURDF.
+	// Kind is ModelDoublePendulum, ModelRigidBody, ModelURDF or
+	// ModelIdentity.
 	Kind string `yaml:"kind" mapstructure:"kind"`
 	// Pendulum holds the double pendulum's parameters.
 	Pendulum PendulumSpec `yaml:"pendulum" mapstructure:"pendulum"`
 	// RigidBody holds the rigid body's mass properties.
 	RigidBody RigidBodySpec `yaml:"rigid_body" mapstructure:"rigid_body"`
 	// URDF is the URDF file, relative to the data root unless absolute.
+	// A xacro file is refused: expand it first (xacro robot.urdf.xacro >
+	// robot.urdf).
 	URDF string `yaml:"urdf" mapstructure:"urdf"`
+	// Joints adds each listed joint's drive (rotor and gearbox) inertia to
+	// the URDF's M(q) (ModelURDF only): URDF has no element for it, and
+	// on a geared arm the reflected rotor inertia can exceed the links'.
+	Joints []JointDriveSpec `yaml:"joints" mapstructure:"joints"`
 	// Gravity is the gravitational acceleration for the energies used by
 	// energy splits (default 9.81 m/s²). The pendulum uses its own g.
 	Gravity float64 `yaml:"gravity" mapstructure:"gravity"`
+}
+
+// JointDriveSpec is the drive of one joint: a rotor of inertia Armature
+// about its axis turning GearRatio times per joint turn adds the reflected
+// inertia Armature·GearRatio² to M's diagonal entry of the joint.
+type JointDriveSpec struct {
+	// Name is the joint, one of state.joints.
+	Name string `yaml:"name" mapstructure:"name"`
+	// Armature is the rotor's inertia about its axis [kg·m²] (a prismatic
+	// joint's drive: its reflected mass [kg]), at least 0.
+	Armature float64 `yaml:"armature" mapstructure:"armature"`
+	// GearRatio is the rotor's turns per joint turn (0 means 1: Armature
+	// is already reflected to the joint side, as identified drive
+	// inertias usually are).
+	GearRatio float64 `yaml:"gear_ratio" mapstructure:"gear_ratio"`
+}
+
+// Reflected returns the inertia the drive adds at its joint,
+// Armature·GearRatio² (GearRatio 0 counts as 1).
+func (d JointDriveSpec) Reflected() float64 {
+	g := d.GearRatio
+	if g == 0 {
+		g = 1
+	}
+	return d.Armature * g * g
 }
 
 // PendulumSpec gives double-pendulum parameters in the dfki
@@ -512,7 +555,10 @@ func (s *Spec) checkState() error {
 
 func (s *Spec) checkModel() error {
 	m := &s.Model
-	if err := CheckOneOf("model.kind", m.Kind, ModelDoublePendulum, ModelRigidBody, ModelURDF); err != nil {
+	if err := CheckOneOf("model.kind", m.Kind, ModelDoublePendulum, ModelRigidBody, ModelURDF, ModelIdentity); err != nil {
+		return err
+	}
+	if err := s.checkDrives(); err != nil {
 		return err
 	}
 	if !(m.Gravity > 0) || !finite(m.Gravity) {
@@ -548,6 +594,46 @@ func (s *Spec) checkModel() error {
 		}
 		if len(s.State.Joints) == 0 {
 			return FieldError("state.joints", "model %q needs the URDF joints listed", m.Kind)
+		}
+	case ModelIdentity:
+		if s.State.Kind != StateJoints {
+			return FieldError("model.kind", "%q (p = q̇) is for joint-space state (state.kind %q), not %q: a floating base's momenta need its mass and inertia (kind %q for one body, %q for a tree)",
+				m.Kind, StateJoints, s.State.Kind, ModelRigidBody, ModelURDF)
+		}
+	}
+	return nil
+}
+
+// checkDrives checks model.joints: URDF models only, each entry a joint of
+// state.joints once, armature ≥ 0 and gear ratio > 0 (or 0 for 1).
+func (s *Spec) checkDrives() error {
+	m := &s.Model
+	if len(m.Joints) == 0 {
+		return nil
+	}
+	if m.Kind != ModelURDF {
+		hint := ""
+		if m.Kind == ModelDoublePendulum {
+			hint = " (the double pendulum's rotor inertia is its parameters' Ir and gr)"
+		}
+		return FieldError("model.joints", "drive inertias apply to model kind %q, not %q%s", ModelURDF, m.Kind, hint)
+	}
+	names := s.JointNames()
+	seen := map[string]bool{}
+	for i, d := range m.Joints {
+		f := fmt.Sprintf("model.joints[%d]", i)
+		if !slices.Contains(names, d.Name) {
+			return FieldError(f+".name", "%q is not one of state.joints (%s)", d.Name, strings.Join(names, ", "))
+		}
+		if seen[d.Name] {
+			return FieldError(f+".name", "joint %q listed twice", d.Name)
+		}
+		seen[d.Name] = true
+		if !(d.Armature >= 0) || !finite(d.Armature) {
+			return FieldError(f+".armature", "must be a finite inertia ≥ 0 kg·m², got %g", d.Armature)
+		}
+		if !(d.GearRatio >= 0) || !finite(d.GearRatio) {
+			return FieldError(f+".gear_ratio", "must be a finite positive ratio (rotor turns per joint turn; 0 or unset for 1), got %g", d.GearRatio)
 		}
 	}
 	return nil

@@ -57,6 +57,7 @@ func TestMappingParity(t *testing.T) {
 		{params: "crazyflie.yaml", build: crazyflieTable},
 		{params: "crazyflie_gravity.yaml", build: crazyflieTable},
 		{params: "double_pendulum_hw.yaml", build: pendulumHWTable},
+		{params: "ur10e.yaml", build: ur10eTable},
 	}
 	files, err := filepath.Glob(filepath.Join(fixtures.Root(), "params", "*.yaml"))
 	if err != nil {
@@ -66,13 +67,6 @@ func TestMappingParity(t *testing.T) {
 		name := filepath.Base(f)
 		if _, ok := paramsWithoutData[name]; !ok && !slices.ContainsFunc(cases, func(c parityCase) bool { return c.params == name }) {
 			t.Errorf("params/%s has no parity case: add one, or list it in paramsWithoutData with the reason", name)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(fixtures.DataDir(), "ur10e")); err == nil {
-		if _, err := os.Stat(filepath.Join(fixtures.Root(), "params", "ur10e.yaml")); err == nil {
-			t.Errorf("params/ur10e.yaml exists: add its parity case")
-		} else {
-			t.Log("ur10e: data but no params file yet; no parity case")
 		}
 	}
 	for _, c := range cases {
@@ -435,6 +429,51 @@ func pendulumHWTable(t *testing.T, p *node.Params, dir string, n int) (string, [
 	}
 	path := filepath.Join(dir, "run.csv")
 	tb.write(t, path)
+	return path, batches
+}
+
+// ur10eTable builds sensor_msgs/JointState messages, as the UR ROS 2
+// driver publishes them (position, velocity, and the motor currents as
+// effort), from a UR10e identification run, and the header-less table of
+// 31 columns the convert section reads.
+func ur10eTable(t *testing.T, p *node.Params, dir string, n int) (string, [][]node.Input) {
+	spec, err := convert.LoadSpec(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := spec.Source.Columns
+	src := fixtures.Path(t, "ur10e", "identification", "ur-20_02_05-20sec_8harm.csv")
+	r, err := logio.OpenCSV(src, &logio.CSVOptions{Columns: cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	joints := spec.JointNames()
+	var b strings.Builder
+	batches := make([][]node.Input, n)
+	row := make([]float64, len(cols))
+	for k := range n {
+		if err := r.Next(row); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		ts := gridNanos(p, 1_700_000_000_000_000_000, k)
+		js := &msgs.JointState{Header: msgs.Header{Stamp: msgs.TimeFromNanos(ts)}, Name: joints,
+			Position: slices.Clone(row[1:7]), Velocity: slices.Clone(row[7:13]), Effort: slices.Clone(row[13:19])}
+		batches[k] = []node.Input{{Topic: "/joint_states", Data: msgs.AppendMarshal(nil, js), Received: ts}}
+		row[0] = float64(k) / p.Rate
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteByte(',')
+				row[i] = logged(p, c, row[i])
+			}
+			b.WriteString(strconv.FormatFloat(row[i], 'g', -1, 64))
+		}
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, "run.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return path, batches
 }
 

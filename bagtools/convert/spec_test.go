@@ -208,3 +208,35 @@ convert:
 		})
 	}
 }
+
+// TestLoadSpecModelKinds reads model kind identity and a URDF model's
+// drive inertias (model.joints) through LoadSpec, and header-less CSV
+// columns (source.no_header, source.columns).
+func TestLoadSpecModelKinds(t *testing.T) {
+	identity := strings.Replace(minimalYAML, "kind: double_pendulum", "kind: identity", 1)
+	identity = strings.Replace(identity, "  clock: {column: time}", "  source: {no_header: true, columns: [time, q1, v1, q2, t1]}\n  clock: {column: time}", 1)
+	s, err := LoadSpec(writeSpec(t, identity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model.Kind != statemap.ModelIdentity || !s.Source.NoHeader || len(s.Source.Columns) != 5 {
+		t.Errorf("model %q, source %+v", s.Model.Kind, s.Source)
+	}
+	urdf := strings.Replace(minimalYAML, `    kind: double_pendulum
+    pendulum:
+      params: {m1: 1, m2: 1, l1: 1, l2: 1, r1: 0.5, r2: 0.5, I1: 0.4, I2: 0.4, g: 9.81}`, `    kind: urdf
+    urdf: arm.urdf
+    joints:
+      - {name: b, armature: 1.5e-4, gear_ratio: 101}
+      - {name: a, armature: 0.07}`, 1)
+	if s, err = LoadSpec(writeSpec(t, urdf)); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.Model.Joints; len(j) != 2 || j[0] != (statemap.JointDriveSpec{Name: "b", Armature: 1.5e-4, GearRatio: 101}) || j[1].Reflected() != 0.07 {
+		t.Errorf("model.joints = %+v", j)
+	}
+	_, err = LoadSpec(writeSpec(t, strings.Replace(urdf, "gear_ratio: 101", "ratio: 101", 1)))
+	if !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), "ratio") {
+		t.Errorf("misspelt gear_ratio: %v", err)
+	}
+}

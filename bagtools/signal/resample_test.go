@@ -223,6 +223,10 @@ func TestAlignErrors(t *testing.T) {
 		{"ragged", []Stream{{Name: "z", Time: []float64{0, 1}, Values: []float64{0}, Width: 1}}, AlignOptions{Rate: 10}},
 		{"empty", []Stream{{Name: "z", Width: 1}}, AlignOptions{Rate: 10}},
 		{"NaN time", []Stream{{Name: "z", Time: []float64{0, math.NaN()}, Values: []float64{0, 1}, Width: 1}}, AlignOptions{Rate: 10}},
+		// The garbage rows of a real log (UR10e, ur-20_02_19_15harm50secLoad.csv
+		// lines 2–10) are stamped -0.12 s … 2.7e154 s: an error, not a
+		// clock of 1e156 samples.
+		{"corrupt time", []Stream{{Name: "z", Time: []float64{-0.1231, 2.68e154, 3048.059, 3048.069}, Values: []float64{0, 1, 2, 3}, Width: 1}}, AlignOptions{Rate: 100}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ func TestRepositoryParams(t *testing.T) {
 		"anymal.yaml":             {"/state_estimator/anymal_state"},
 		"crazyflie.yaml":          {"/cf231/odom", "/cf231/motors"},
 		"double_pendulum_hw.yaml": {"/joint_states"},
+		"ur10e.yaml":              {"/joint_states"},
 	}
 	dir := filepath.Join(fixtures.Root(), "params")
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
