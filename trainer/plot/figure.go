@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// figure is one PNG: a header (the title, then caption paragraphs wrapped
-// to the width), a legend of one or more rows under it, and a grid of
+// figure is one PNG: a header (the title and the caption paragraphs, each
+// wrapped to the width), a legend of one or more rows under it, and a grid of
 // panels below. The legend lies outside every panel, so it covers no
 // curve whatever the data.
 type figure struct {
@@ -49,7 +49,7 @@ func legendFont() text.Style  { return headerStyle(10) }
 
 // figLayout is where a figure's parts go on a canvas.
 type figLayout struct {
-	title   vg.Point   // top centre of the title
+	title   []textLine // wrapped title lines
 	caption []textLine // wrapped caption lines
 	// legend bounds every legend entry; entries are each entry's box (sample
 	// and label), in legend order.
@@ -78,9 +78,13 @@ func (f *figure) layout(dc draw.Canvas) figLayout {
 	var l figLayout
 	y := dc.Max.Y
 	cx := dc.Center().X
-	if f.title != "" {
-		l.title = vg.Point{X: cx, Y: y}
-		y -= titleFont().FontExtents().Height + headerGap
+	ts := titleFont()
+	for _, line := range wrap(ts, f.title, dc.Max.X-dc.Min.X) {
+		l.title = append(l.title, textLine{text: line, at: vg.Point{X: cx, Y: y}})
+		y -= ts.FontExtents().Height
+	}
+	if len(l.title) > 0 {
+		y -= headerGap
 	}
 	cs := captionFont()
 	for _, para := range f.caption {
@@ -164,10 +168,10 @@ func (f *figure) panelCanvases(body draw.Canvas) [][]draw.Canvas {
 // draw renders the figure onto dc.
 func (f *figure) draw(dc draw.Canvas) {
 	l := f.layout(dc)
-	if f.title != "" {
-		s := titleFont()
-		s.XAlign, s.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(s, l.title, f.title)
+	ts := titleFont()
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+	for _, line := range l.title {
+		dc.FillText(ts, line.at, line.text)
 	}
 	cs := captionFont()
 	cs.XAlign, cs.YAlign = draw.XCenter, draw.YTop

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
@@ -48,6 +49,7 @@ func figureCases(t *testing.T) []figureCase {
 	}
 	cs = append(cs, figureCase{"horizon", hz, Width, Height, [][][]plotter.XY{{hzPts}}})
 	wide := rolloutData(4)
+	wide.Title = "real double pendulum (dfki C.1): OOD rollout of 200 steps (2.00 s) from double_pendulum_hw/trajectories/20230629-143601/measured.csv, t = 12.34–14.34 s"
 	// Enough long model names to need a second legend row.
 	for _, n := range []string{"CaLiSym-GR with a long name", "another baseline of some length", "a third variant, also long"} {
 		wide.Models = append(wide.Models, Prediction{Name: n, Role: Other, Channels: wide.Truth})
@@ -55,7 +57,7 @@ func figureCases(t *testing.T) []figureCase {
 	for _, tc := range []struct {
 		name string
 		f    RolloutFigure
-	}{{"rollout-1", rolloutData(1)}, {"rollout-4", rolloutData(4)}, {"rollout-9", rolloutData(9)}, {"rollout-wrapped-legend", wide}} {
+	}{{"rollout-1", rolloutData(1)}, {"rollout-4", rolloutData(4)}, {"rollout-9", rolloutData(9)}, {"rollout-wrapped", wide}} {
 		fig, err := rolloutFigure(tc.f)
 		if err != nil {
 			t.Fatal(err)
@@ -125,10 +127,22 @@ func TestLegendCoversNoCurve(t *testing.T) {
 				}
 			}
 		}
-		cs := captionFont()
-		for _, line := range l.caption {
-			if bottom := line.at.Y - cs.FontExtents().Height; bottom < l.legend.Max.Y || line.at.Y > l.title.Y {
-				t.Errorf("%s: caption line %q (%v to %v) not between the title (%v) and the legend (top %v)", tc.name, line.text, bottom, line.at.Y, l.title.Y, l.legend.Max.Y)
+		// Title lines, then caption lines, then the legend, top to bottom,
+		// each line within the figure's width.
+		top := dc.Max.Y
+		for _, block := range []struct {
+			lines []textLine
+			sty   text.Style
+		}{{l.title, titleFont()}, {l.caption, captionFont()}} {
+			for _, line := range block.lines {
+				h, w := block.sty.FontExtents().Height, block.sty.Width(line.text)
+				if line.at.Y > top || line.at.Y-h < l.legend.Max.Y {
+					t.Errorf("%s: header line %q (%v to %v) out of order (above: %v, legend top %v)", tc.name, line.text, line.at.Y-h, line.at.Y, top, l.legend.Max.Y)
+				}
+				if line.at.X-w/2 < dc.Min.X || line.at.X+w/2 > dc.Max.X {
+					t.Errorf("%s: header line %q (%v wide) runs off the figure %v", tc.name, line.text, w, dc.Rectangle)
+				}
+				top = line.at.Y - h
 			}
 		}
 		if l.body.Max.Y > l.legend.Min.Y || l.body.Min.Y != dc.Min.Y {
