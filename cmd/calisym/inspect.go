@@ -47,9 +47,9 @@ the symplecticity residual ε_J (mean and max over random lifted states) of a
 model file, or of an architecture with random parameters:
 
   --preset NAME             a preset on its own system's layout (pendulum, quadrotor, quadruped)
-  --arch NAME|DESC --n N    a preset's or described architecture on a layout of N
-                            configuration coordinates (--nu ports of control, default N;
-                            --nc contact values, default 0), e.g.
+  --arch NAME|DESC --n N    a preset's or described architecture on a robot with N
+                            configuration coordinates, --nu control values (default N)
+                            and --nc contact values (default 0), e.g.
                             calisym inspect --arch gr:14x36 --n 7 --nc 6
 
 An architecture description is ` + predictor.ArchGrammar + ` (see 'calisym train --help'
@@ -65,7 +65,7 @@ and the README's "Choosing an architecture").`,
 			}
 			switch {
 			case preset != "" && arch != "":
-				return fmt.Errorf("give --preset or --arch, not both (--arch %s is --preset %s on another layout)", preset, preset)
+				return fmt.Errorf("give --preset or --arch, not both (--arch PRESET with --n takes a preset to another layout)")
 			case save != "" && preset == "" && arch == "":
 				return fmt.Errorf("--save writes a freshly initialised --preset or --arch")
 			case len(args) == 1 && (preset != "" || arch != "" || layoutGiven):
