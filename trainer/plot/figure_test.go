@@ -69,13 +69,12 @@ func figureCases(t *testing.T) []figureCase {
 		}
 		cols := len(fig.panels[0])
 		for c := range tc.f.Labels {
+			chans := [][]float64{tc.f.Truth[c]}
+			for _, m := range tc.f.Models {
+				chans = append(chans, m.Channels[c])
+			}
 			var ps []plotter.XY
-			for _, ch := range append([][]float64{tc.f.Truth[c]}, func() (v [][]float64) {
-				for _, m := range tc.f.Models {
-					v = append(v, m.Channels[c])
-				}
-				return v
-			}()...) {
+			for _, ch := range chans {
 				for i, y := range ch {
 					ps = append(ps, plotter.XY{X: tc.f.T[i], Y: y})
 				}
