@@ -23,8 +23,10 @@
 // many at once (a planner scoring candidate port sequences), each through
 // Rollout. A Model also reports its parameter and FLOP counts (NumParams,
 // CountFLOPs) and its symplecticity residual (ResidualStats); Presets holds
-// the paper's configurations and New builds a model of any configuration
-// with random parameters; Save and Encode write the model file.
+// the paper's configurations, ParseArch reads an architecture from its
+// size ("gr:18x66", "grb:12x8:m2") and ResolveArch from either, and New
+// builds a model of any configuration with random parameters; Save and
+// Encode write the model file.
 //
 // Training. A Model's parameters are not exported. Trainable, the training
 // handle a trainer makes with NewTrainable, owns everything else: the flat

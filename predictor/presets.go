@@ -16,7 +16,9 @@ type Preset struct {
 }
 
 // Presets returns the paper's configurations by name: "pendulum" (GRB,
-// 12-dim lift), "quadrotor" (GR, 36-dim) and "quadruped" (GR, 132-dim).
+// 12-dim lift, architecture "grb:12x8:m2" as ParseArch reads it),
+// "quadrotor" (GR, 36-dim, "gr:14x36") and "quadruped" (GR, 132-dim,
+// "gr:18x66"). ResolveArch takes either a name or a description.
 func Presets() map[string]Preset {
 	return map[string]Preset{
 		"pendulum": {

@@ -17,6 +17,7 @@ import (
 type inspectReport struct {
 	Source                 string             `json:"source"`
 	Kind                   predictor.Kind     `json:"kind"`
+	Arch                   string             `json:"arch"`
 	Layout                 predictor.Layout   `json:"layout"`
 	LiftedDim              int                `json:"lifted_dim"`
 	Layers                 int                `json:"layers"`
@@ -52,27 +53,43 @@ type mlpInspectReport struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var preset, save string
+	var preset, arch, save string
 	var asJSON bool
 	var states int
 	var seed uint64
+	var lay predictor.Layout
 	cmd := &cobra.Command{
 		Use:   "inspect [MODEL]",
-		Short: "Describe a model file or a freshly initialised preset",
+		Short: "Describe a model file, a preset or an architecture on a robot's layout",
 		Long: `Prints the lifted layout, the parameter count, FLOPs per rollout step and
 the symplecticity residual ε_J (mean and max over random lifted states) of a
-model file, or of a preset with random parameters (--preset pendulum|quadrotor|quadruped).
-For an MLP baseline (.json) it prints its dimensions, hidden widths,
-parameters and FLOPs per step.`,
+model file (for an MLP baseline, .json: its dimensions, hidden widths,
+parameters and FLOPs per step), or of an architecture with random parameters:
+
+  --preset NAME             a preset on its own system's layout (pendulum, quadrotor, quadruped)
+  --arch NAME|DESC --n N    a preset's or described architecture on a robot with N
+                            configuration coordinates, --nu control values (default N)
+                            and --nc contact values (default 0), e.g.
+                            calisym inspect --arch gr:14x36 --n 7 --nc 6
+
+An architecture description is ` + predictor.ArchGrammar + ` (see 'calisym train --help'
+and the README's "Choosing an architecture").`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m *predictor.Model
 			var rep inspectReport
+			fl := cmd.Flags()
+			layoutGiven := fl.Changed("n") || fl.Changed("nu") || fl.Changed("nc")
+			if !fl.Changed("nu") {
+				lay.NU = lay.N
+			}
 			switch {
-			case save != "" && preset == "":
-				return fmt.Errorf("--save writes a freshly initialised --preset")
-			case len(args) == 1 && preset != "":
-				return fmt.Errorf("give a model file or --preset, not both")
+			case preset != "" && arch != "":
+				return fmt.Errorf("give --preset or --arch, not both (--arch PRESET with --n takes a preset to another layout)")
+			case save != "" && preset == "" && arch == "":
+				return fmt.Errorf("--save writes a freshly initialised --preset or --arch")
+			case len(args) == 1 && (preset != "" || arch != "" || layoutGiven):
+				return fmt.Errorf("give a model file or --preset/--arch, not both")
 			case len(args) == 1:
 				sv, err := trainer.OpenModel(args[0])
 				if err != nil {
@@ -87,24 +104,41 @@ parameters and FLOPs per step.`,
 				m = sv.Model
 				rep.Source = args[0]
 				rep.ChecksumVerified = &sv.ChecksumVerified
-			case preset != "":
-				p, err := predictor.LookupPreset(preset)
+			case preset != "" && layoutGiven:
+				return fmt.Errorf("--preset %s has its own layout; for another one use --arch %s with --n, --nu, --nc", preset, preset)
+			case preset != "" || arch != "":
+				name := preset + arch
+				a, p, err := predictor.ResolveArch(name)
 				if err != nil {
 					return err
 				}
-				if m, err = predictor.New(p.Layout, p.Arch, rand.New(rand.NewPCG(seed, 1))); err != nil {
+				switch {
+				case p != nil && !layoutGiven:
+					lay = p.Layout
+					rep.Source = "preset:" + p.Name
+					rep.PaperParams, rep.PaperFLOPs = p.PaperParams, p.PaperFLOPs
+				case !layoutGiven:
+					return fmt.Errorf("--arch %s needs the robot's layout: --n (configuration coordinates; --nu, control values, defaults to n; --nc, contact values, to 0)", name)
+				default:
+					if err := lay.Validate(); err != nil {
+						return fmt.Errorf("--n %d --nu %d --nc %d: %w", lay.N, lay.NU, lay.NC, err)
+					}
+					rep.Source = fmt.Sprintf("arch:%s n=%d n_u=%d n_c=%d", name, lay.N, lay.NU, lay.NC)
+				}
+				if m, err = predictor.New(lay, a, rand.New(rand.NewPCG(seed, 1))); err != nil {
 					return err
 				}
-				rep.Source = "preset:" + preset
-				rep.PaperParams, rep.PaperFLOPs = p.PaperParams, p.PaperFLOPs
 				if save != "" {
-					m.Meta.Name = "preset " + preset + " (untrained)"
+					m.Meta.Name = rep.Source + " (untrained)"
+					if p != nil && !layoutGiven {
+						m.Meta.Name = "preset " + p.Name + " (untrained)"
+					}
 					if err := m.Save(save); err != nil {
 						return err
 					}
 				}
 			default:
-				return fmt.Errorf("give a model file or --preset NAME (one of %v)", predictor.PresetNames())
+				return fmt.Errorf("give a model file, --preset NAME (one of %v) or --arch NAME|%s with --n", predictor.PresetNames(), predictor.ArchGrammar)
 			}
 			if states < 1 {
 				return fmt.Errorf("--states must be ≥ 1")
@@ -119,11 +153,16 @@ parameters and FLOPs per step.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&preset, "preset", "", "inspect a freshly initialised preset instead of a file")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	cmd.Flags().StringVar(&save, "save", "", "with --preset: also write the initialised model to this file")
-	cmd.Flags().IntVar(&states, "states", 300, "random lifted states for the ε_J statistics")
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for the preset's parameters and the random states")
+	f := cmd.Flags()
+	f.StringVar(&preset, "preset", "", "inspect a freshly initialised preset on its own layout instead of a file")
+	f.StringVar(&arch, "arch", "", "inspect a freshly initialised architecture: a preset name or "+predictor.ArchGrammar)
+	f.IntVar(&lay.N, "n", 0, "with --arch: configuration coordinates n of the robot")
+	f.IntVar(&lay.NU, "nu", 0, "with --arch: control values n_u (default: n)")
+	f.IntVar(&lay.NC, "nc", 0, "with --arch: contact values n_c")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.StringVar(&save, "save", "", "with --preset or --arch: also write the initialised model to this file")
+	f.IntVar(&states, "states", 300, "random lifted states for the ε_J statistics")
+	f.Uint64Var(&seed, "seed", 1, "seed for the initialised parameters and the random states")
 	return cmd
 }
 
@@ -157,6 +196,9 @@ func fillInspect(rep *inspectReport, m *predictor.Model, states int, seed uint64
 	f := m.CountFLOPs()
 	rep.Kind, rep.Layout, rep.LiftedDim = m.Arch.Kind, m.Layout, m.Layout.Dim()
 	rep.Layers, rep.Width, rep.Params = m.Arch.Layers, m.Arch.Width, m.NumParams()
+	if d, ok := m.Arch.Description(); ok {
+		rep.Arch = d
+	}
 	rep.FLOPs, rep.FLOPsPerStep, rep.FLOPsPerStepFused = f, f.Total(), f.TotalFused()
 	rep.Meta = m.Meta
 	rng := rand.New(rand.NewPCG(seed, 2))
@@ -175,7 +217,7 @@ func fillInspect(rep *inspectReport, m *predictor.Model, states int, seed uint64
 func printInspect(w io.Writer, r inspectReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "source\t%s\n", r.Source)
-	fmt.Fprintf(tw, "architecture\t%s, %d layers, width %d\n", archName(r.Kind), r.Layers, r.Width)
+	fmt.Fprintf(tw, "architecture\t%s, %d layers, width %d%s\n", archName(r.Kind), r.Layers, r.Width, archNote(r.Arch))
 	fmt.Fprintf(tw, "layout\t%s\n", r.Layout)
 	fmt.Fprintf(tw, "parameters\t%d%s\n", r.Params, paperNote(float64(r.Params), float64(r.PaperParams)))
 	fmt.Fprintf(tw, "FLOPs/step\t%d (lift %d + map %d + projection %d)%s\n", r.FLOPsPerStep, r.FLOPs.Lift, r.FLOPs.Map, r.FLOPs.Project, paperNote(float64(r.FLOPsPerStep), r.PaperFLOPs))
@@ -202,6 +244,13 @@ func archName(k predictor.Kind) string {
 		return "GRB-SympNet"
 	}
 	return "GR-SympNet"
+}
+
+func archNote(desc string) string {
+	if desc == "" {
+		return ""
+	}
+	return "  (--arch " + desc + ")"
 }
 
 func paperNote(v, paper float64) string {

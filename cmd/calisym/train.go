@@ -118,6 +118,12 @@ saves the completed epochs there and prints the command that resumes.`,
 			if err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("model") && cmd.Flags().Changed("arch") {
+				// --arch alone names the kind: --arch gr:18x66 trains a GR-SympNet.
+				if a, _, err := predictor.ResolveArch(archPreset); err == nil {
+					kind = string(a.Kind)
+				}
+			}
 			ms := experiment.ModelSpec{Name: kind, Kind: kind, Loss: w, Train: cfg}
 			switch kind {
 			case "mlp":
@@ -127,13 +133,8 @@ saves the completed epochs there and prints the command that resumes.`,
 				}
 			case "gr", "grb":
 				ms.Name = "CaLiSym-" + strings.ToUpper(kind)
-				p, err := predictor.LookupPreset(archPreset)
-				if err != nil {
+				if ms.Arch, err = trainArch(archPreset, kind); err != nil {
 					return err
-				}
-				ms.Arch = p.Arch
-				if string(p.Arch.Kind) != kind {
-					return fmt.Errorf("architecture preset %q is %s, not %s (use --arch with a %s preset)", archPreset, p.Arch.Kind, kind, kind)
 				}
 				if layers > 0 {
 					ms.Arch.Layers = layers
@@ -209,7 +210,7 @@ saves the completed epochs there and prints the command that resumes.`,
 	f.StringVar(&dataDir, "data", "", "training dataset directory (required)")
 	f.StringVar(&valDir, "val", "", "validation dataset directory (default: the training set)")
 	f.StringVar(&kind, "model", "grb", "model: gr, grb or mlp")
-	f.StringVar(&archPreset, "arch", "pendulum", fmt.Sprintf("architecture preset for gr/grb %v", predictor.PresetNames()))
+	f.StringVar(&archPreset, "arch", "pendulum", "architecture of a gr/grb model: a preset ("+presetList()+") or "+predictor.ArchGrammar+"; without --model it sets the kind")
 	f.IntVar(&layers, "layers", 0, "override the preset's layer count")
 	f.IntVar(&width, "width", 0, "override the preset's ridge width")
 	f.StringVar(&hidden, "hidden", "96,96", "MLP hidden widths")
@@ -315,6 +316,37 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// trainArch resolves --arch for a model of the given kind (gr or grb).
+func trainArch(arch, kind string) (predictor.Arch, error) {
+	a, _, err := predictor.ResolveArch(arch)
+	if err != nil {
+		return a, err
+	}
+	if string(a.Kind) != kind {
+		var fit []string
+		for _, name := range predictor.PresetNames() {
+			if p, _ := predictor.LookupPreset(name); string(p.Arch.Kind) == kind {
+				fit = append(fit, name)
+			}
+		}
+		return a, fmt.Errorf("--arch %s is a %s architecture but --model is %s: leave out --model, or give a %s architecture (preset %s, or %s:LAYERSxWIDTH)",
+			arch, a.Kind, kind, kind, strings.Join(fit, ", "), kind)
+	}
+	return a, nil
+}
+
+// presetList names the presets with their descriptions:
+// "pendulum = grb:12x8:m2, quadrotor = gr:14x36, …".
+func presetList() string {
+	var s []string
+	for _, name := range predictor.PresetNames() {
+		p, _ := predictor.LookupPreset(name)
+		d, _ := p.Arch.Description()
+		s = append(s, name+" = "+d)
+	}
+	return strings.Join(s, ", ")
 }
 
 // saveLearner writes a trained model.

@@ -1,13 +1,16 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/trainer"
 	"github.com/calisym/calisym/trainer/plot"
@@ -164,28 +167,19 @@ func num(v float64) string {
 }
 
 func writePlots(ctx context.Context, rep *Report, spec Spec, data Datasets, outDir string) error {
-	curves := map[string][]float64{}
+	var curves, mh []plot.Series
+	var bars []plot.Bar
+	var hs []int
 	for _, m := range rep.Models {
+		role := plot.KindRole(m.Kind)
 		var tl, vl []float64
 		for _, e := range m.History {
 			tl = append(tl, e.Loss)
 			vl = append(vl, e.ValLoss)
 		}
-		curves[m.Name+" train"] = tl
-		curves[m.Name+" val"] = vl
-	}
-	if err := plot.TrainingCurves(filepath.Join(outDir, PlotTraining), rep.System+": one-step loss", curves, true); err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	var names []string
-	var ood []float64
-	var params []int
-	mh := map[string][]float64{}
-	var hs []int
-	for _, m := range rep.Models {
-		names = append(names, m.Name)
-		ood = append(ood, m.OODARMSE)
-		params = append(params, m.Params)
+		curves = append(curves, plot.Series{Name: m.Name + " train", Role: role, Model: m.Name, Values: tl},
+			plot.Series{Name: m.Name + " val", Role: role, Model: m.Name, Dashed: true, Values: vl})
+		bars = append(bars, plot.Bar{Name: m.Name, Role: role, MSE: m.OODARMSE, Params: m.Params})
 		var ids, oods []float64
 		hs = hs[:0]
 		for _, r := range m.MultiHorizon {
@@ -193,9 +187,13 @@ func writePlots(ctx context.Context, rep *Report, spec Spec, data Datasets, outD
 			ids = append(ids, r.IDMSE)
 			oods = append(oods, r.OODMSE)
 		}
-		mh[m.Name+" id"], mh[m.Name+" ood"] = ids, oods
+		mh = append(mh, plot.Series{Name: m.Name + " OOD", Role: role, Model: m.Name, Values: oods},
+			plot.Series{Name: m.Name + " ID", Role: role, Model: m.Name, Dashed: true, Values: ids})
 	}
-	if err := plot.BarCompare(filepath.Join(outDir, PlotBars), fmt.Sprintf("%s: OOD AR MSE at horizon %d", rep.System, spec.Horizon), names, ood, params); err != nil {
+	if err := plot.TrainingCurves(filepath.Join(outDir, PlotTraining), rep.System+": one-step loss", curves, true); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	if err := plot.BarCompare(filepath.Join(outDir, PlotBars), fmt.Sprintf("%s: OOD AR MSE at horizon %d", rep.System, spec.Horizon), bars); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	if len(hs) > 0 {
@@ -203,19 +201,54 @@ func writePlots(ctx context.Context, rep *Report, spec Spec, data Datasets, outD
 			return fmt.Errorf("experiment: %w", err)
 		}
 	}
-	return rolloutPlot(ctx, rep, spec, data, outDir)
+	fig, err := rolloutFigure(ctx, rep, spec, data, outDir)
+	if err != nil || fig == nil {
+		return err
+	}
+	if err := plot.Rollout(filepath.Join(outDir, PlotRollout), *fig); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	return nil
 }
 
-// rolloutPlot draws one OOD rollout (the middle evaluation window) of every
-// saved model against the truth.
-func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, outDir string) error {
-	ws := trainer.EvalWindows(data.OOD, spec.Horizon, spec.EvalStride, 0)
-	if len(ws) == 0 {
-		return nil
+// holdName labels the state held constant, x̂ₖ = x₀, in the rollout plot.
+const holdName = "state held constant"
+
+// rolloutFigure returns one OOD rollout of every saved model, and of the
+// state held constant, against the truth (nil when no OOD episode is
+// longer than the horizon). The window is chosen by a stated rule, which
+// the caption gives with the errors in it: of the OOD windows the report's
+// AR MSE averages, the one where the first CaLiSym model (the first model
+// when there is none) has its median error, i.e. a typical window of that
+// model, neither its best nor its worst (the lower median for an even
+// count; equal errors rank in window order).
+func rolloutFigure(ctx context.Context, rep *Report, spec Spec, data Datasets, outDir string) (*plot.RolloutFigure, error) {
+	H, ds := spec.Horizon, data.OOD
+	ws := trainer.EvalWindows(ds, H, spec.EvalStride, spec.MaxEvalWindows)
+	if len(ws) == 0 || len(rep.Models) == 0 {
+		return nil, nil
 	}
-	w := ws[len(ws)/2]
-	ep := &data.OOD.Episodes[w.Episode]
-	nx, ne, H := data.OOD.StateDim(), data.OOD.PortDim(), spec.Horizon
+	rollers := make([]trainer.RollerFactory, len(rep.Models))
+	sel := -1
+	for i, m := range rep.Models {
+		sv, err := trainer.OpenModel(filepath.Join(outDir, m.File))
+		if err != nil {
+			return nil, err
+		}
+		rollers[i] = sv.Rollers
+		if sel < 0 && m.Kind != "mlp" {
+			sel = i
+		}
+	}
+	sel = max(sel, 0)
+	errs, err := windowErrors(ctx, rollers[sel], ds, ws, H)
+	if err != nil {
+		return nil, err
+	}
+	pick, rank := medianWindow(errs)
+	w := ws[pick]
+	ep := &ds.Episodes[w.Episode]
+	nx, ne := ds.StateDim(), ds.PortDim()
 	// The state channels shown: those of spec.RolloutSelect in range, or
 	// all without a selection.
 	var show []int
@@ -229,37 +262,24 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 			show = append(show, c)
 		}
 	}
-	labels := make([]string, len(show))
+	f := plot.RolloutFigure{T: make([]float64, H+1), Labels: make([]string, len(show)), Truth: make([][]float64, len(show))}
 	for i, c := range show {
 		if len(spec.RolloutChannels) == nx {
-			labels[i] = spec.RolloutChannels[c]
+			f.Labels[i] = spec.RolloutChannels[c]
 		} else {
-			labels[i] = fmt.Sprintf("x%d", c+1)
+			f.Labels[i] = fmt.Sprintf("x%d", c+1)
 		}
 	}
-	t := make([]float64, H+1)
-	truth := make([][]float64, len(show))
+	x0 := ep.X[w.Start*nx : (w.Start+1)*nx]
+	truth := ep.X[(w.Start+1)*nx : (w.Start+1+H)*nx]
 	for k := range H + 1 {
-		t[k] = float64(k) * data.OOD.Dt
+		f.T[k] = float64(k) * ds.Dt
 		for i, c := range show {
-			truth[i] = append(truth[i], ep.X[(w.Start+k)*nx+c])
+			f.Truth[i] = append(f.Truth[i], ep.X[(w.Start+k)*nx+c])
 		}
 	}
-	preds := map[string][][]float64{}
-	for _, m := range rep.Models {
-		sv, err := trainer.OpenModel(filepath.Join(outDir, m.File))
-		if err != nil {
-			return err
-		}
-		r, err := sv.Rollers()
-		if err != nil {
-			return err
-		}
-		out := make([]float64, H*nx)
-		x0 := ep.X[w.Start*nx : (w.Start+1)*nx]
-		if err := r.Rollout(x0, ep.E[w.Start*ne:(w.Start+H)*ne], H, out); err != nil {
-			return err
-		}
+	// channels returns the shown channels of a rollout out (x̂₁ … x̂_H) from x0.
+	channels := func(out []float64) [][]float64 {
 		ch := make([][]float64, len(show))
 		for i, c := range show {
 			ch[i] = append(ch[i], x0[c])
@@ -267,15 +287,88 @@ func rolloutPlot(ctx context.Context, rep *Report, spec Spec, data Datasets, out
 				ch[i] = append(ch[i], out[k*nx+c])
 			}
 		}
-		preds[m.Name] = ch
+		return ch
 	}
+	var inWindow []string
+	out := make([]float64, H*nx)
+	for i, m := range rep.Models {
+		r, err := rollers[i]()
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Rollout(x0, ep.E[w.Start*ne:(w.Start+H)*ne], H, out); err != nil {
+			return nil, err
+		}
+		f.Models = append(f.Models, plot.Prediction{Name: m.Name, Role: plot.KindRole(m.Kind), Channels: channels(out)})
+		inWindow = append(inWindow, fmt.Sprintf("%s %s (%s)", m.Name, num(windowMSE(out, truth)), num(m.OODARMSE)))
+	}
+	for k := range H {
+		copy(out[k*nx:(k+1)*nx], x0)
+	}
+	f.Models = append(f.Models, plot.Prediction{Name: holdName, Role: plot.Hold, Channels: channels(out)})
+	inWindow = append(inWindow, fmt.Sprintf("%s %s", holdName, num(windowMSE(out, truth))))
+
 	// The window's start in its log: the episode's own start (t0, for
 	// episodes cut from a longer log) plus the window's offset in it.
-	title := fmt.Sprintf("%s: OOD rollout, %d steps from %s, t = %.2f s", rep.System, H, logName(ep.Name), ep.Tags["t0"]+float64(w.Start)*data.OOD.Dt)
-	if err := plot.Rollout(filepath.Join(outDir, PlotRollout), title, t, labels, truth, preds); err != nil {
-		return fmt.Errorf("experiment: %w", err)
+	t0 := ep.Tags["t0"] + float64(w.Start)*ds.Dt
+	f.Title = fmt.Sprintf("%s: OOD rollout of %d steps (%.2f s) from %s, t = %.2f–%.2f s", rep.System, H, float64(H)*ds.Dt, logName(ep.Name), t0, t0+float64(H)*ds.Dt)
+	f.Caption = []string{
+		fmt.Sprintf("Window chosen by rule: the median %s error among the report's %d OOD windows (rank %d of %d), a typical window, neither a good nor a bad one.",
+			rep.Models[sel].Name, len(ws), rank, len(ws)),
+		"AR MSE in this window (over all OOD windows): " + strings.Join(inWindow, ", ") + ".",
 	}
-	return ctx.Err()
+	return &f, ctx.Err()
+}
+
+// windowErrors returns the AR MSE of a model over each window: the mean
+// over steps 1…H and the state coordinates of the squared error, as
+// trainer.Evaluate averages it (+Inf for a rollout that diverges).
+func windowErrors(ctx context.Context, newRoller trainer.RollerFactory, ds *dataset.Dataset, ws []dataset.Window, H int) ([]float64, error) {
+	r, err := newRoller()
+	if err != nil {
+		return nil, err
+	}
+	nx, ne := ds.StateDim(), ds.PortDim()
+	out := make([]float64, H*nx)
+	errs := make([]float64, len(ws))
+	for i, w := range ws {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ep := &ds.Episodes[w.Episode]
+		if err := r.Rollout(ep.X[w.Start*nx:(w.Start+1)*nx], ep.E[w.Start*ne:(w.Start+H)*ne], H, out); err != nil {
+			return nil, err
+		}
+		errs[i] = windowMSE(out, ep.X[(w.Start+1)*nx:(w.Start+1+H)*nx])
+	}
+	return errs, nil
+}
+
+// windowMSE is the mean squared difference of a rollout and its truth,
+// +Inf when it is not finite.
+func windowMSE(out, truth []float64) float64 {
+	var s float64
+	for i, v := range out {
+		e := v - truth[i]
+		s += e * e
+	}
+	if math.IsNaN(s) || math.IsInf(s, 0) {
+		return math.Inf(1)
+	}
+	return s / float64(len(out))
+}
+
+// medianWindow returns the index of the window with the median error (the
+// lower median for an even count; equal errors rank in window order) and
+// its rank, 1 for the smallest error.
+func medianWindow(errs []float64) (index, rank int) {
+	order := make([]int, len(errs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(errs[a], errs[b]) })
+	k := (len(order) - 1) / 2
+	return order[k], k + 1
 }
 
 // logName strips the "@sample" suffix that names a window's episode.

@@ -15,10 +15,11 @@ import (
 // bars draws one filled bar per value from base (the axis floor on a log
 // axis, 0 on a linear one) at x = 0, 1, …, labelled with its value.
 type bars struct {
-	vals  []float64
-	base  float64
-	width vg.Length
-	label text.Style
+	vals    []float64
+	colours []color.Color
+	base    float64
+	width   vg.Length
+	label   text.Style
 }
 
 // Plot implements plot.Plotter.
@@ -28,7 +29,7 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 		x := trX(float64(i))
 		y0, y1 := trY(b.base), trY(v)
 		pts := []vg.Point{{X: x - b.width/2, Y: y0}, {X: x - b.width/2, Y: y1}, {X: x + b.width/2, Y: y1}, {X: x + b.width/2, Y: y0}}
-		c.FillPolygon(colour(i), c.ClipPolygonY(pts))
+		c.FillPolygon(b.colours[i], c.ClipPolygonY(pts))
 		c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.75)}, c.ClipLinesY(append(pts, pts[0]))...)
 		c.FillText(b.label, vg.Point{X: x, Y: y1 + vg.Points(3)}, strconv.FormatFloat(v, 'g', 3, 64))
 	}
@@ -74,26 +75,49 @@ func groupDigits(n int) string {
 	return string(out)
 }
 
-// BarCompare draws the paper's comparison bar chart: one bar per model with
-// its OOD autoregressive MSE, the value printed above the bar and the
-// parameter count under the model name. The MSE axis is logarithmic when
-// the values span more than a factor 20 (all must then be positive), else
-// linear from 0. models, oodMSE and params must have the same length.
-func BarCompare(path, title string, models []string, oodMSE []float64, params []int) error {
-	n := len(models)
-	if n == 0 || len(oodMSE) != n || len(params) != n {
-		return fmt.Errorf("%w: %d models, %d MSE values, %d parameter counts", ErrData, n, len(oodMSE), len(params))
+// Bar is one bar of BarCompare: a model, its OOD error and its size.
+type Bar struct {
+	Name   string
+	Role   Role
+	MSE    float64
+	Params int
+}
+
+// BarCompare draws the paper's comparison bar chart: one bar per model in
+// its role's colour with its OOD autoregressive MSE, the value printed
+// above the bar and the parameter count under the model name. The MSE
+// axis is logarithmic when the values span more than a factor 20 (all
+// must then be positive), else linear from 0.
+func BarCompare(path, title string, bs []Bar) error {
+	f, _, err := barFigure(title, bs)
+	if err != nil {
+		return err
+	}
+	return savePNG(path, Width, Height, f.draw)
+}
+
+// barFigure returns the figure and its bars.
+func barFigure(title string, bs []Bar) (*figure, *bars, error) {
+	n := len(bs)
+	if n == 0 {
+		return nil, nil, fmt.Errorf("%w: no models", ErrData)
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, v := range oodMSE {
-		if !finite(v) || v < 0 {
-			return fmt.Errorf("%w: model %q has MSE %v", ErrData, models[i], v)
+	vals := make([]float64, n)
+	cols := make([]color.Color, n)
+	names := make([]string, n)
+	var colours colourer
+	for i, b := range bs {
+		if !finite(b.MSE) || b.MSE < 0 {
+			return nil, nil, fmt.Errorf("%w: model %q has MSE %v", ErrData, b.Name, b.MSE)
 		}
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
+		lo, hi = math.Min(lo, b.MSE), math.Max(hi, b.MSE)
+		vals[i], cols[i] = b.MSE, colours.of(b.Role, b.Name)
+		names[i] = b.Name + "\n" + groupDigits(b.Params) + " params"
 	}
-	p := newPlot(title, "", "OOD AR MSE")
+	p := newPlot("", "OOD AR MSE")
 	logY := lo > 0 && hi/lo > 20
-	b := &bars{vals: oodMSE, width: vg.Points(min(60, 420/float64(n))), label: p.Y.Tick.Label}
+	b := &bars{vals: vals, colours: cols, width: vg.Points(min(60, 420/float64(n))), label: p.Y.Tick.Label}
 	b.label.Font.Size = 10
 	b.label.XAlign, b.label.YAlign = draw.XCenter, draw.YBottom
 	if logY {
@@ -102,12 +126,8 @@ func BarCompare(path, title string, models []string, oodMSE []float64, params []
 		p.Y.Min = b.base
 	}
 	p.Add(b)
-	names := make([]string, n)
-	for i, m := range models {
-		names[i] = m + "\n" + groupDigits(params[i]) + " params"
-	}
 	p.NominalX(names...)
 	p.X.Tick.Label.Font.Size = 10
 	p.X.Padding = 0
-	return savePNG(path, Width, Height, p.Draw)
+	return &figure{title: title, panels: [][]*plot.Plot{{p}}}, b, nil
 }

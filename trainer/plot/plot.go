@@ -3,24 +3,25 @@
 // paper's OOD bar chart and multi-horizon error curves.
 //
 // Figures are drawn at 144 dpi (2× the 72 pt/in of the layout), so a
-// 600×400 pt figure is a 1200×800 px PNG. Series given as maps are drawn
-// in sorted name order, so colours and legends are deterministic.
+// 600×400 pt figure is a 1200×800 px PNG. One palette colours every
+// figure: a curve's Role (truth, CaLiSym GR, CaLiSym GRB, MLP, the state
+// held constant) fixes its colour, so a model looks the same in every
+// plot. Every figure has its title, an optional caption and its legend
+// above the axes, where the legend covers no curve. Series are drawn and
+// listed in the order given.
 package plot
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -39,32 +40,15 @@ const (
 	Height = 400 * vg.Length(1)
 )
 
-// colour returns the i-th colour of the tab10 palette (cycling).
-func colour(i int) color.Color {
-	p := [...]color.RGBA{
-		{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
-		{0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
-		{0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}, {0xbc, 0xbd, 0x22, 0xff},
-		{0x17, 0xbe, 0xcf, 0xff},
-	}
-	return p[((i%len(p))+len(p))%len(p)]
-}
-
-// newPlot returns a plot with the package's fonts, labels and a light grid.
-func newPlot(title, xLabel, yLabel string) *plot.Plot {
+// newPlot returns a panel with the package's fonts, labels and a light
+// grid; its title and legend are the figure's (see figure).
+func newPlot(xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = 15
-	p.Title.Padding = 6
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = 12
 		a.Tick.Label.Font.Size = 10
 	}
-	p.Legend.TextStyle.Font.Size = 10
-	p.Legend.Top = true
-	p.Legend.Padding = 2
-	p.Legend.XOffs = vg.Points(-4)
 	g := plotter.NewGrid()
 	g.Vertical.Color = color.Gray{Y: 225}
 	g.Horizontal.Color = color.Gray{Y: 225}
@@ -120,10 +104,17 @@ func logLabel(k, e int) string {
 	return strconv.Itoa(k) + "e" + strconv.Itoa(e)
 }
 
+// marginX and marginY are the blank margins savePNG leaves around a
+// figure, in points: 6 left and 14 right, 6 below and 4 above.
+const (
+	marginX = 20
+	marginY = 10
+)
+
 // savePNG renders draw onto a w×h canvas at DPI and writes it to path.
 func savePNG(path string, w, h vg.Length, render func(draw.Canvas)) (err error) {
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(DPI))
-	render(draw.Crop(draw.New(c), 6, -14, 6, -4))
+	render(draw.Crop(draw.New(c), 6, -(marginX - 6), 6, -(marginY - 6)))
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
@@ -154,133 +145,141 @@ func points(x, y []float64, logX, logY bool) plotter.XYs {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// sortedKeys returns the keys of m in sorted order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
+// Series is one curve of a figure.
+type Series struct {
+	// Name is the legend label ("CaLiSym-GRB train").
+	Name string
+	// Role fixes the colour (see Role).
+	Role Role
+	// Model names the model the series belongs to, so that the Other
+	// series of one model share a colour (default: Name).
+	Model string
+	// Dashed draws a secondary curve of a model: its validation or ID
+	// error beside its training or OOD one.
+	Dashed bool
+	Values []float64
 }
 
-// addLine adds a line (with markers if marks) to p and the legend.
-func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color, width vg.Length, dashed, marks bool) error {
+// Line styles: a model's secondary curves (and its predictions against
+// the truth) are dashed, the state held constant is dotted.
+var (
+	dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	dots   = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+)
+
+// addLine adds a line (with markers if marks) to p and returns its legend
+// entry.
+func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color, width vg.Length, dash []vg.Length, marks bool) (legendEntry, error) {
 	l, err := plotter.NewLine(pts)
 	if err != nil {
-		return fmt.Errorf("%w: series %q: %w", ErrData, name, err)
+		return legendEntry{}, fmt.Errorf("%w: series %q: %w", ErrData, name, err)
 	}
-	l.Color, l.Width = c, width
-	if dashed {
-		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-	}
+	l.Color, l.Width, l.Dashes = c, width, dash
 	p.Add(l)
 	if !marks {
-		p.Legend.Add(name, l)
-		return nil
+		return legendEntry{name, []plot.Thumbnailer{l}}, nil
 	}
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
-		return fmt.Errorf("%w: series %q: %w", ErrData, name, err)
+		return legendEntry{}, fmt.Errorf("%w: series %q: %w", ErrData, name, err)
 	}
 	s.Color, s.Radius, s.Shape = c, vg.Points(2.5), draw.CircleGlyph{}
 	p.Add(s)
-	p.Legend.Add(name, l, s)
+	return legendEntry{name, []plot.Thumbnailer{l, s}}, nil
+}
+
+// seriesDash returns the dash pattern of a series.
+func seriesDash(s Series) []vg.Length {
+	switch {
+	case s.Role == Hold:
+		return dots
+	case s.Dashed:
+		return dashes
+	}
 	return nil
 }
 
-// splitRole splits a training-curve name into the group that selects its
-// colour and whether its last word marks a dashed (validation-like) line.
-func splitRole(name string) (group string, dashed bool) {
-	i := strings.LastIndexByte(name, ' ')
-	if i < 0 {
-		return name, false
+// TrainingCurves plots each series against the epoch (1, 2, …): a
+// model's training loss solid, its validation loss (Dashed) dashed, in
+// the model's colour. logY selects a log loss axis (non-positive values
+// are then skipped, as are non-finite values).
+func TrainingCurves(path, title string, series []Series, logY bool) error {
+	f, err := trainingFigure(title, series, logY)
+	if err != nil {
+		return err
 	}
-	switch strings.ToLower(name[i+1:]) {
-	case "train", "training":
-		return name[:i], false
-	case "val", "valid", "validation", "test", "ood", "id":
-		return name[:i], true
-	}
-	return name, false
+	return savePNG(path, Width, Height, f.draw)
 }
 
-// TrainingCurves plots one line per series against the epoch (1, 2, …),
-// e.g. {"GRB train", "GRB val", "MLP train", "MLP val"}. Series sharing a
-// name apart from a last word train/val/validation/test/ood/id share a
-// colour; validation-like ones are dashed. logY selects a log loss axis
-// (non-positive values are then skipped, as are non-finite values).
-func TrainingCurves(path, title string, series map[string][]float64, logY bool) error {
+func trainingFigure(title string, series []Series, logY bool) (*figure, error) {
 	if len(series) == 0 {
-		return fmt.Errorf("%w: no series", ErrData)
+		return nil, fmt.Errorf("%w: no series", ErrData)
 	}
-	p := newPlot(title, "epoch", "loss")
+	p := newPlot("epoch", "loss")
 	if logY {
 		logAxis(&p.Y)
 	}
-	groups := map[string]int{}
-	for _, name := range sortedKeys(series) {
-		g, _ := splitRole(name)
-		if _, ok := groups[g]; !ok {
-			groups[g] = len(groups)
-		}
-	}
-	for _, name := range sortedKeys(series) {
-		ys := series[name]
-		xs := make([]float64, len(ys))
+	f := &figure{title: title, panels: [][]*plot.Plot{{p}}}
+	var cols colourer
+	for _, s := range series {
+		xs := make([]float64, len(s.Values))
 		for i := range xs {
 			xs[i] = float64(i + 1)
 		}
-		pts := points(xs, ys, false, logY)
+		pts := points(xs, s.Values, false, logY)
 		if len(pts) == 0 {
-			return fmt.Errorf("%w: series %q has no plottable values", ErrData, name)
+			return nil, fmt.Errorf("%w: series %q has no plottable values", ErrData, s.Name)
 		}
-		g, dashed := splitRole(name)
-		if err := addLine(p, name, pts, colour(groups[g]), vg.Points(1.5), dashed, len(pts) == 1); err != nil {
-			return err
+		e, err := addLine(p, s.Name, pts, cols.of(s.Role, cmp.Or(s.Model, s.Name)), vg.Points(1.5), seriesDash(s), len(pts) == 1)
+		if err != nil {
+			return nil, err
 		}
+		f.legend = append(f.legend, e)
 	}
-	return savePNG(path, Width, Height, p.Draw)
+	return f, nil
 }
 
 // HorizonCurve plots the autoregressive error against the rollout horizon
-// (in steps) on log-log axes, one line with markers per series; every
-// series must have one value per horizon. Non-positive or non-finite values
-// are skipped.
-func HorizonCurve(path, title string, horizons []int, series map[string][]float64) error {
+// (in steps) on log-log axes, one line with markers per series, a model's
+// ID error (Dashed) dashed beside its OOD error; every series must have
+// one value per horizon. Non-positive or non-finite values are skipped.
+func HorizonCurve(path, title string, horizons []int, series []Series) error {
+	f, err := horizonFigure(title, horizons, series)
+	if err != nil {
+		return err
+	}
+	return savePNG(path, Width, Height, f.draw)
+}
+
+func horizonFigure(title string, horizons []int, series []Series) (*figure, error) {
 	if len(horizons) == 0 || len(series) == 0 {
-		return fmt.Errorf("%w: %d horizons, %d series", ErrData, len(horizons), len(series))
+		return nil, fmt.Errorf("%w: %d horizons, %d series", ErrData, len(horizons), len(series))
 	}
 	xs := make([]float64, len(horizons))
 	for i, h := range horizons {
 		if h <= 0 {
-			return fmt.Errorf("%w: horizon %d is not positive", ErrData, h)
+			return nil, fmt.Errorf("%w: horizon %d is not positive", ErrData, h)
 		}
 		xs[i] = float64(h)
 	}
-	p := newPlot(title, "horizon [steps]", "AR MSE")
-	p.Legend.Left, p.Legend.XOffs = true, vg.Points(8)
+	p := newPlot("horizon [steps]", "AR MSE")
 	logAxis(&p.X)
 	logAxis(&p.Y)
-	for i, name := range sortedKeys(series) {
-		ys := series[name]
-		if len(ys) != len(xs) {
-			return fmt.Errorf("%w: series %q has %d values for %d horizons", ErrData, name, len(ys), len(xs))
+	f := &figure{title: title, panels: [][]*plot.Plot{{p}}}
+	var cols colourer
+	for _, s := range series {
+		if len(s.Values) != len(xs) {
+			return nil, fmt.Errorf("%w: series %q has %d values for %d horizons", ErrData, s.Name, len(s.Values), len(xs))
 		}
-		pts := points(xs, ys, true, true)
+		pts := points(xs, s.Values, true, true)
 		if len(pts) == 0 {
-			return fmt.Errorf("%w: series %q has no positive values", ErrData, name)
+			return nil, fmt.Errorf("%w: series %q has no positive values", ErrData, s.Name)
 		}
-		if err := addLine(p, name, pts, colour(i), vg.Points(1.5), false, true); err != nil {
-			return err
+		e, err := addLine(p, s.Name, pts, cols.of(s.Role, cmp.Or(s.Model, s.Name)), vg.Points(1.5), seriesDash(s), true)
+		if err != nil {
+			return nil, err
 		}
+		f.legend = append(f.legend, e)
 	}
-	return savePNG(path, Width, Height, p.Draw)
+	return f, nil
 }
-
-// titleStyle is the style of a figure title drawn outside a plot.
-func titleStyle() text.Style {
-	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 16), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-}
-
-func colourBlack() color.Color { return color.Black }

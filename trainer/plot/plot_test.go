@@ -2,6 +2,7 @@ package plot
 
 import (
 	"errors"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -28,57 +29,66 @@ func decode(t *testing.T, path string, w, h int) {
 }
 
 // example data shared by the tests and the rendering checks.
-func curves() map[string][]float64 {
-	s := map[string][]float64{}
+func curves() []Series {
+	var s []Series
 	for _, m := range []struct {
 		name string
+		role Role
 		k    float64
-	}{{"GRB", 0.02}, {"MLP", 0.01}} {
+	}{{"CaLiSym-GRB", GRB, 0.02}, {"MLP", MLP, 0.01}} {
 		tr, va := make([]float64, 120), make([]float64, 120)
 		for i := range tr {
 			tr[i] = math.Exp(-m.k*float64(i)) + 1e-3
 			va[i] = 1.3*math.Exp(-m.k*float64(i)) + 2e-3
 		}
-		s[m.name+" train"], s[m.name+" val"] = tr, va
+		s = append(s, Series{Name: m.name + " train", Role: m.role, Values: tr},
+			Series{Name: m.name + " val", Role: m.role, Dashed: true, Values: va})
 	}
 	return s
 }
 
-func rolloutData() ([]float64, []string, [][]float64, map[string][][]float64) {
+// rolloutData is a rollout of nc channels over 2 s: sines that fill every
+// panel from edge to edge, where a legend inside the axes would cover them.
+func rolloutData(nc int) RolloutFigure {
 	const n = 200
-	t := make([]float64, n)
-	labels := []string{"q1 [rad]", "q2 [rad]", "p1 [kg·m²/s]", "p2 [kg·m²/s]"}
-	truth := make([][]float64, 4)
-	preds := map[string][][]float64{"GRB-SympNet": make([][]float64, 4), "MLP": make([][]float64, 4)}
-	for c := range 4 {
-		truth[c] = make([]float64, n)
-		preds["GRB-SympNet"][c] = make([]float64, n)
-		preds["MLP"][c] = make([]float64, n)
-		for i := range n {
-			t[i] = 0.01 * float64(i)
-			w := 2 + float64(c)
-			truth[c][i] = math.Sin(w * t[i])
-			preds["GRB-SympNet"][c][i] = 0.98 * math.Sin(w*t[i]*1.01)
-			preds["MLP"][c][i] = math.Sin(w*t[i]) + 0.1*t[i]*t[i]
+	f := RolloutFigure{Title: "Double pendulum OOD rollout", T: make([]float64, n),
+		Caption: []string{"The window of median CaLiSym-GRB error over the OOD windows; a long caption wraps to the width of the figure instead of running off its edge."}}
+	for i := range n {
+		f.T[i] = 0.01 * float64(i)
+	}
+	f.Models = []Prediction{{Name: "CaLiSym-GRB", Role: GRB}, {Name: "MLP", Role: MLP}, {Name: "state held", Role: Hold}}
+	for c := range nc {
+		f.Labels = append(f.Labels, fmt.Sprintf("x%d", c+1))
+		w := 2 + float64(c)
+		truth, grb, mlp, hold := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i, t := range f.T {
+			truth[i] = math.Sin(w * t)
+			grb[i] = 0.98 * math.Sin(w*t*1.01)
+			mlp[i] = math.Sin(w*t) + 0.1*t*t
+			hold[i] = truth[0]
+		}
+		f.Truth = append(f.Truth, truth)
+		for k, v := range [][]float64{grb, mlp, hold} {
+			f.Models[k].Channels = append(f.Models[k].Channels, v)
 		}
 	}
-	return t, labels, truth, preds
+	return f
 }
 
 func TestTrainingCurves(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name    string
-		series  map[string][]float64
+		series  []Series
 		logY    bool
 		wantErr bool
 	}{
 		{"log", curves(), true, false},
 		{"linear", curves(), false, false},
-		{"single-point", map[string][]float64{"x": {1}}, false, false},
-		{"nan-skipped", map[string][]float64{"x": {1, math.NaN(), 0.5}}, true, false},
-		{"empty-map", nil, false, true},
-		{"no-positive", map[string][]float64{"x": {0, -1}}, true, true},
+		{"single-point", []Series{{Name: "x", Values: []float64{1}}}, false, false},
+		{"nan-skipped", []Series{{Name: "x", Values: []float64{1, math.NaN(), 0.5}}}, true, false},
+		{"empty", nil, false, true},
+		{"no-positive", []Series{{Name: "x", Values: []float64{0, -1}}}, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,30 +110,37 @@ func TestTrainingCurves(t *testing.T) {
 
 func TestRollout(t *testing.T) {
 	dir := t.TempDir()
-	ts, labels, truth, preds := rolloutData()
-	if err := Rollout(filepath.Join(dir, "r.png"), "Double pendulum OOD rollout", ts, labels, truth, preds); err != nil {
+	f := rolloutData(4)
+	if err := Rollout(filepath.Join(dir, "r.png"), f); err != nil {
 		t.Fatal(err)
 	}
-	decode(t, filepath.Join(dir, "r.png"), 1200, 2*(30+2*220))
-	if err := Rollout(filepath.Join(dir, "one.png"), "one", ts, labels[:1], truth[:1], nil); err != nil {
+	fig, _ := rolloutFigure(f)
+	w, h := rolloutSize(fig, 4)
+	if w != Width || h <= 2*panelHeight+marginY || h > 2*panelHeight+marginY+90 {
+		t.Errorf("4 channels: %v×%v pt, want %v wide and two panels of %v plus a header", w, h, Width, panelHeight)
+	}
+	decode(t, filepath.Join(dir, "r.png"), int(w*DPI/72+0.5), int(h*DPI/72+0.5))
+	one := RolloutFigure{Title: "one", T: f.T, Labels: f.Labels[:1], Truth: f.Truth[:1]}
+	if err := Rollout(filepath.Join(dir, "one.png"), one); err != nil {
 		t.Fatal(err)
 	}
-	decode(t, filepath.Join(dir, "one.png"), 1200, 2*(30+400))
+	bad := func(mod func(*RolloutFigure)) RolloutFigure {
+		g := rolloutData(4)
+		mod(&g)
+		return g
+	}
 	tests := []struct {
-		name   string
-		t      []float64
-		labels []string
-		truth  [][]float64
-		preds  map[string][][]float64
+		name string
+		f    RolloutFigure
 	}{
-		{"labels", ts, labels[:3], truth, preds},
-		{"truth-length", ts[:10], labels, truth, preds},
-		{"model-channels", ts, labels, truth, map[string][][]float64{"m": truth[:2]}},
-		{"model-length", ts, labels, truth, map[string][][]float64{"m": {ts, ts, ts, ts[:3]}}},
-		{"empty", nil, nil, nil, nil},
+		{"labels", bad(func(g *RolloutFigure) { g.Labels = g.Labels[:3] })},
+		{"truth-length", bad(func(g *RolloutFigure) { g.T = g.T[:10] })},
+		{"model-channels", bad(func(g *RolloutFigure) { g.Models[0].Channels = g.Models[0].Channels[:2] })},
+		{"model-length", bad(func(g *RolloutFigure) { g.Models[1].Channels[3] = g.Models[1].Channels[3][:3] })},
+		{"empty", RolloutFigure{}},
 	}
 	for _, tc := range tests {
-		if err := Rollout(filepath.Join(dir, "bad.png"), "", tc.t, tc.labels, tc.truth, tc.preds); !errors.Is(err, ErrData) {
+		if err := Rollout(filepath.Join(dir, "bad.png"), tc.f); !errors.Is(err, ErrData) {
 			t.Errorf("%s: err = %v, want ErrData", tc.name, err)
 		}
 	}
@@ -133,23 +150,20 @@ func TestBarCompare(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name    string
-		models  []string
-		mse     []float64
-		params  []int
+		bars    []Bar
 		wantErr bool
 	}{
-		{"log", []string{"GRB-SympNet", "MLP", "LSTM"}, []float64{2.1e-3, 4.5e-1, 8e-2}, []int{3660, 10372, 12100}, false},
-		{"linear", []string{"A", "B"}, []float64{0.5, 0.7}, []int{100, 1000000}, false},
-		{"zero-linear", []string{"A", "B"}, []float64{0, 0.7}, []int{1, 2}, false},
-		{"lengths", []string{"A", "B"}, []float64{0.5}, []int{1, 2}, true},
-		{"params", []string{"A"}, []float64{0.5}, nil, true},
-		{"negative", []string{"A"}, []float64{-1}, []int{1}, true},
-		{"nan", []string{"A"}, []float64{math.NaN()}, []int{1}, true},
+		{"log", []Bar{{"CaLiSym-GRB", GRB, 2.1e-3, 3660}, {"MLP", MLP, 4.5e-1, 10372}, {"LSTM", Other, 8e-2, 12100}}, false},
+		{"linear", []Bar{{"A", GR, 0.5, 100}, {"B", MLP, 0.7, 1000000}}, false},
+		{"zero-linear", []Bar{{"A", GR, 0, 1}, {"B", MLP, 0.7, 2}}, false},
+		{"empty", nil, true},
+		{"negative", []Bar{{"A", GR, -1, 1}}, true},
+		{"nan", []Bar{{"A", GR, math.NaN(), 1}}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".png")
-			err := BarCompare(path, "OOD AR MSE (200 steps)", tc.models, tc.mse, tc.params)
+			err := BarCompare(path, "OOD AR MSE (200 steps)", tc.bars)
 			if tc.wantErr {
 				if !errors.Is(err, ErrData) {
 					t.Errorf("err = %v, want ErrData", err)
@@ -164,20 +178,29 @@ func TestBarCompare(t *testing.T) {
 	}
 }
 
+func horizonSeries() []Series {
+	return []Series{
+		{Name: "CaLiSym-GRB ood", Role: GRB, Values: []float64{1e-6, 1e-5, 1e-4, 4e-4, 2e-3}},
+		{Name: "CaLiSym-GRB id", Role: GRB, Dashed: true, Values: []float64{1e-6, 8e-6, 9e-5, 3e-4, 1e-3}},
+		{Name: "MLP ood", Role: MLP, Values: []float64{1e-6, 5e-5, 2e-3, 2e-2, 4e-1}},
+		{Name: "MLP id", Role: MLP, Dashed: true, Values: []float64{1e-6, 4e-5, 1e-3, 1e-2, 2e-1}},
+	}
+}
+
 func TestHorizonCurve(t *testing.T) {
 	dir := t.TempDir()
 	hs := []int{1, 10, 50, 100, 200}
 	tests := []struct {
 		name    string
 		h       []int
-		series  map[string][]float64
+		series  []Series
 		wantErr bool
 	}{
-		{"ok", hs, map[string][]float64{"GRB-SympNet": {1e-6, 1e-5, 1e-4, 4e-4, 2e-3}, "MLP": {1e-6, 5e-5, 2e-3, 2e-2, 4e-1}}, false},
-		{"mismatch", hs, map[string][]float64{"x": {1, 2}}, true},
-		{"bad-horizon", []int{0, 1}, map[string][]float64{"x": {1, 2}}, true},
+		{"ok", hs, horizonSeries(), false},
+		{"mismatch", hs, []Series{{Name: "x", Values: []float64{1, 2}}}, true},
+		{"bad-horizon", []int{0, 1}, []Series{{Name: "x", Values: []float64{1, 2}}}, true},
 		{"empty", nil, nil, true},
-		{"no-positive", hs, map[string][]float64{"x": {0, 0, 0, 0, 0}}, true},
+		{"no-positive", hs, []Series{{Name: "x", Values: []float64{0, 0, 0, 0, 0}}}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,7 +221,7 @@ func TestHorizonCurve(t *testing.T) {
 }
 
 func TestUnwritablePath(t *testing.T) {
-	err := TrainingCurves(filepath.Join(t.TempDir(), "missing", "x.png"), "", map[string][]float64{"a": {1, 2}}, false)
+	err := TrainingCurves(filepath.Join(t.TempDir(), "missing", "x.png"), "", []Series{{Name: "a", Values: []float64{1, 2}}}, false)
 	if err == nil || errors.Is(err, ErrData) {
 		t.Errorf("err = %v, want a file error", err)
 	}

@@ -6,84 +6,114 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
-// Rollout draws a grid of panels, one per channel (labels, e.g. "q1 [rad]",
-// "p1 [kg·m²/s]"), each showing truth[c] against t (seconds) as a solid
-// black line and every model of preds (name → per-channel predictions) as
-// a dashed coloured line. Every channel of truth and of each model must
-// have len(t) values. The legend is in the first panel. For systems with
-// many channels pass a subset: the figure grows with the channel count.
-func Rollout(path, title string, t []float64, labels []string, truth [][]float64, preds map[string][][]float64) error {
-	nc := len(labels)
-	if nc == 0 || len(t) == 0 {
-		return fmt.Errorf("%w: %d channels, %d times", ErrData, nc, len(t))
+// RolloutFigure is one rollout against the truth, a panel per channel.
+type RolloutFigure struct {
+	// Title names what is shown (system, window, time).
+	Title string
+	// Caption paragraphs, wrapped to the figure's width under the title:
+	// why this window, the errors in it.
+	Caption []string
+	// T are the times in seconds.
+	T []float64
+	// Labels name the channels, e.g. "q1 [rad]", "p1 [kg·m²/s]".
+	Labels []string
+	// Truth holds one slice of len(T) values per channel.
+	Truth [][]float64
+	// Models are the predictions, listed in the legend in this order.
+	Models []Prediction
+}
+
+// Prediction is one model's rollout, one slice of len(T) values per channel.
+type Prediction struct {
+	Name     string
+	Role     Role
+	Channels [][]float64
+}
+
+// panelHeight is the height of one rollout panel in points.
+const panelHeight = 220
+
+// Rollout draws f: a grid of panels, one per channel, each with the truth
+// as a solid black line and every model as a dashed line of its role's
+// colour (the state held constant dotted). The title, caption and legend
+// are above the panels. For systems with many channels pass a subset: the
+// figure grows with the channel count.
+func Rollout(path string, f RolloutFigure) error {
+	fig, err := rolloutFigure(f)
+	if err != nil {
+		return err
 	}
-	if len(truth) != nc {
-		return fmt.Errorf("%w: truth has %d channels for %d labels", ErrData, len(truth), nc)
+	w, h := rolloutSize(fig, len(f.Labels))
+	return savePNG(path, w, h, fig.draw)
+}
+
+// rolloutSize returns the size of a rollout figure of nc channels: the
+// panels, the header over them and savePNG's margins.
+func rolloutSize(fig *figure, nc int) (w, h vg.Length) {
+	rows, cols := len(fig.panels), len(fig.panels[0])
+	w = max(Width, 300*vg.Length(cols))
+	panelH := vg.Length(panelHeight)
+	if nc == 1 {
+		panelH = Height
 	}
-	for c, v := range truth {
-		if len(v) != len(t) {
-			return fmt.Errorf("%w: truth channel %q has %d values for %d times", ErrData, labels[c], len(v), len(t))
+	return w, fig.headerHeight(w-marginX) + marginY + panelH*vg.Length(rows)
+}
+
+func rolloutFigure(f RolloutFigure) (*figure, error) {
+	nc := len(f.Labels)
+	if nc == 0 || len(f.T) == 0 {
+		return nil, fmt.Errorf("%w: %d channels, %d times", ErrData, nc, len(f.T))
+	}
+	if len(f.Truth) != nc {
+		return nil, fmt.Errorf("%w: truth has %d channels for %d labels", ErrData, len(f.Truth), nc)
+	}
+	for c, v := range f.Truth {
+		if len(v) != len(f.T) {
+			return nil, fmt.Errorf("%w: truth channel %q has %d values for %d times", ErrData, f.Labels[c], len(v), len(f.T))
 		}
 	}
-	models := sortedKeys(preds)
-	for _, m := range models {
-		if len(preds[m]) != nc {
-			return fmt.Errorf("%w: model %q has %d channels for %d labels", ErrData, m, len(preds[m]), nc)
+	for _, m := range f.Models {
+		if len(m.Channels) != nc {
+			return nil, fmt.Errorf("%w: model %q has %d channels for %d labels", ErrData, m.Name, len(m.Channels), nc)
 		}
-		for c, v := range preds[m] {
-			if len(v) != len(t) {
-				return fmt.Errorf("%w: model %q channel %q has %d values for %d times", ErrData, m, labels[c], len(v), len(t))
+		for c, v := range m.Channels {
+			if len(v) != len(f.T) {
+				return nil, fmt.Errorf("%w: model %q channel %q has %d values for %d times", ErrData, m.Name, f.Labels[c], len(v), len(f.T))
 			}
 		}
 	}
 	cols := min(nc, int(math.Ceil(math.Sqrt(float64(nc)))))
 	rows := (nc + cols - 1) / cols
-	panelH := 220 * vg.Length(1)
-	if nc == 1 {
-		panelH = Height
+	fig := &figure{title: f.Title, caption: f.Caption, panels: make([][]*plot.Plot, rows)}
+	for r := range fig.panels {
+		fig.panels[r] = make([]*plot.Plot, cols)
 	}
-	const titleH = 30
-	w := max(Width, 300*vg.Length(cols))
-	h := titleH + panelH*vg.Length(rows)
-
-	plots := make([][]*plot.Plot, rows)
-	for r := range plots {
-		plots[r] = make([]*plot.Plot, cols)
-	}
-	for c, label := range labels {
-		p := newPlot("", "time [s]", label)
-		p.Legend.Top = true
-		if err := addLine(p, "truth", points(t, truth[c], false, false), colourBlack(), vg.Points(2), false, false); err != nil {
-			return err
+	var colours colourer
+	for c, label := range f.Labels {
+		p := newPlot("time [s]", label)
+		e, err := addLine(p, "truth", points(f.T, f.Truth[c], false, false), Truth.Colour(), vg.Points(2), nil, false)
+		if err != nil {
+			return nil, err
 		}
-		for i, m := range models {
-			if err := addLine(p, m, points(t, preds[m][c], false, false), colour(i), vg.Points(1.5), true, false); err != nil {
-				return err
+		if c == 0 {
+			fig.legend = append(fig.legend, e)
+		}
+		for _, m := range f.Models {
+			dash := dashes
+			if m.Role == Hold {
+				dash = dots
+			}
+			e, err := addLine(p, m.Name, points(f.T, m.Channels[c], false, false), colours.of(m.Role, m.Name), vg.Points(1.5), dash, false)
+			if err != nil {
+				return nil, err
+			}
+			if c == 0 {
+				fig.legend = append(fig.legend, e)
 			}
 		}
-		if c > 0 {
-			p.Legend = plot.NewLegend()
-		} else {
-			p.Legend.TextStyle.Font.Size = 10
-			p.Legend.Top = true
-		}
-		plots[c/cols][c%cols] = p
+		fig.panels[c/cols][c%cols] = p
 	}
-	return savePNG(path, w, h, func(dc draw.Canvas) {
-		dc.FillText(titleStyle(), vg.Point{X: dc.Center().X, Y: dc.Max.Y - 6}, title)
-		body := draw.Crop(dc, 0, 0, 0, -titleH)
-		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(10),
-			PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
-		cs := plot.Align(plots, tiles, body)
-		for r := range plots {
-			for c, p := range plots[r] {
-				if p != nil {
-					p.Draw(cs[r][c])
-				}
-			}
-		}
-	})
+	return fig, nil
 }
