@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/internal/livetest"
-	"github.com/calisym/calisym/predictor"
 )
 
 // randomPendulumModel saves the pendulum preset with random parameters
@@ -20,15 +18,7 @@ import (
 // files are written, not about what the node predicts.
 func randomPendulumModel(t *testing.T, dir string) string {
 	t.Helper()
-	pre, err := predictor.LookupPreset("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(5, 6)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Meta.Dt = 0.01
+	m := livetest.PendulumModel(t)
 	path := filepath.Join(dir, "random.safetensors")
 	if err := m.Save(path); err != nil {
 		t.Fatal(err)

@@ -130,6 +130,25 @@ func DiffPrediction(raw []byte, g *msgs.PredictedTrajectory) (string, error) {
 	return "", nil
 }
 
+// PendulumModel returns a model of the pendulum preset with random
+// parameters (a fixed seed) and the coordinate and port names and time
+// step of params/pendulum_sim.yaml: for the live tests that are about
+// which messages the node sees, when it predicts and what it writes, not
+// about what it predicts.
+func PendulumModel(t testing.TB) *predictor.Model {
+	t.Helper()
+	pre, err := predictor.LookupPreset("pendulum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Meta = predictor.Metadata{Name: "random pendulum", Coordinates: []string{"q1", "q2"}, Ports: []string{"u1", "u2"}, Dt: 0.01}
+	return m
+}
+
 // QuadrupedModel is the paper's quadruped preset (GR-SympNet, 18 layers of
 // width 66, 132-dim lift) named name, with the coordinate and port names of
 // the params it serves (params/anymal.yaml: a Sampler's Coordinates and

@@ -2,7 +2,6 @@ package node_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,19 +118,7 @@ func value(s msgs.DiagnosticStatus, key string) string {
 
 // pendulumModel returns a randomly initialised model of the pendulum
 // preset with the names and time step of params/pendulum_sim.yaml.
-func pendulumModel(t testing.TB) *predictor.Model {
-	t.Helper()
-	pre, err := predictor.LookupPreset("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(3, 4)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Meta = predictor.Metadata{Name: "test", Coordinates: []string{"q1", "q2"}, Ports: []string{"u1", "u2"}, Dt: 0.01}
-	return m
-}
+func pendulumModel(t testing.TB) *predictor.Model { return livetest.PendulumModel(t) }
 
 func pendulumParams(t testing.TB) *node.Params {
 	t.Helper()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,19 +23,7 @@ import (
 // randomPendulum is the pendulum preset with random parameters: the tests
 // of this file are about which messages the node sees, not about what it
 // predicts.
-func randomPendulum(t *testing.T) *predictor.Model {
-	t.Helper()
-	pre, err := predictor.LookupPreset("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(5, 6)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model.Meta.Dt = 0.01
-	return model
-}
+func randomPendulum(t *testing.T) *predictor.Model { return livetest.PendulumModel(t) }
 
 // replayed is one replay into memory.
 type replayed struct {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -245,17 +244,9 @@ func TestReplayPendulum(t *testing.T) {
 // previous sample; one between them would pair the state of t with the
 // torque of t − 10 ms).
 func TestReplayTimerAtMessageTime(t *testing.T) {
-	pre, err := predictor.LookupPreset("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Random parameters: the test is about when the node predicts, not
 	// about what.
-	model, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(5, 6)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model.Meta.Dt = 0.01
+	model := livetest.PendulumModel(t)
 	params, err := node.LoadParams(livetest.PendulumParams())
 	if err != nil {
 		t.Fatal(err)

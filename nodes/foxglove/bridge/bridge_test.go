@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/foxglove/bridge"
 	"github.com/calisym/calisym/nodes/node"
-	"github.com/calisym/calisym/predictor"
 )
 
 // recorder keeps what the node publishes before handing it to the bridge.
@@ -63,15 +61,7 @@ func TestFoxgloveClientDecodesPredictions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pre, err := predictor.LookupPreset("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(5, 6)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model.Meta = predictor.Metadata{Name: "interop", Coordinates: []string{"q1", "q2"}, Ports: []string{"u1", "u2"}, Dt: 0.01}
+	model := livetest.PendulumModel(t)
 	fox := bridge.New(srv, nil)
 	rec := &recorder{Publisher: fox, sent: map[string][][]byte{}}
 	now := func() int64 { return time.Now().UnixNano() }
@@ -195,7 +185,7 @@ func TestFoxgloveClientDecodesPredictions(t *testing.T) {
 		if diff != "" {
 			t.Fatalf("prediction %d: %s", k, diff)
 		}
-		if g.ModelID != "interop" || g.ModelSHA256 != "feed" || len(g.CoordinateNames) != 2 || g.CoordinateNames[0] != "q1" ||
+		if g.ModelID != "random pendulum" || g.ModelSHA256 != "feed" || len(g.CoordinateNames) != 2 || g.CoordinateNames[0] != "q1" ||
 			len(g.PortNames) != 2 || g.PortNames[1] != "u2" || len(g.Q) != 2*int(g.Horizon) {
 			t.Fatalf("prediction %d: %+v", k, g)
 		}
