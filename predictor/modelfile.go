@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 	"sort"
+
+	"github.com/calisym/calisym/internal/atomicfile"
 )
 
 // The model file is a safetensors file (https://huggingface.co/docs/safetensors):
@@ -169,23 +171,18 @@ func short(h string) string {
 	return h
 }
 
-// Save writes the model to path atomically (through a temporary file).
+// Save writes the model to path atomically: through a temporary file in
+// the same directory, renamed onto path only when complete.
 func (m *Model) Save(path string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("predictor: saving model: %w", err)
 	}
 	if err := m.Encode(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
+		f.Abort()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("predictor: saving model: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("predictor: saving model: %w", err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/atomicfile"
 )
 
 // checkpointMagic starts every checkpoint file; the version follows it.
@@ -137,11 +138,7 @@ func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History
 	out.WriteString(checkpointMagic)
 	fmt.Fprintf(&out, "%08x\n", crc32.ChecksumIEEE(body.Bytes()))
 	out.Write(body.Bytes())
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("trainer: writing checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteFile(path, out.Bytes()); err != nil {
 		return fmt.Errorf("trainer: writing checkpoint: %w", err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/mlp"
 )
@@ -212,7 +213,7 @@ func saveMLP(path string, net *mlp.MLP, coords, ports []string) error {
 	if err != nil {
 		return fmt.Errorf("trainer: encoding %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, b); err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	return nil

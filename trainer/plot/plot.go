@@ -17,9 +17,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"strconv"
 
+	"github.com/calisym/calisym/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -115,17 +115,16 @@ const (
 func savePNG(path string, w, h vg.Length, render func(draw.Canvas)) (err error) {
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(DPI))
 	render(draw.Crop(draw.New(c), 6, -(marginX - 6), 6, -(marginY - 6)))
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	defer func() {
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("plot: closing %s: %w", path, cerr)
-		}
-	}()
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
+		f.Abort()
 		return fmt.Errorf("plot: writing %s: %w", path, err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
 }
