@@ -48,7 +48,7 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 		}
 		return &RigidBodyModel{Body: body, G: m.Gravity}, nil
 	case ModelURDF:
-		path := resolve(dataRoot, m.URDF)
+		path := Resolve(dataRoot, m.URDF)
 		u, err := mechanics.LoadURDF(path)
 		if errors.Is(err, mechanics.ErrXacro) {
 			return nil, fmt.Errorf("convert: model.urdf: %w (set model.urdf to the expanded file)", err)
@@ -76,8 +76,9 @@ func NewModel(spec *Spec, dataRoot string) (Model, error) {
 	return nil, FieldError("model.kind", "unknown kind %q", m.Kind)
 }
 
-// resolve returns path, or path under root when it is relative.
-func resolve(root, path string) string {
+// Resolve returns path, or path under the data root when it is relative:
+// how params files name their logs, URDFs and parameter files.
+func Resolve(root, path string) string {
 	if filepath.IsAbs(path) || root == "" {
 		return path
 	}
@@ -92,7 +93,7 @@ func pendulumKeys() []string {
 
 func pendulumParams(p *PendulumSpec, dataRoot string) (mechanics.PendulumParams, error) {
 	if p.ParamsFile != "" {
-		pp, err := mechanics.LoadPendulumParamsYAML(resolve(dataRoot, p.ParamsFile))
+		pp, err := mechanics.LoadPendulumParamsYAML(Resolve(dataRoot, p.ParamsFile))
 		if err != nil {
 			return pp, fmt.Errorf("convert: model.pendulum.params_file: %w", err)
 		}

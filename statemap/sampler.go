@@ -77,8 +77,9 @@ func NewSampler(spec *Spec, opts SamplerOptions) (*Sampler, error) {
 			s.in.Values[i] = *sc.Channel.Const
 		}
 	}
-	smp := m.NewSample()
-	s.smp = Sample{V: smp.V, Ports: smp.Ports}
+	// Joints, P and Ports point into the caller's x and e at each Sample.
+	n, _, _ := m.Layout()
+	s.smp = Sample{V: make([]float64, n)}
 	s.orient = make([]float64, len(s.plan.Orient))
 	return s, nil
 }

@@ -172,7 +172,7 @@ func NewConverter(spec *Spec, opts Options) (*Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Converter{spec: spec, opts: opts, mapper: mp, model: mp.Model(), plan: newPlan(spec)}
+	c := &Converter{spec: spec, opts: opts, mapper: mp, model: mp.Model(), plan: newPlan(spec, mp.Plan())}
 	if c.opts.Open == nil {
 		progress := c.opts.Progress
 		c.opts.Open = func(path string, spec *Spec) (Source, error) {
@@ -207,7 +207,7 @@ func (c *Converter) Inputs() ([]string, error) {
 	}
 	var out []string
 	for i, pat := range c.spec.Inputs {
-		m, err := filepath.Glob(resolvePath(c.opts.DataRoot, pat))
+		m, err := filepath.Glob(statemap.Resolve(c.opts.DataRoot, pat))
 		if err != nil {
 			return nil, specError(fmt.Sprintf("inputs[%d]", i), "bad pattern %q: %v", pat, err)
 		}
@@ -496,12 +496,4 @@ func RebaseGravity(q0, q [6]float64) [6]float64 {
 		return mechanics.SE3{R: mechanics.RPY(c[3], c[4], c[5]), P: mechanics.Vec3{c[0], c[1], c[2]}}
 	}
 	return statemap.GravityCoordinates(pose(q0), pose(q))
-}
-
-// resolvePath returns path, or path under root when it is relative.
-func resolvePath(root, path string) string {
-	if filepath.IsAbs(path) || root == "" {
-		return path
-	}
-	return filepath.Join(root, path)
 }

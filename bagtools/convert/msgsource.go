@@ -13,6 +13,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/msgs/rosmsg"
+	"github.com/calisym/calisym/statemap"
 )
 
 // ErrMessageType reports a topic whose messages the message-log source
@@ -673,7 +674,7 @@ func IsMessageLog(path string) bool {
 
 // ChannelNames returns the names of the source channels the spec reads
 // (columns or message paths), each once, in the order of the spec.
-func (s *Spec) ChannelNames() []string { return newPlan(s).Names() }
+func (s *Spec) ChannelNames() []string { return statemap.NewPlan(&s.Spec).Names() }
 
 // OpenSource is the default Opener: message logs (spec.Source.Format
 // "mcap" or "bag", or the extensions .mcap and .bag) become a MessageSource

@@ -13,8 +13,10 @@ type plan struct {
 	contMode signal.Interp // contact
 }
 
-func newPlan(s *Spec) *plan {
-	return &plan{Plan: statemap.NewPlan(&s.Spec), portMode: interpOf(s.Control.Interp), contMode: interpOf(s.Contact.Interp)}
+// newPlan returns the mapping's plan p of spec s with its ports'
+// interpolation.
+func newPlan(s *Spec, p *statemap.Plan) *plan {
+	return &plan{Plan: p, portMode: interpOf(s.Control.Interp), contMode: interpOf(s.Contact.Interp)}
 }
 
 func interpOf(s string) signal.Interp {

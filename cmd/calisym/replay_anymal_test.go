@@ -58,7 +58,7 @@ func newAnymalFixture(t *testing.T) anymalFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := statemap.NewSampler(p.Spec, p.Node.SamplerOptions(f.root))
+	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(f.root))
 	if err != nil {
 		t.Fatal(err)
 	}

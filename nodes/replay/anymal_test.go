@@ -212,7 +212,7 @@ func TestReplayAnymalOOD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sampler, err := statemap.NewSampler(params.Spec, params.Node.SamplerOptions(root))
+	sampler, err := statemap.NewSampler(params.Spec, params.SamplerOptions(root))
 	if err != nil {
 		t.Fatal(err)
 	}
