@@ -19,7 +19,7 @@ func Sech2(rows, n int, x []float64, ldx int, b, a, y []float64, ldy int) {
 	if rows == 0 || n == 0 {
 		return
 	}
-	if useAsm {
+	if active != Go {
 		sech2Asm(rows, n, &x[0], ldx, &b[0], &a[0], &y[0], ldy)
 		return
 	}

@@ -40,13 +40,13 @@ func bench(b *testing.B, s benchShape, f func()) {
 // impls lists the implementations to compare: this package's (asm when
 // available, and pure Go) and gonum's.
 func impls(b *testing.B, run func(b *testing.B, impl string)) {
-	saved := useAsm
-	defer func() { useAsm = saved }()
+	saved := active
+	defer func() { active = saved }()
 	for _, impl := range []string{"asm", "go", "gonum"} {
-		if impl == "asm" && !hasAsm {
+		if impl == "asm" && !cpuHas(AVX2) {
 			continue
 		}
-		useAsm = impl == "asm"
+		active = setFor(impl == "asm")
 		b.Run(impl, func(b *testing.B) { run(b, impl) })
 	}
 }
@@ -199,13 +199,13 @@ func BenchmarkGemm(b *testing.B) {
 func BenchmarkSech2(b *testing.B) {
 	for _, n := range []int{8, 66, 8 * 66} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			saved := useAsm
-			defer func() { useAsm = saved }()
+			saved := active
+			defer func() { active = saved }()
 			for _, impl := range []string{"asm", "go"} {
-				if impl == "asm" && !hasAsm {
+				if impl == "asm" && !cpuHas(AVX2) {
 					continue
 				}
-				useAsm = impl == "asm"
+				active = setFor(impl == "asm")
 				b.Run(impl, func(b *testing.B) {
 					rng := rand.New(rand.NewPCG(1, 1))
 					x, bb, a, y := randSlice(rng, n), randSlice(rng, n), randSlice(rng, n), make([]float64, n)

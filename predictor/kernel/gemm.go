@@ -50,7 +50,7 @@ func Gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int,
 	default:
 		scaleMat(m, n, beta, c, ldc)
 	}
-	if !useAsm {
+	if active == Go {
 		gemmGo(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc, acc)
 		return
 	}

@@ -258,11 +258,11 @@ func TestSech2(t *testing.T) {
 
 // TestSech2Agreement compares the assembly and Go paths element by element.
 func TestSech2Agreement(t *testing.T) {
-	if !hasAsm {
+	if !cpuHas(AVX2) {
 		t.Skip("no assembly kernels on this machine")
 	}
-	saved := useAsm
-	defer func() { useAsm = saved }()
+	saved := active
+	defer func() { active = saved }()
 	rng := rand.New(rand.NewPCG(31, 32))
 	const n = 4099
 	x := make([]float64, n)
@@ -278,7 +278,7 @@ func TestSech2Agreement(t *testing.T) {
 	}
 	var out [2][]float64
 	for k, asm := range []bool{false, true} {
-		useAsm = asm
+		active = setFor(asm)
 		out[k] = make([]float64, n)
 		Sech2(1, n, x, n, zero, one, out[k], n)
 	}

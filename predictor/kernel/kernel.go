@@ -19,14 +19,6 @@ package kernel
 
 import "fmt"
 
-// useAsm selects the assembly kernels. It is true when the CPU supports them;
-// tests switch it off to exercise the portable Go code.
-var useAsm = hasAsm
-
-// Accelerated reports whether the kernels run the SIMD assembly code on this
-// machine.
-func Accelerated() bool { return useAsm }
-
 // matOK reports whether a slice of length n holds a rows×cols matrix with
 // leading dimension ld.
 func matOK(rows, cols, n, ld int) bool {
@@ -66,7 +58,7 @@ func badVec(fn, name string, n int, s []float64) {
 // MatVec sets y[i] = Σ_j a[i*lda+j]·x[j] for i < m, j < n (y = A x), where A
 // is m×n with leading dimension lda ≥ max(1, n). When n is 0, y[:m] is zeroed.
 func MatVec(m, n int, a []float64, lda int, x, y []float64) {
-	if useAsm && m > 0 && n > 0 && lda >= n && len(x) >= n && len(y) >= m && len(a) >= (m-1)*lda+n {
+	if active != Go && m > 0 && n > 0 && lda >= n && len(x) >= n && len(y) >= m && len(a) >= (m-1)*lda+n {
 		matVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
 		return
 	}
@@ -80,7 +72,7 @@ func MatVec(m, n int, a []float64, lda int, x, y []float64) {
 		clear(y[:m])
 		return
 	}
-	if useAsm {
+	if active != Go {
 		matVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
 		return
 	}
@@ -90,7 +82,7 @@ func MatVec(m, n int, a []float64, lda int, x, y []float64) {
 // MatTVec sets y[j] = Σ_i a[i*lda+j]·x[i] for j < n, i < m (y = Aᵀ x), where A
 // is m×n with leading dimension lda ≥ max(1, n). When m is 0, y[:n] is zeroed.
 func MatTVec(m, n int, a []float64, lda int, x, y []float64) {
-	if useAsm && m > 0 && n > 0 && lda >= n && len(x) >= m && len(y) >= n && len(a) >= (m-1)*lda+n {
+	if active != Go && m > 0 && n > 0 && lda >= n && len(x) >= m && len(y) >= n && len(a) >= (m-1)*lda+n {
 		matTVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
 		return
 	}
@@ -104,7 +96,7 @@ func MatTVec(m, n int, a []float64, lda int, x, y []float64) {
 		clear(y[:n])
 		return
 	}
-	if useAsm {
+	if active != Go {
 		matTVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
 		return
 	}

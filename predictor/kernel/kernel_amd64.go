@@ -2,11 +2,6 @@
 
 package kernel
 
-import "golang.org/x/sys/cpu"
-
-// hasAsm reports whether the CPU and OS support the AVX2 + FMA3 kernels.
-var hasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
 // In all matrix kernels below the accumulated products are multiplied by
 // alpha; when acc is non-zero they are then added to the output, otherwise
 // the output is overwritten without being read.
@@ -34,9 +29,3 @@ func dotTileAsm(R, n int, x *float64, ldx int, b0, b1, b2 *float64, y *float64, 
 //
 //go:noescape
 func panelAsm(m, k int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, alpha float64, acc, w int)
-
-// sech2Asm computes Y[r][j] = a[j]·sech²(X[r][j]+b[j]) for r < rows, j < n,
-// X[r] starting at x + r*ldx and Y[r] at y + r*ldy; rows, n ≥ 1.
-//
-//go:noescape
-func sech2Asm(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int)

@@ -2,8 +2,6 @@
 
 package kernel
 
-const hasAsm = false
-
 func matVecAsm(m, n int, a *float64, lda int, x, y *float64, alpha float64, acc int) {
 	panic("kernel: no assembly")
 }
@@ -17,9 +15,5 @@ func dotTileAsm(R, n int, x *float64, ldx int, b0, b1, b2 *float64, y *float64, 
 }
 
 func panelAsm(m, k int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, alpha float64, acc, w int) {
-	panic("kernel: no assembly")
-}
-
-func sech2Asm(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int) {
 	panic("kernel: no assembly")
 }

@@ -7,19 +7,27 @@ import (
 	"testing"
 )
 
-// paths runs f once per available implementation, with useAsm set accordingly.
+// paths runs f once per available implementation, with the kernel set switched accordingly.
 func paths(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	saved := useAsm
-	defer func() { useAsm = saved }()
+	saved := active
+	defer func() { active = saved }()
 	names := []string{"go"}
-	if hasAsm {
+	if cpuHas(AVX2) {
 		names = append(names, "asm")
 	}
 	for _, name := range names {
-		useAsm = name == "asm"
+		active = setFor(name == "asm")
 		t.Run(name, f)
 	}
+}
+
+// setFor returns the assembly set the old two-way tests mean by asm.
+func setFor(asm bool) Set {
+	if asm {
+		return AVX2
+	}
+	return Go
 }
 
 var dims = []int{0, 1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 17, 31, 33, 36, 66, 132}
@@ -222,18 +230,18 @@ func TestMulNN(t *testing.T) {
 }
 
 func TestAgreement(t *testing.T) {
-	if !hasAsm {
+	if !cpuHas(AVX2) {
 		t.Skip("no assembly kernels on this machine")
 	}
-	saved := useAsm
-	defer func() { useAsm = saved }()
+	saved := active
+	defer func() { active = saved }()
 	rng := rand.New(rand.NewPCG(9, 10))
 	R, m, n := 19, 66, 132
 	x := randSlice(rng, R*n)
 	a := randSlice(rng, m*n)
 	var out [2][]float64
 	for k, asm := range []bool{false, true} {
-		useAsm = asm
+		active = setFor(asm)
 		y := make([]float64, R*m)
 		MulNT(R, m, n, x, n, a, n, y, m)
 		out[k] = y
