@@ -195,27 +195,3 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
-
-func BenchmarkSech2(b *testing.B) {
-	for _, n := range []int{8, 66, 8 * 66} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			saved := active
-			defer func() { active = saved }()
-			for _, impl := range []string{"asm", "go"} {
-				if impl == "asm" && !cpuHas(AVX2) {
-					continue
-				}
-				active = setFor(impl == "asm")
-				b.Run(impl, func(b *testing.B) {
-					rng := rand.New(rand.NewPCG(1, 1))
-					x, bb, a, y := randSlice(rng, n), randSlice(rng, n), randSlice(rng, n), make([]float64, n)
-					b.ReportAllocs()
-					for b.Loop() {
-						Sech2(max(1, n/66), min(n, 66), x, 66, bb, a, y, 66)
-					}
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
-				})
-			}
-		})
-	}
-}
