@@ -63,3 +63,61 @@ func BenchmarkSech2(b *testing.B) {
 		})
 	}
 }
+
+func TestSech2(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(29, 30))
+		special := []float64{0, 1e-300, -1e-300, 1e-8, 0.1, -0.3466, 0.3466, 0.5, 1, 5, 19, 20, -20, 36, 100, 340, 350, 351, 400, 1e300, -1e300, math.Inf(1), math.Inf(-1)}
+		for _, rows := range []int{0, 1, 2, 3, 8} {
+			for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 66, 131, 1000} {
+				ldx, ldy := max(n, 1)+rows%2, max(n, 1)+rows%3
+				x := mat(rng, rows, n, ldx)
+				b := randSlice(rng, n)
+				a := randSlice(rng, n)
+				for i := range x {
+					if i%ldx < n {
+						x[i] *= 8
+						if i%5 == 0 {
+							x[i] = special[(i/5+n)%len(special)]
+						}
+					}
+				}
+				for j := range b {
+					b[j] *= 0.5
+				}
+				y := outMat(rows, n, ldy)
+				Sech2(rows, n, x, ldx, b, a, y, ldy)
+				what := fmt.Sprintf("rows=%d n=%d ldx=%d ldy=%d", rows, n, ldx, ldy)
+				// The reference 1/cosh² is itself accurate to a few ulp.
+				want := func(r, j int) float64 {
+					v := x[r*ldx+j] + b[j]
+					ch := math.Cosh(math.Min(math.Abs(v), 350))
+					return a[j] / (ch * ch)
+				}
+				checkOutTol(t, what, rows, n, ldy, y, want, func(r, j int) float64 { return math.Abs(want(r, j)) }, 2e-15)
+				// In place.
+				if rows > 0 && n > 0 {
+					z := append([]float64(nil), x...)
+					Sech2(rows, n, z, ldx, b, a, z, ldx)
+					for i, v := range z {
+						r, j := i/ldx, i%ldx
+						if j >= n {
+							if !math.IsNaN(v) {
+								t.Fatalf("%s in place: padding written", what)
+							}
+							continue
+						}
+						if w := want(r, j); math.Abs(v-w) > 2e-15*math.Abs(w) {
+							t.Fatalf("%s in place: [%d][%d] = %v, want %v", what, r, j, v, w)
+						}
+					}
+				}
+			}
+		}
+		y := []float64{0, 0, 0, 0, 0}
+		Sech2(1, 5, []float64{math.NaN(), 1, 2, 3, math.NaN()}, 5, make([]float64, 5), []float64{1, 1, 1, 1, 1}, y, 5)
+		if !math.IsNaN(y[0]) || !math.IsNaN(y[4]) || math.IsNaN(y[1]) {
+			t.Errorf("NaN handling: %v", y)
+		}
+	})
+}
