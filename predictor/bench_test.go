@@ -3,12 +3,14 @@ package predictor
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
 // BenchmarkRolloutStep measures one step of the gauge-fixed rollout (lift,
 // map, projection) per trajectory, for every preset, single trajectories and
-// batches of 16 and 256 (two workers). ns/step is per trajectory-step.
+// batches of 16 and 256 on GOMAXPROCS workers (-cpu 1: one core).
+// ns/traj-step is wall time per trajectory-step.
 func BenchmarkRolloutStep(b *testing.B) {
 	const horizon = 100
 	for _, name := range PresetNames() {
@@ -29,7 +31,7 @@ func BenchmarkRolloutStep(b *testing.B) {
 					r := plan.NewRoller()
 					run = func() error { return r.Rollout(x0, ports, horizon, out) }
 				} else {
-					br := plan.NewBatchRoller(rows, 2)
+					br := plan.NewBatchRoller(rows, runtime.GOMAXPROCS(0))
 					defer br.Close()
 					run = func() error { return br.Rollout(x0, ports, rows, horizon, out) }
 				}

@@ -16,8 +16,13 @@ import (
 //
 //	y = M Z,  g = ∇K̂(y),  Q += h M_Pᵀ g,  P −= h M_Qᵀ g,
 //
-// with M_Q, M_P the column blocks of M acting on Q and P. Batches of rows
-// run the same as matrix products. The rollout works in normalised
+// with M_Q, M_P the column blocks of M acting on Q and P. A single GR
+// trajectory runs each layer as one fused kernel (kernel.TanhRidgeGrad), which
+// streams M once: row blocks of M are multiplied by Z, pass through the
+// ridge and are added into Mᵀg while they are still in the L1 cache. Batches
+// of rows run as matrix products on copies laid out for the panel kernels:
+// Mᵀ (2d×k) for Y = Z Mᵀ, and N = h·[M_P | −M_Q] (k×2d) for the update
+// Z += G N of both halves in one product. The rollout works in normalised
 // coordinates and converts only at its boundaries; in its first layer the
 // product skips the columns that the data section σₑ sets to zero, and in
 // its last layer the update computes only q and p, the coordinates Π keeps.
@@ -38,6 +43,8 @@ type Plan struct {
 
 type planLayer struct {
 	m    []float64 // k×2d
+	mt   []float64 // 2d×k, Mᵀ (batches)
+	nu   []float64 // k×2d, h·[M_P | −M_Q] (batches)
 	b, a []float64 // GR: bias and amplitude (k)
 	coef []float64 // GRB spline coefficients
 	tp   []float64 // GRB tail parameters
@@ -94,6 +101,18 @@ func (m *Model) Compile() (*Plan, error) {
 			pl.tp = append([]float64(nil), rp[md*d+nc:]...)
 		}
 		gemm(noTrans, noTrans, 1, gen(left, p.k, d, d), gen(cat, d, 2*d, 2*d), 0, gen(pl.m, p.k, 2*d, 2*d))
+		pl.mt = make([]float64, 2*d*p.k)
+		pl.nu = make([]float64, p.k*2*d)
+		for r := range p.k {
+			row, nu := pl.m[r*2*d:(r+1)*2*d], pl.nu[r*2*d:(r+1)*2*d]
+			for c, v := range row {
+				pl.mt[c*p.k+r] = v
+			}
+			for c := range d {
+				nu[c] = p.h * row[d+c]
+				nu[d+c] = -p.h * row[c]
+			}
+		}
 		p.layers = append(p.layers, pl)
 	}
 	p.muX = make([]float64, 2*n)
@@ -136,7 +155,7 @@ func (p *Plan) newWorkspace(rows int) *workspace {
 // the zeros of the section are not multiplied); with projOnly set, the last
 // layer updates only the coordinates q and p of a batch (Π keeps no others).
 func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
-	d, k, h := p.d, p.k, p.h
+	d, k := p.d, p.k
 	d2 := 2 * d
 	l := p.Layout
 	n := l.N
@@ -145,39 +164,51 @@ func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 	G := gen(w.g, rows, k, k)
 	for li := range p.layers {
 		pl := &p.layers[li]
-		M := gen(pl.m, k, d2, d2)
-		switch {
-		case li == 0 && fromSection && d >= sectionSkipMin:
+		last := li == len(p.layers)-1
+		if rows == 1 {
+			p.layerOne(w, pl)
+			continue
+		}
+		Mt := gen(pl.mt, d2, k, k)
+		if li == 0 && fromSection && d >= sectionSkipMin {
 			// Non-zero columns of σₑ: q, λ_c (the tail of Q) and p, μ_u (contiguous in P).
 			oc, op := l.OffLambdaC(), l.OffP()
-			gemm(noTrans, trans, 1, gen(w.z, rows, n, d2), gen(pl.m, k, n, d2), 0, Y)
-			gemm(noTrans, trans, 1, gen(w.z[oc:], rows, d-oc, d2), gen(pl.m[oc:], k, d-oc, d2), 1, Y)
-			gemm(noTrans, trans, 1, gen(w.z[op:], rows, n+l.NU, d2), gen(pl.m[op:], k, n+l.NU, d2), 1, Y)
-		case rows == 1:
-			kernel.MatVec(k, d2, pl.m, d2, w.z, w.y)
-		default:
-			gemm(noTrans, trans, 1, Z, M, 0, Y)
+			gemm(noTrans, noTrans, 1, gen(w.z, rows, n, d2), gen(pl.mt, n, k, k), 0, Y)
+			gemm(noTrans, noTrans, 1, gen(w.z[oc:], rows, d-oc, d2), gen(pl.mt[oc*k:], d-oc, k, k), 1, Y)
+			gemm(noTrans, noTrans, 1, gen(w.z[op:], rows, n+l.NU, d2), gen(pl.mt[op*k:], n+l.NU, k, k), 1, Y)
+		} else {
+			gemm(noTrans, noTrans, 1, Z, Mt, 0, Y)
 		}
 		p.ridge(w, pl, rows)
-		switch {
-		case rows == 1:
-			// t = Mᵀ g, Q += h t_P, P −= h t_Q.
-			kernel.MatTVec(k, d2, pl.m, d2, w.g, w.tv)
-			zq, zp := w.z[:d:d], w.z[d:d2:d2]
-			tq, tp := w.tv[:d:d], w.tv[d:d2:d2]
-			for j := range zq {
-				zq[j] += h * tp[j]
-				zp[j] -= h * tq[j]
-			}
-		case li == len(p.layers)-1 && projOnly:
-			// q += h g M_P[:, q], p −= h g M_Q[:, y] (p pairs with y).
-			gemm(noTrans, noTrans, h, G, gen(pl.m[d:], k, n, d2), 1, gen(w.z, rows, n, d2))
-			gemm(noTrans, noTrans, -h, G, gen(pl.m[n:], k, n, d2), 1, gen(w.z[d+n:], rows, n, d2))
-		default:
-			// Q += h g M_P, P −= h g M_Q.
-			gemm(noTrans, noTrans, h, G, gen(pl.m[d:], k, d, d2), 1, gen(w.z, rows, d, d2))
-			gemm(noTrans, noTrans, -h, G, gen(pl.m, k, d, d2), 1, gen(w.z[d:], rows, d, d2))
+		if last && projOnly {
+			// Π keeps q (the head of Q) and p (the second block of P).
+			gemm(noTrans, noTrans, 1, G, gen(pl.nu, k, n, d2), 1, gen(w.z, rows, n, d2))
+			gemm(noTrans, noTrans, 1, G, gen(pl.nu[d+n:], k, n, d2), 1, gen(w.z[d+n:], rows, n, d2))
+			continue
 		}
+		gemm(noTrans, noTrans, 1, G, gen(pl.nu, k, d2, d2), 1, Z)
+	}
+}
+
+// layerOne applies one layer to the single row w.z: for GR layers the fused
+// kernel (y = M z, g = a ⊙ sech²(y + b), t = Mᵀ g in one pass over M), for
+// GRB layers the two matrix–vector products around the spline ridge. Then
+// Q += h t_P, P −= h t_Q.
+func (p *Plan) layerOne(w *workspace, pl *planLayer) {
+	d, k, h := p.d, p.k, p.h
+	d2 := 2 * d
+	if p.Kind == KindGR {
+		kernel.TanhRidgeGrad(k, d2, pl.m, d2, pl.b, pl.a, w.z, w.g, w.tv)
+	} else {
+		kernel.MatVec(k, d2, pl.m, d2, w.z, w.y)
+		p.ridge(w, pl, 1)
+		kernel.MatTVec(k, d2, pl.m, d2, w.g, w.tv)
+	}
+	zq, zp := w.z[:d:d], w.z[d:d2:d2]
+	tq, tp := w.tv[:d:d], w.tv[d:d2:d2]
+	for j := range zq {
+		zq[j] += h * tp[j]
+		zp[j] -= h * tq[j]
 	}
 }
 

@@ -56,20 +56,12 @@ func (r tanhRidge) split(p []float64) (w, b, a []float64) {
 }
 
 // grad writes g = ∇K(x) for n rows of x (n×in), caching t = tanh(z) and
-// s = a ⊙ (1 − t²) (both n×width).
+// s = a ⊙ sech²(z) (both n×width), z = W x + b.
 func (r tanhRidge) grad(p []float64, n int, x, g, t, s []float64) {
 	w, b, a := r.split(p)
 	W := gen(w, r.width, r.in, r.in)
 	gemm(noTrans, trans, 1, gen(x, n, r.in, r.in), W, 0, gen(t, n, r.width, r.width))
-	for i := range n {
-		tr := t[i*r.width : (i+1)*r.width]
-		sr := s[i*r.width : (i+1)*r.width]
-		for j, z := range tr {
-			tv := math.Tanh(z + b[j])
-			tr[j] = tv
-			sr[j] = a[j] * (1 - tv*tv)
-		}
-	}
+	kernel.TanhSech2(n, r.width, t, r.width, b, a, t, r.width, s, r.width)
 	gemm(noTrans, noTrans, 1, gen(s, n, r.width, r.width), W, 0, gen(g, n, r.in, r.in))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/predictor/kernel"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -35,6 +36,9 @@ type inspectReport struct {
 	// ChecksumVerified is set for a model file: whether its checksums
 	// were present and matched.
 	ChecksumVerified *bool `json:"checksum_verified,omitempty"`
+	// Kernels is the kernel set the predictor runs on this machine
+	// (kernel.Selection), which every timing depends on.
+	Kernels string `json:"kernels"`
 }
 
 // mlpInspectReport is what `calisym inspect --json` prints for an MLP
@@ -77,7 +81,7 @@ and the README's "Choosing an architecture").`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m *predictor.Model
-			var rep inspectReport
+			rep := inspectReport{Kernels: kernel.Selection()}
 			fl := cmd.Flags()
 			layoutGiven := fl.Changed("n") || fl.Changed("nu") || fl.Changed("nc")
 			if !fl.Changed("nu") {
@@ -223,6 +227,7 @@ func printInspect(w io.Writer, r inspectReport) {
 	fmt.Fprintf(tw, "FLOPs/step\t%d (lift %d + map %d + projection %d)%s\n", r.FLOPsPerStep, r.FLOPs.Lift, r.FLOPs.Map, r.FLOPs.Project, paperNote(float64(r.FLOPsPerStep), r.PaperFLOPs))
 	fmt.Fprintf(tw, "FLOPs/step fused\t%d (what the compiled rollout executes)\n", r.FLOPsPerStepFused)
 	fmt.Fprintf(tw, "ε_J mean / max\t%.2e / %.2e over %d random lifted states\n", r.SymplecticResidualMean, r.SymplecticResidualMax, r.ResidualStates)
+	fmt.Fprintf(tw, "kernels\t%s\n", r.Kernels)
 	if r.Meta.Name != "" {
 		fmt.Fprintf(tw, "name\t%s\n", r.Meta.Name)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/predictor/kernel"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -201,8 +202,8 @@ saves the completed epochs there and prints the command that resumes.`,
 				return err
 			}
 			last := hist.Epochs[len(hist.Epochs)-1]
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d params, final loss %.4g (val %.4g), %.1f s -> %s\n",
-				l.Name(), l.NumParams(), last.Loss, last.ValLoss, time.Since(start).Seconds(), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d params, final loss %.4g (val %.4g), %.1f s on the %s kernels -> %s\n",
+				l.Name(), l.NumParams(), last.Loss, last.ValLoss, time.Since(start).Seconds(), kernel.Active(), out)
 			return nil
 		},
 	}

@@ -123,6 +123,9 @@ func Markdown(rep *Report) string {
 	fmt.Fprintf(&b, "# %s: CaLiSym against the MLP baseline\n\n", rep.System)
 	fmt.Fprintf(&b, "Created %s. Training set: %v episodes, %v windows (%v unique transitions); ID %v and OOD %v episodes. ",
 		rep.Created, rep.Data["train_episodes"], rep.Data["train_windows"], rep.Data["train_transitions"], rep.Data["id_episodes"], rep.Data["ood_episodes"])
+	if rep.Kernels != "" {
+		fmt.Fprintf(&b, "Kernels: %s. ", rep.Kernels)
+	}
 	if et, eo := rep.Data["mean_energy_train"], rep.Data["mean_energy_ood"]; et != nil && eo != nil {
 		if a, ok := et.(float64); ok && a > 0 {
 			fmt.Fprintf(&b, "Mean mechanical energy of the windows: train %.1f J, OOD %.1f J (%+.0f%%).", a, eo.(float64), 100*(eo.(float64)/a-1))

@@ -13,6 +13,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/predictor/kernel"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -106,6 +107,9 @@ type Report struct {
 	Models  []ModelReport     `json:"models"`
 	Spec    Spec              `json:"spec"`
 	Extra   map[string]string `json:"extra,omitempty"`
+	// Kernels is the kernel set that ran (kernel.Selection). Every set gives
+	// the same bits; the training times depend on it.
+	Kernels string `json:"kernels,omitempty"`
 	// Comparison is CaLiSym's OOD error relative to the MLP's, in percent
 	// (negative: CaLiSym is better); absent without both models.
 	OODChangePercent *float64 `json:"ood_change_percent,omitempty"`
@@ -146,12 +150,14 @@ func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Wr
 		}
 	}
 	rep := &Report{System: spec.System, Created: time.Now().UTC().Format(time.RFC3339), Spec: spec,
+		Kernels: kernel.Selection(),
 		Data: map[string]any{
 			"train_windows": len(data.Train.Windows()), "train_transitions": len(data.Train.UniqueTransitions()),
 			"train_episodes": len(data.Train.Episodes), "id_episodes": len(data.ID.Episodes), "ood_episodes": len(data.OOD.Episodes),
 			"mean_energy_train": meanTag(data.Train, "mean_energy"), "mean_energy_ood": meanTag(data.OOD, "mean_energy"),
 			"initial_energy_train": meanTag(data.Train, "initial_energy"), "initial_energy_ood": meanTag(data.OOD, "initial_energy"),
 		}}
+	fmt.Fprintf(log, "kernels: %s\n", rep.Kernels)
 	for _, ms := range spec.Models {
 		fmt.Fprintf(log, "training %s (%s)\n", ms.Name, ms.Kind)
 		tr, err := train(ctx, ms, data)
