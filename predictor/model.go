@@ -83,6 +83,7 @@ type Model struct {
 	theta []float64 // the flat parameter vector θ, in paramBlocks order
 	defs  []layerDef
 	ab    []float64 // per layer: A then B (effective, after role alternation), d×d each
+	cd    []float64 // per layer: C = [B | A] then D = [hA | −hB], d×2d each (see layerCD)
 
 	verified bool // decoded from a file whose checksums matched
 }
@@ -144,6 +145,7 @@ func (m *Model) buildDefs() {
 		m.defs[i] = layerDef{off: off, s1: off, s2: off + d*d, s3: off + 2*d*d, ridge: off + 3*d*d, n: per, swap: i%2 == 1}
 	}
 	m.ab = make([]float64, m.Arch.Layers*2*d*d)
+	m.cd = make([]float64, m.Arch.Layers*4*d*d)
 }
 
 // NumParams returns the number of trainable parameters.
@@ -271,6 +273,21 @@ func (m *Model) syncDerived() {
 			b[k] += s1[k] + s3[k]
 		}
 	}
+	h := m.Arch.StepSize
+	for i := range m.defs {
+		a, b := m.layerAB(i)
+		c, dm := m.layerCD(i)
+		for r := range d {
+			cr, dr := c[r*2*d:(r+1)*2*d], dm[r*2*d:(r+1)*2*d]
+			ar, br := a[r*d:(r+1)*d], b[r*d:(r+1)*d]
+			copy(cr[:d], br)
+			copy(cr[d:], ar)
+			for k := range d {
+				dr[k] = h * ar[k]
+				dr[d+k] = -h * br[k]
+			}
+		}
+	}
 }
 
 // symInto writes (x + xᵀ)/2 into dst.
@@ -288,4 +305,15 @@ func (m *Model) layerAB(i int) (a, b []float64) {
 	d := m.Layout.D()
 	base := i * 2 * d * d
 	return m.ab[base : base+d*d], m.ab[base+d*d : base+2*d*d]
+}
+
+// layerCD returns the matrices of layer i with both halves of Z = (Q, P)
+// side by side (d×2d, row major): C = [B | A], so that the rows of ξ are
+// Z Cᵀ (ξ = B Q + A P), and D = [hA | −hB], so that the layer's update is
+// Z += G D with G the rows of ∇K(ξ), and its adjoint Ḡ = Z̄ Dᵀ. The forward
+// pass, the tangent and the backward pass all read these two.
+func (m *Model) layerCD(i int) (c, dm []float64) {
+	d := m.Layout.D()
+	base := i * 4 * d * d
+	return m.cd[base : base+2*d*d], m.cd[base+2*d*d : base+4*d*d]
 }

@@ -80,21 +80,15 @@ func (m *Model) forward(t *Tape, z []float64, n int) {
 	}
 	t.n = n
 	d := m.Layout.D()
-	h := m.Arch.StepSize
 	for i, df := range m.defs {
 		copy(t.zin[i][:n*2*d], z[:n*2*d])
-		a, b := m.layerAB(i)
-		A, B := gen(a, d, d, d), gen(b, d, d, d)
-		Q, P := gen(z, n, d, 2*d), gen(z[d:], n, d, 2*d)
-		xi := gen(t.xi[i], n, d, d)
-		// ξ = P Aᵀ + Q Bᵀ (row form of A P + B Q)
-		gemm(noTrans, trans, 1, P, A, 0, xi)
-		gemm(noTrans, trans, 1, Q, B, 1, xi)
+		c, dm := m.layerCD(i)
+		Z := gen(z, n, 2*d, 2*d)
+		// ξ = Z Cᵀ = Q Bᵀ + P Aᵀ (row form of A P + B Q)
+		gemm(noTrans, trans, 1, Z, gen(c, d, 2*d, 2*d), 0, gen(t.xi[i], n, d, d))
 		m.ridgeGrad(t, i, df, n)
-		G := gen(t.g[i], n, d, d)
-		// Q += h G A ; P −= h G B
-		gemm(noTrans, noTrans, h, G, A, 1, Q)
-		gemm(noTrans, noTrans, -h, G, B, 1, P)
+		// Z += G D: Q += h G A ; P −= h G B
+		gemm(noTrans, noTrans, 1, gen(t.g[i], n, d, d), gen(dm, d, 2*d, 2*d), 1, Z)
 	}
 }
 
@@ -132,14 +126,12 @@ func (m *Model) backward(t *Tape, zbar, grad []float64) {
 	h := m.Arch.StepSize
 	for i := len(m.defs) - 1; i >= 0; i-- {
 		df := m.defs[i]
-		a, b := m.layerAB(i)
-		A, B := gen(a, d, d, d), gen(b, d, d, d)
+		c, dm := m.layerCD(i)
+		Zb := gen(zbar, n, 2*d, 2*d)
 		Qb, Pb := gen(zbar, n, d, 2*d), gen(zbar[d:], n, d, 2*d)
 		G := gen(t.g[i], n, d, d)
-		gb := gen(t.gbar, n, d, d)
-		// ḡ = h (Q̄' Aᵀ − P̄' Bᵀ)
-		gemm(noTrans, trans, h, Qb, A, 0, gb)
-		gemm(noTrans, trans, -h, Pb, B, 1, gb)
+		// ḡ = Z̄' Dᵀ = h (Q̄' Aᵀ − P̄' Bᵀ)
+		gemm(noTrans, trans, 1, Zb, gen(dm, d, 2*d, 2*d), 0, gen(t.gbar, n, d, d))
 		dA, dB := gen(t.dA, d, d, d), gen(t.dB, d, d, d)
 		// Ā = h Gᵀ Q̄' ; B̄ = −h Gᵀ P̄'
 		gemm(trans, noTrans, h, G, Qb, 0, dA)
@@ -151,9 +143,8 @@ func (m *Model) backward(t *Tape, zbar, grad []float64) {
 		// Ā += ξ̄ᵀ P ; B̄ += ξ̄ᵀ Q
 		gemm(trans, noTrans, 1, xb, Pin, 1, dA)
 		gemm(trans, noTrans, 1, xb, Qin, 1, dB)
-		// Q̄ = Q̄' + ξ̄ B ; P̄ = P̄' + ξ̄ A
-		gemm(noTrans, noTrans, 1, xb, B, 1, Qb)
-		gemm(noTrans, noTrans, 1, xb, A, 1, Pb)
+		// Z̄ = Z̄' + ξ̄ C: Q̄ = Q̄' + ξ̄ B ; P̄ = P̄' + ξ̄ A
+		gemm(noTrans, noTrans, 1, xb, gen(c, d, 2*d, 2*d), 1, Zb)
 		m.abToS(t, df, grad)
 	}
 }
@@ -257,18 +248,13 @@ func addSym(dst, g []float64, d int) {
 func (m *Model) tangent(t *Tape, dz []float64) {
 	n := t.n
 	d := m.Layout.D()
-	h := m.Arch.StepSize
 	for i, df := range m.defs {
-		a, b := m.layerAB(i)
-		A, B := gen(a, d, d, d), gen(b, d, d, d)
-		dQ, dP := gen(dz, n, d, 2*d), gen(dz[d:], n, d, 2*d)
-		dxi := gen(t.gbar, n, d, d)
-		gemm(noTrans, trans, 1, dP, A, 0, dxi)
-		gemm(noTrans, trans, 1, dQ, B, 1, dxi)
+		c, dm := m.layerCD(i)
+		dZ := gen(dz, n, 2*d, 2*d)
+		// dξ = dZ Cᵀ, dG = ∇²K(ξ) dξ, dZ += dG D
+		gemm(noTrans, trans, 1, dZ, gen(c, d, 2*d, 2*d), 0, gen(t.gbar, n, d, d))
 		m.ridgeHVP(t, i, df, n, t.gbar, t.xibar)
-		dg := gen(t.xibar, n, d, d)
-		gemm(noTrans, noTrans, h, dg, A, 1, dQ)
-		gemm(noTrans, noTrans, -h, dg, B, 1, dP)
+		gemm(noTrans, noTrans, 1, gen(t.xibar, n, d, d), gen(dm, d, 2*d, 2*d), 1, dZ)
 	}
 }
 
