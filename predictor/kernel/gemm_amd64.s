@@ -211,8 +211,6 @@ dotAvx2_r_6:
 	JE     dotAvx2_cdone_5
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), DX
 	SHLQ   $0x03, DX
 	VXORPD Y0, Y0, Y0
@@ -279,8 +277,6 @@ dot_tlo_17:
 
 dot_reduce_16:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Y6
 	VMOVUPD      gemmMaskTab<>+8(SB), Y7
 	MOVQ         acc+80(FP), CX
@@ -472,8 +468,6 @@ dotAvx2_r_22:
 	JE     dotAvx2_cdone_21
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), DX
 	SHLQ   $0x03, DX
 	VXORPD Y0, Y0, Y0
@@ -531,8 +525,6 @@ dot_tlo_33:
 
 dot_reduce_32:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Y4
 	VMOVUPD      gemmMaskTab<>+16(SB), Y5
 	MOVQ         acc+80(FP), CX
@@ -699,8 +691,6 @@ dotAvx2_r_38:
 	JE     dotAvx2_cdone_37
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), DX
 	SHLQ   $0x03, DX
 	VXORPD Y0, Y0, Y0
@@ -749,8 +739,6 @@ dot_tlo_49:
 
 dot_reduce_48:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Y2
 	VMOVUPD      gemmMaskTab<>+24(SB), Y3
 	MOVQ         acc+80(FP), CX
@@ -797,34 +785,20 @@ dotAvx2_done_2:
 
 // func matVecAvx2(R int, C int, k int, x *float64, ldx int, b *float64, ldb int, y *float64, ldy int, alpha float64, acc int)
 // Requires: AVX, FMA3
-TEXT ·matVecAvx2(SB), NOSPLIT, $48-88
+TEXT ·matVecAvx2(SB), NOSPLIT, $0-88
 	MOVQ C+8(FP), AX
-	MOVQ AX, (SP)
-	MOVQ b+40(FP), AX
-	MOVQ AX, 8(SP)
-	MOVQ y+56(FP), AX
-	MOVQ AX, 16(SP)
+	MOVQ x+24(FP), CX
+	MOVQ b+40(FP), DX
+	MOVQ y+56(FP), BX
 
 matVecAvx2_cols_51:
-	MOVQ R+0(FP), AX
-	MOVQ AX, 24(SP)
-	MOVQ x+24(FP), AX
-	MOVQ AX, 32(SP)
-	MOVQ 16(SP), AX
-	MOVQ AX, 40(SP)
-	CMPQ (SP), $0x00000004
-	JL   matVecAvx2_c_53
-
-matVecAvx2_rows_54:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx2_cdone_55
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), DX
-	SHLQ   $0x03, DX
-	LEAQ   (DX)(DX*2), BX
+	CMPQ   AX, $0x00000004
+	JL     matVecAvx2_c_53
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	LEAQ   (R8)(R8*2), R9
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -833,75 +807,73 @@ matVecAvx2_rows_54:
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
-	MOVQ   k+16(FP), SI
-	SHRQ   $0x03, SI
-	JZ     dot_tail_57
+	MOVQ   k+16(FP), R10
+	SHRQ   $0x03, R10
+	JZ     dot_tail_54
 
-dot_loop_58:
-	VMOVUPD     (AX), Y8
-	VFMADD231PD (CX), Y8, Y0
-	VFMADD231PD (CX)(DX*1), Y8, Y2
-	VFMADD231PD (CX)(DX*2), Y8, Y4
-	VFMADD231PD (CX)(BX*1), Y8, Y6
-	VMOVUPD     32(AX), Y8
-	VFMADD231PD 32(CX), Y8, Y1
-	VFMADD231PD 32(CX)(DX*1), Y8, Y3
-	VFMADD231PD 32(CX)(DX*2), Y8, Y5
-	VFMADD231PD 32(CX)(BX*1), Y8, Y7
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	DECQ        SI
-	JNZ         dot_loop_58
+dot_loop_55:
+	VMOVUPD     (SI), Y8
+	VFMADD231PD (DI), Y8, Y0
+	VFMADD231PD (DI)(R8*1), Y8, Y2
+	VFMADD231PD (DI)(R8*2), Y8, Y4
+	VFMADD231PD (DI)(R9*1), Y8, Y6
+	VMOVUPD     32(SI), Y8
+	VFMADD231PD 32(DI), Y8, Y1
+	VFMADD231PD 32(DI)(R8*1), Y8, Y3
+	VFMADD231PD 32(DI)(R8*2), Y8, Y5
+	VFMADD231PD 32(DI)(R9*1), Y8, Y7
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	DECQ        R10
+	JNZ         dot_loop_55
 
-dot_tail_57:
-	MOVQ        k+16(FP), SI
-	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_59
-	CMPQ        SI, $0x00000004
-	JL          dot_tlo_60
-	VMOVUPD     (AX), Y8
-	VFMADD231PD (CX), Y8, Y0
-	VFMADD231PD (CX)(DX*1), Y8, Y2
-	VFMADD231PD (CX)(DX*2), Y8, Y4
-	VFMADD231PD (CX)(BX*1), Y8, Y6
-	SUBQ        $0x00000004, SI
-	JZ          dot_reduce_59
-	SHLQ        $0x03, SI
-	NEGQ        SI
-	LEAQ        gemmMaskTab<>+32(SB), DI
-	VMOVUPD     (DI)(SI*1), Y15
-	VMASKMOVPD  32(AX), Y15, Y8
-	VMASKMOVPD  32(CX), Y15, Y9
+dot_tail_54:
+	MOVQ        k+16(FP), R10
+	ANDQ        $0x00000007, R10
+	JZ          dot_reduce_56
+	CMPQ        R10, $0x00000004
+	JL          dot_tlo_57
+	VMOVUPD     (SI), Y8
+	VFMADD231PD (DI), Y8, Y0
+	VFMADD231PD (DI)(R8*1), Y8, Y2
+	VFMADD231PD (DI)(R8*2), Y8, Y4
+	VFMADD231PD (DI)(R9*1), Y8, Y6
+	SUBQ        $0x00000004, R10
+	JZ          dot_reduce_56
+	SHLQ        $0x03, R10
+	NEGQ        R10
+	LEAQ        gemmMaskTab<>+32(SB), R11
+	VMOVUPD     (R11)(R10*1), Y15
+	VMASKMOVPD  32(SI), Y15, Y8
+	VMASKMOVPD  32(DI), Y15, Y9
 	VFMADD231PD Y9, Y8, Y1
-	VMASKMOVPD  32(CX)(DX*1), Y15, Y9
+	VMASKMOVPD  32(DI)(R8*1), Y15, Y9
 	VFMADD231PD Y9, Y8, Y3
-	VMASKMOVPD  32(CX)(DX*2), Y15, Y9
+	VMASKMOVPD  32(DI)(R8*2), Y15, Y9
 	VFMADD231PD Y9, Y8, Y5
-	VMASKMOVPD  32(CX)(BX*1), Y15, Y9
+	VMASKMOVPD  32(DI)(R9*1), Y15, Y9
 	VFMADD231PD Y9, Y8, Y7
-	JMP         dot_reduce_59
+	JMP         dot_reduce_56
 
-dot_tlo_60:
-	SHLQ        $0x03, SI
-	NEGQ        SI
-	LEAQ        gemmMaskTab<>+32(SB), DI
-	VMOVUPD     (DI)(SI*1), Y15
-	VMASKMOVPD  (AX), Y15, Y8
-	VMASKMOVPD  (CX), Y15, Y9
+dot_tlo_57:
+	SHLQ        $0x03, R10
+	NEGQ        R10
+	LEAQ        gemmMaskTab<>+32(SB), R11
+	VMOVUPD     (R11)(R10*1), Y15
+	VMASKMOVPD  (SI), Y15, Y8
+	VMASKMOVPD  (DI), Y15, Y9
 	VFMADD231PD Y9, Y8, Y0
-	VMASKMOVPD  (CX)(DX*1), Y15, Y9
+	VMASKMOVPD  (DI)(R8*1), Y15, Y9
 	VFMADD231PD Y9, Y8, Y2
-	VMASKMOVPD  (CX)(DX*2), Y15, Y9
+	VMASKMOVPD  (DI)(R8*2), Y15, Y9
 	VFMADD231PD Y9, Y8, Y4
-	VMASKMOVPD  (CX)(BX*1), Y15, Y9
+	VMASKMOVPD  (DI)(R9*1), Y15, Y9
 	VFMADD231PD Y9, Y8, Y6
 
-dot_reduce_59:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_56:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Y8
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DI
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y5, Y4, Y4
@@ -914,106 +886,86 @@ dot_reduce_59:
 	VADDPD       Y12, Y11, Y11
 	VHADDPD      Y11, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	TESTQ        CX, CX
-	JZ           dot_st_61
-	VADDPD       (AX), Y9, Y9
+	TESTQ        DI, DI
+	JZ           dot_st_58
+	VADDPD       (SI), Y9, Y9
 
-dot_st_61:
-	VMOVUPD Y9, (AX)
-	MOVQ    ldx+32(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 32(SP)
-	MOVQ    ldy+64(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 40(SP)
-	SUBQ    $0x00000001, 24(SP)
-	JMP     matVecAvx2_rows_54
-
-matVecAvx2_cdone_55:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000004, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000020, 16(SP)
-	SUBQ   $0x00000004, (SP)
-	JNE    matVecAvx2_cols_51
-	JMP    matVecAvx2_done_52
+dot_st_58:
+	VMOVUPD Y9, (SI)
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x03, SI
+	IMUL3Q  $0x00000004, SI, SI
+	ADDQ    SI, DX
+	ADDQ    $0x00000020, BX
+	SUBQ    $0x00000004, AX
+	JNE     matVecAvx2_cols_51
+	JMP     matVecAvx2_done_52
 
 matVecAvx2_c_53:
-	CMPQ (SP), $0x00000002
-	JL   matVecAvx2_c_62
-
-matVecAvx2_rows_63:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx2_cdone_64
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), DX
-	SHLQ   $0x03, DX
+	CMPQ   AX, $0x00000002
+	JL     matVecAvx2_c_59
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
-	MOVQ   k+16(FP), BX
-	SHRQ   $0x03, BX
-	JZ     dot_tail_66
+	MOVQ   k+16(FP), R9
+	SHRQ   $0x03, R9
+	JZ     dot_tail_60
 
-dot_loop_67:
-	VMOVUPD     (AX), Y4
-	VFMADD231PD (CX), Y4, Y0
-	VFMADD231PD (CX)(DX*1), Y4, Y2
-	VMOVUPD     32(AX), Y4
-	VFMADD231PD 32(CX), Y4, Y1
-	VFMADD231PD 32(CX)(DX*1), Y4, Y3
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	DECQ        BX
-	JNZ         dot_loop_67
+dot_loop_61:
+	VMOVUPD     (SI), Y4
+	VFMADD231PD (DI), Y4, Y0
+	VFMADD231PD (DI)(R8*1), Y4, Y2
+	VMOVUPD     32(SI), Y4
+	VFMADD231PD 32(DI), Y4, Y1
+	VFMADD231PD 32(DI)(R8*1), Y4, Y3
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	DECQ        R9
+	JNZ         dot_loop_61
 
-dot_tail_66:
-	MOVQ        k+16(FP), BX
-	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_68
-	CMPQ        BX, $0x00000004
-	JL          dot_tlo_69
-	VMOVUPD     (AX), Y4
-	VFMADD231PD (CX), Y4, Y0
-	VFMADD231PD (CX)(DX*1), Y4, Y2
-	SUBQ        $0x00000004, BX
-	JZ          dot_reduce_68
-	SHLQ        $0x03, BX
-	NEGQ        BX
-	LEAQ        gemmMaskTab<>+32(SB), SI
-	VMOVUPD     (SI)(BX*1), Y15
-	VMASKMOVPD  32(AX), Y15, Y4
-	VMASKMOVPD  32(CX), Y15, Y5
+dot_tail_60:
+	MOVQ        k+16(FP), R9
+	ANDQ        $0x00000007, R9
+	JZ          dot_reduce_62
+	CMPQ        R9, $0x00000004
+	JL          dot_tlo_63
+	VMOVUPD     (SI), Y4
+	VFMADD231PD (DI), Y4, Y0
+	VFMADD231PD (DI)(R8*1), Y4, Y2
+	SUBQ        $0x00000004, R9
+	JZ          dot_reduce_62
+	SHLQ        $0x03, R9
+	NEGQ        R9
+	LEAQ        gemmMaskTab<>+32(SB), R10
+	VMOVUPD     (R10)(R9*1), Y15
+	VMASKMOVPD  32(SI), Y15, Y4
+	VMASKMOVPD  32(DI), Y15, Y5
 	VFMADD231PD Y5, Y4, Y1
-	VMASKMOVPD  32(CX)(DX*1), Y15, Y5
+	VMASKMOVPD  32(DI)(R8*1), Y15, Y5
 	VFMADD231PD Y5, Y4, Y3
-	JMP         dot_reduce_68
+	JMP         dot_reduce_62
 
-dot_tlo_69:
-	SHLQ        $0x03, BX
-	NEGQ        BX
-	LEAQ        gemmMaskTab<>+32(SB), SI
-	VMOVUPD     (SI)(BX*1), Y15
-	VMASKMOVPD  (AX), Y15, Y4
-	VMASKMOVPD  (CX), Y15, Y5
+dot_tlo_63:
+	SHLQ        $0x03, R9
+	NEGQ        R9
+	LEAQ        gemmMaskTab<>+32(SB), R10
+	VMOVUPD     (R10)(R9*1), Y15
+	VMASKMOVPD  (SI), Y15, Y4
+	VMASKMOVPD  (DI), Y15, Y5
 	VFMADD231PD Y5, Y4, Y0
-	VMASKMOVPD  (CX)(DX*1), Y15, Y5
+	VMASKMOVPD  (DI)(R8*1), Y15, Y5
 	VFMADD231PD Y5, Y4, Y2
 
-dot_reduce_68:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_62:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Y4
 	VMOVUPD      gemmMaskTab<>+16(SB), Y5
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DI
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y3, Y2, Y2
 	VPERM2F128   $0x20, Y0, Y0, Y6
@@ -1024,95 +976,76 @@ dot_reduce_68:
 	VADDPD       Y9, Y8, Y8
 	VHADDPD      Y8, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	TESTQ        CX, CX
-	JZ           dot_st_70
-	VMASKMOVPD   (AX), Y5, Y10
+	TESTQ        DI, DI
+	JZ           dot_st_64
+	VMASKMOVPD   (SI), Y5, Y10
 	VADDPD       Y10, Y6, Y6
 
-dot_st_70:
-	VMASKMOVPD Y6, Y5, (AX)
-	MOVQ       ldx+32(FP), AX
-	SHLQ       $0x03, AX
-	IMUL3Q     $0x00000001, AX, AX
-	ADDQ       AX, 32(SP)
-	MOVQ       ldy+64(FP), AX
-	SHLQ       $0x03, AX
-	IMUL3Q     $0x00000001, AX, AX
-	ADDQ       AX, 40(SP)
-	SUBQ       $0x00000001, 24(SP)
-	JMP        matVecAvx2_rows_63
+dot_st_64:
+	VMASKMOVPD Y6, Y5, (SI)
+	MOVQ       ldb+48(FP), SI
+	SHLQ       $0x03, SI
+	IMUL3Q     $0x00000002, SI, SI
+	ADDQ       SI, DX
+	ADDQ       $0x00000010, BX
+	SUBQ       $0x00000002, AX
+	JNE        matVecAvx2_cols_51
+	JMP        matVecAvx2_done_52
 
-matVecAvx2_cdone_64:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000002, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000010, 16(SP)
-	SUBQ   $0x00000002, (SP)
-	JNE    matVecAvx2_cols_51
-	JMP    matVecAvx2_done_52
-
-matVecAvx2_c_62:
-matVecAvx2_rows_72:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx2_cdone_73
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), DX
-	SHLQ   $0x03, DX
+matVecAvx2_c_59:
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
-	MOVQ   k+16(FP), DX
-	SHRQ   $0x03, DX
-	JZ     dot_tail_75
+	MOVQ   k+16(FP), R8
+	SHRQ   $0x03, R8
+	JZ     dot_tail_66
 
-dot_loop_76:
-	VMOVUPD     (AX), Y2
-	VFMADD231PD (CX), Y2, Y0
-	VMOVUPD     32(AX), Y2
-	VFMADD231PD 32(CX), Y2, Y1
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	DECQ        DX
-	JNZ         dot_loop_76
+dot_loop_67:
+	VMOVUPD     (SI), Y2
+	VFMADD231PD (DI), Y2, Y0
+	VMOVUPD     32(SI), Y2
+	VFMADD231PD 32(DI), Y2, Y1
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	DECQ        R8
+	JNZ         dot_loop_67
 
-dot_tail_75:
-	MOVQ        k+16(FP), DX
-	ANDQ        $0x00000007, DX
-	JZ          dot_reduce_77
-	CMPQ        DX, $0x00000004
-	JL          dot_tlo_78
-	VMOVUPD     (AX), Y2
-	VFMADD231PD (CX), Y2, Y0
-	SUBQ        $0x00000004, DX
-	JZ          dot_reduce_77
-	SHLQ        $0x03, DX
-	NEGQ        DX
-	LEAQ        gemmMaskTab<>+32(SB), BX
-	VMOVUPD     (BX)(DX*1), Y15
-	VMASKMOVPD  32(AX), Y15, Y2
-	VMASKMOVPD  32(CX), Y15, Y3
+dot_tail_66:
+	MOVQ        k+16(FP), R8
+	ANDQ        $0x00000007, R8
+	JZ          dot_reduce_68
+	CMPQ        R8, $0x00000004
+	JL          dot_tlo_69
+	VMOVUPD     (SI), Y2
+	VFMADD231PD (DI), Y2, Y0
+	SUBQ        $0x00000004, R8
+	JZ          dot_reduce_68
+	SHLQ        $0x03, R8
+	NEGQ        R8
+	LEAQ        gemmMaskTab<>+32(SB), R9
+	VMOVUPD     (R9)(R8*1), Y15
+	VMASKMOVPD  32(SI), Y15, Y2
+	VMASKMOVPD  32(DI), Y15, Y3
 	VFMADD231PD Y3, Y2, Y1
-	JMP         dot_reduce_77
+	JMP         dot_reduce_68
 
-dot_tlo_78:
-	SHLQ        $0x03, DX
-	NEGQ        DX
-	LEAQ        gemmMaskTab<>+32(SB), BX
-	VMOVUPD     (BX)(DX*1), Y15
-	VMASKMOVPD  (AX), Y15, Y2
-	VMASKMOVPD  (CX), Y15, Y3
+dot_tlo_69:
+	SHLQ        $0x03, R8
+	NEGQ        R8
+	LEAQ        gemmMaskTab<>+32(SB), R9
+	VMOVUPD     (R9)(R8*1), Y15
+	VMASKMOVPD  (SI), Y15, Y2
+	VMASKMOVPD  (DI), Y15, Y3
 	VFMADD231PD Y3, Y2, Y0
 
-dot_reduce_77:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_68:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Y2
 	VMOVUPD      gemmMaskTab<>+24(SB), Y3
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DI
 	VADDPD       Y1, Y0, Y0
 	VPERM2F128   $0x20, Y0, Y0, Y4
 	VPERM2F128   $0x31, Y0, Y0, Y5
@@ -1122,33 +1055,21 @@ dot_reduce_77:
 	VADDPD       Y7, Y6, Y6
 	VHADDPD      Y6, Y4, Y4
 	VMULPD       Y2, Y4, Y4
-	TESTQ        CX, CX
-	JZ           dot_st_79
-	VMASKMOVPD   (AX), Y3, Y8
+	TESTQ        DI, DI
+	JZ           dot_st_70
+	VMASKMOVPD   (SI), Y3, Y8
 	VADDPD       Y8, Y4, Y4
 
-dot_st_79:
-	VMASKMOVPD Y4, Y3, (AX)
-	MOVQ       ldx+32(FP), AX
-	SHLQ       $0x03, AX
-	IMUL3Q     $0x00000001, AX, AX
-	ADDQ       AX, 32(SP)
-	MOVQ       ldy+64(FP), AX
-	SHLQ       $0x03, AX
-	IMUL3Q     $0x00000001, AX, AX
-	ADDQ       AX, 40(SP)
-	SUBQ       $0x00000001, 24(SP)
-	JMP        matVecAvx2_rows_72
-
-matVecAvx2_cdone_73:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000001, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000008, 16(SP)
-	SUBQ   $0x00000001, (SP)
-	JNE    matVecAvx2_cols_51
-	JMP    matVecAvx2_done_52
+dot_st_70:
+	VMASKMOVPD Y4, Y3, (SI)
+	MOVQ       ldb+48(FP), SI
+	SHLQ       $0x03, SI
+	IMUL3Q     $0x00000001, SI, SI
+	ADDQ       SI, DX
+	ADDQ       $0x00000008, BX
+	SUBQ       $0x00000001, AX
+	JNE        matVecAvx2_cols_51
+	JMP        matVecAvx2_done_52
 
 matVecAvx2_done_52:
 	VZEROUPPER
@@ -1165,11 +1086,11 @@ TEXT ·panelAvx2(SB), NOSPLIT, $24-96
 	MOVQ AX, 16(SP)
 	MOVQ w+88(FP), AX
 	CMPQ AX, $0x00000008
-	JLE  panelAvx2_v_81
+	JLE  panelAvx2_v_72
 
-panelAvx2_rows_82:
+panelAvx2_rows_73:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx2_r_83
+	JL     panelAvx2_r_74
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), BX
 	SHLQ   $0x03, BX
@@ -1193,7 +1114,7 @@ panelAvx2_rows_82:
 	VXORPD Y11, Y11, Y11
 	MOVQ   k+8(FP), R8
 
-chain_loop_84:
+chain_loop_75:
 	VMOVUPD      (SI), Y12
 	VMOVUPD      32(SI), Y13
 	VMOVUPD      64(SI), Y14
@@ -1216,7 +1137,7 @@ chain_loop_84:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_84
+	JNZ          chain_loop_75
 	VBROADCASTSD alpha+72(FP), Y12
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1235,7 +1156,7 @@ chain_loop_84:
 	VMULPD       Y12, Y10, Y10
 	VMULPD       Y12, Y11, Y11
 	TESTQ        DX, DX
-	JZ           chain_st_85
+	JZ           chain_st_76
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -1253,7 +1174,7 @@ chain_loop_84:
 	VADDPD       64(AX), Y11, Y11
 	MOVQ         16(SP), AX
 
-chain_st_85:
+chain_st_76:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1278,11 +1199,11 @@ chain_st_85:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx2_rows_82
+	JMP     panelAvx2_rows_73
 
-panelAvx2_r_83:
+panelAvx2_r_74:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx2_r_86
+	JL     panelAvx2_r_77
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), DX
 	SHLQ   $0x03, DX
@@ -1299,7 +1220,7 @@ panelAvx2_r_83:
 	VXORPD Y5, Y5, Y5
 	MOVQ   k+8(FP), DI
 
-chain_loop_87:
+chain_loop_78:
 	VMOVUPD      (BX), Y6
 	VMOVUPD      32(BX), Y7
 	VMOVUPD      64(BX), Y8
@@ -1314,7 +1235,7 @@ chain_loop_87:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_87
+	JNZ          chain_loop_78
 	VBROADCASTSD alpha+72(FP), Y6
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1327,7 +1248,7 @@ chain_loop_87:
 	VMULPD       Y6, Y4, Y4
 	VMULPD       Y6, Y5, Y5
 	TESTQ        DX, DX
-	JZ           chain_st_88
+	JZ           chain_st_79
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -1337,7 +1258,7 @@ chain_loop_87:
 	VADDPD       64(AX), Y5, Y5
 	MOVQ         16(SP), AX
 
-chain_st_88:
+chain_st_79:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1354,11 +1275,11 @@ chain_st_88:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx2_rows_82
+	JMP     panelAvx2_rows_73
 
-panelAvx2_r_86:
+panelAvx2_r_77:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx2_done_80
+	JE     panelAvx2_done_71
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), CX
 	SHLQ   $0x03, CX
@@ -1370,7 +1291,7 @@ panelAvx2_r_86:
 	VXORPD Y2, Y2, Y2
 	MOVQ   k+8(FP), SI
 
-chain_loop_90:
+chain_loop_81:
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y0
 	VFMADD231PD  32(DX), Y3, Y1
@@ -1378,7 +1299,7 @@ chain_loop_90:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_90
+	JNZ          chain_loop_81
 	VBROADCASTSD alpha+72(FP), Y3
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1388,13 +1309,13 @@ chain_loop_90:
 	VMULPD       Y3, Y1, Y1
 	VMULPD       Y3, Y2, Y2
 	TESTQ        CX, CX
-	JZ           chain_st_91
+	JZ           chain_st_82
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
 	MOVQ         16(SP), AX
 
-chain_st_91:
+chain_st_82:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1407,16 +1328,16 @@ chain_st_91:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx2_rows_82
-	JMP panelAvx2_done_80
+	JMP     panelAvx2_rows_73
+	JMP panelAvx2_done_71
 
-panelAvx2_v_81:
+panelAvx2_v_72:
 	CMPQ AX, $0x00000004
-	JLE  panelAvx2_v_92
+	JLE  panelAvx2_v_83
 
-panelAvx2_rows_93:
+panelAvx2_rows_84:
 	CMPQ    (SP), $0x00000004
-	JL      panelAvx2_r_94
+	JL      panelAvx2_r_85
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1442,7 +1363,7 @@ panelAvx2_rows_93:
 	VXORPD  Y7, Y7, Y7
 	MOVQ    k+8(FP), R8
 
-chain_loop_95:
+chain_loop_86:
 	VMOVUPD      (SI), Y8
 	VMASKMOVPD   32(SI), Y15, Y9
 	VBROADCASTSD (AX), Y10
@@ -1460,7 +1381,7 @@ chain_loop_95:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_95
+	JNZ          chain_loop_86
 	VBROADCASTSD alpha+72(FP), Y8
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1475,7 +1396,7 @@ chain_loop_95:
 	VMULPD       Y8, Y6, Y6
 	VMULPD       Y8, Y7, Y7
 	TESTQ        DX, DX
-	JZ           chain_st_96
+	JZ           chain_st_87
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y9
 	VADDPD       Y9, Y1, Y1
@@ -1493,7 +1414,7 @@ chain_loop_95:
 	VADDPD       Y9, Y7, Y7
 	MOVQ         16(SP), AX
 
-chain_st_96:
+chain_st_87:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	ADDQ       CX, AX
@@ -1514,11 +1435,11 @@ chain_st_96:
 	IMUL3Q     $0x00000004, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000004, (SP)
-	JMP        panelAvx2_rows_93
+	JMP        panelAvx2_rows_84
 
-panelAvx2_r_94:
+panelAvx2_r_85:
 	CMPQ    (SP), $0x00000002
-	JL      panelAvx2_r_97
+	JL      panelAvx2_r_88
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1539,7 +1460,7 @@ panelAvx2_r_94:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), DI
 
-chain_loop_98:
+chain_loop_89:
 	VMOVUPD      (BX), Y4
 	VMASKMOVPD   32(BX), Y15, Y5
 	VBROADCASTSD (AX), Y6
@@ -1551,7 +1472,7 @@ chain_loop_98:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_98
+	JNZ          chain_loop_89
 	VBROADCASTSD alpha+72(FP), Y4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1562,7 +1483,7 @@ chain_loop_98:
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
 	TESTQ        DX, DX
-	JZ           chain_st_99
+	JZ           chain_st_90
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y5
 	VADDPD       Y5, Y1, Y1
@@ -1572,7 +1493,7 @@ chain_loop_98:
 	VADDPD       Y5, Y3, Y3
 	MOVQ         16(SP), AX
 
-chain_st_99:
+chain_st_90:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	ADDQ       CX, AX
@@ -1587,11 +1508,11 @@ chain_st_99:
 	IMUL3Q     $0x00000002, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000002, (SP)
-	JMP        panelAvx2_rows_93
+	JMP        panelAvx2_rows_84
 
-panelAvx2_r_97:
+panelAvx2_r_88:
 	CMPQ    (SP), $0x00000000
-	JE      panelAvx2_done_80
+	JE      panelAvx2_done_71
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1608,7 +1529,7 @@ panelAvx2_r_97:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), SI
 
-chain_loop_101:
+chain_loop_92:
 	VBROADCASTSD (AX), Y2
 	VFMADD231PD  (DX), Y2, Y0
 	VMASKMOVPD   32(DX), Y15, Y4
@@ -1616,7 +1537,7 @@ chain_loop_101:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_101
+	JNZ          chain_loop_92
 	VBROADCASTSD alpha+72(FP), Y2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1625,13 +1546,13 @@ chain_loop_101:
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
 	TESTQ        CX, CX
-	JZ           chain_st_102
+	JZ           chain_st_93
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y3
 	VADDPD       Y3, Y1, Y1
 	MOVQ         16(SP), AX
 
-chain_st_102:
+chain_st_93:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	MOVQ       rsA+24(FP), AX
@@ -1643,13 +1564,13 @@ chain_st_102:
 	IMUL3Q     $0x00000001, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000001, (SP)
-	JMP        panelAvx2_rows_93
-	JMP panelAvx2_done_80
+	JMP        panelAvx2_rows_84
+	JMP panelAvx2_done_71
 
-panelAvx2_v_92:
-panelAvx2_rows_104:
+panelAvx2_v_83:
+panelAvx2_rows_95:
 	CMPQ    (SP), $0x00000004
-	JL      panelAvx2_r_105
+	JL      panelAvx2_r_96
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1671,7 +1592,7 @@ panelAvx2_rows_104:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), R8
 
-chain_loop_106:
+chain_loop_97:
 	VMASKMOVPD   (SI), Y15, Y4
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  Y4, Y5, Y0
@@ -1684,7 +1605,7 @@ chain_loop_106:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_106
+	JNZ          chain_loop_97
 	VBROADCASTSD alpha+72(FP), Y4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1695,7 +1616,7 @@ chain_loop_106:
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
 	TESTQ        DX, DX
-	JZ           chain_st_107
+	JZ           chain_st_98
 	VMASKMOVPD   (AX), Y15, Y5
 	VADDPD       Y5, Y0, Y0
 	ADDQ         CX, AX
@@ -1709,7 +1630,7 @@ chain_loop_106:
 	VADDPD       Y5, Y3, Y3
 	MOVQ         16(SP), AX
 
-chain_st_107:
+chain_st_98:
 	VMASKMOVPD Y0, Y15, (AX)
 	ADDQ       CX, AX
 	VMASKMOVPD Y1, Y15, (AX)
@@ -1726,11 +1647,11 @@ chain_st_107:
 	IMUL3Q     $0x00000004, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000004, (SP)
-	JMP        panelAvx2_rows_104
+	JMP        panelAvx2_rows_95
 
-panelAvx2_r_105:
+panelAvx2_r_96:
 	CMPQ    (SP), $0x00000002
-	JL      panelAvx2_r_108
+	JL      panelAvx2_r_99
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1749,7 +1670,7 @@ panelAvx2_r_105:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), DI
 
-chain_loop_109:
+chain_loop_100:
 	VMASKMOVPD   (BX), Y15, Y2
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  Y2, Y3, Y0
@@ -1758,7 +1679,7 @@ chain_loop_109:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_109
+	JNZ          chain_loop_100
 	VBROADCASTSD alpha+72(FP), Y2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1767,7 +1688,7 @@ chain_loop_109:
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
 	TESTQ        DX, DX
-	JZ           chain_st_110
+	JZ           chain_st_101
 	VMASKMOVPD   (AX), Y15, Y3
 	VADDPD       Y3, Y0, Y0
 	ADDQ         CX, AX
@@ -1775,7 +1696,7 @@ chain_loop_109:
 	VADDPD       Y3, Y1, Y1
 	MOVQ         16(SP), AX
 
-chain_st_110:
+chain_st_101:
 	VMASKMOVPD Y0, Y15, (AX)
 	ADDQ       CX, AX
 	VMASKMOVPD Y1, Y15, (AX)
@@ -1788,11 +1709,11 @@ chain_st_110:
 	IMUL3Q     $0x00000002, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000002, (SP)
-	JMP        panelAvx2_rows_104
+	JMP        panelAvx2_rows_95
 
-panelAvx2_r_108:
+panelAvx2_r_99:
 	CMPQ    (SP), $0x00000000
-	JE      panelAvx2_done_80
+	JE      panelAvx2_done_71
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1808,14 +1729,14 @@ panelAvx2_r_108:
 	VXORPD  Y0, Y0, Y0
 	MOVQ    k+8(FP), SI
 
-chain_loop_112:
+chain_loop_103:
 	VBROADCASTSD (AX), Y1
 	VMASKMOVPD   (DX), Y15, Y3
 	VFMADD231PD  Y3, Y1, Y0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_112
+	JNZ          chain_loop_103
 	VBROADCASTSD alpha+72(FP), Y1
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1823,12 +1744,12 @@ chain_loop_112:
 	MOVQ         acc+80(FP), CX
 	VMULPD       Y1, Y0, Y0
 	TESTQ        CX, CX
-	JZ           chain_st_113
+	JZ           chain_st_104
 	VMASKMOVPD   (AX), Y15, Y2
 	VADDPD       Y2, Y0, Y0
 	MOVQ         16(SP), AX
 
-chain_st_113:
+chain_st_104:
 	VMASKMOVPD Y0, Y15, (AX)
 	MOVQ       rsA+24(FP), AX
 	SHLQ       $0x03, AX
@@ -1839,10 +1760,10 @@ chain_st_113:
 	IMUL3Q     $0x00000001, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000001, (SP)
-	JMP        panelAvx2_rows_104
-	JMP panelAvx2_done_80
+	JMP        panelAvx2_rows_95
+	JMP panelAvx2_done_71
 
-panelAvx2_done_80:
+panelAvx2_done_71:
 	VZEROUPPER
 	RET
 
@@ -1854,8 +1775,743 @@ TEXT ·rowChainAvx2(SB), NOSPLIT, $16-96
 	MOVQ    c+56(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    w+88(FP), AX
+	CMPQ    AX, $0x00000018
+	JG      rowChainAvx2_v_106
+	CMPQ    AX, $0x0000000c
+	JG      rowChainAvx2_v_107
+	CMPQ    AX, $0x00000008
+	JG      rowChainAvx2_v_108
+	CMPQ    AX, $0x00000004
+	JG      rowChainAvx2_v_109
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000000, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	MOVQ    k+8(FP), SI
+
+chain_loop_110:
+	VBROADCASTSD (AX), Y1
+	VMASKMOVPD   (DX), Y15, Y3
+	VFMADD231PD  Y3, Y1, Y0
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_110
+	VBROADCASTSD alpha+72(FP), Y1
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y1, Y0, Y0
+	TESTQ        CX, CX
+	JZ           chain_st_111
+	VMASKMOVPD   (AX), Y15, Y2
+	VADDPD       Y2, Y0, Y0
+	MOVQ         8(SP), AX
+
+chain_st_111:
+	VMASKMOVPD Y0, Y15, (AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_109:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000004, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	MOVQ    k+8(FP), SI
+
+chain_loop_112:
+	VBROADCASTSD (AX), Y2
+	VFMADD231PD  (DX), Y2, Y0
+	VMASKMOVPD   32(DX), Y15, Y4
+	VFMADD231PD  Y4, Y2, Y1
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_112
+	VBROADCASTSD alpha+72(FP), Y2
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y2, Y0, Y0
+	VMULPD       Y2, Y1, Y1
+	TESTQ        CX, CX
+	JZ           chain_st_113
+	VADDPD       (AX), Y0, Y0
+	VMASKMOVPD   32(AX), Y15, Y3
+	VADDPD       Y3, Y1, Y1
+	MOVQ         8(SP), AX
+
+chain_st_113:
+	VMOVUPD    Y0, (AX)
+	VMASKMOVPD Y1, Y15, 32(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_108:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000008, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    k+8(FP), SI
+
+chain_loop_114:
+	VBROADCASTSD (AX), Y3
+	VFMADD231PD  (DX), Y3, Y0
+	VFMADD231PD  32(DX), Y3, Y1
+	VMASKMOVPD   64(DX), Y15, Y5
+	VFMADD231PD  Y5, Y3, Y2
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_114
+	VBROADCASTSD alpha+72(FP), Y3
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y3, Y0, Y0
+	VMULPD       Y3, Y1, Y1
+	VMULPD       Y3, Y2, Y2
+	TESTQ        CX, CX
+	JZ           chain_st_115
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VMASKMOVPD   64(AX), Y15, Y4
+	VADDPD       Y4, Y2, Y2
+	MOVQ         8(SP), AX
+
+chain_st_115:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMASKMOVPD Y2, Y15, 64(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_107:
+	CMPQ    AX, $0x00000014
+	JG      rowChainAvx2_v_116
+	CMPQ    AX, $0x00000010
+	JG      rowChainAvx2_v_117
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x0000000c, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	MOVQ    k+8(FP), SI
+
+chain_loop_118:
+	VBROADCASTSD (AX), Y4
+	VFMADD231PD  (DX), Y4, Y0
+	VFMADD231PD  32(DX), Y4, Y1
+	VFMADD231PD  64(DX), Y4, Y2
+	VMASKMOVPD   96(DX), Y15, Y6
+	VFMADD231PD  Y6, Y4, Y3
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_118
+	VBROADCASTSD alpha+72(FP), Y4
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y4, Y0, Y0
+	VMULPD       Y4, Y1, Y1
+	VMULPD       Y4, Y2, Y2
+	VMULPD       Y4, Y3, Y3
+	TESTQ        CX, CX
+	JZ           chain_st_119
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VMASKMOVPD   96(AX), Y15, Y5
+	VADDPD       Y5, Y3, Y3
+	MOVQ         8(SP), AX
+
+chain_st_119:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMASKMOVPD Y3, Y15, 96(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_117:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000010, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    k+8(FP), SI
+
+chain_loop_120:
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y0
+	VFMADD231PD  32(DX), Y5, Y1
+	VFMADD231PD  64(DX), Y5, Y2
+	VFMADD231PD  96(DX), Y5, Y3
+	VMASKMOVPD   128(DX), Y15, Y7
+	VFMADD231PD  Y7, Y5, Y4
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_120
+	VBROADCASTSD alpha+72(FP), Y5
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y5, Y0, Y0
+	VMULPD       Y5, Y1, Y1
+	VMULPD       Y5, Y2, Y2
+	VMULPD       Y5, Y3, Y3
+	VMULPD       Y5, Y4, Y4
+	TESTQ        CX, CX
+	JZ           chain_st_121
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VMASKMOVPD   128(AX), Y15, Y6
+	VADDPD       Y6, Y4, Y4
+	MOVQ         8(SP), AX
+
+chain_st_121:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMASKMOVPD Y4, Y15, 128(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_116:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000014, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	MOVQ    k+8(FP), SI
+
+chain_loop_122:
+	VBROADCASTSD (AX), Y6
+	VFMADD231PD  (DX), Y6, Y0
+	VFMADD231PD  32(DX), Y6, Y1
+	VFMADD231PD  64(DX), Y6, Y2
+	VFMADD231PD  96(DX), Y6, Y3
+	VFMADD231PD  128(DX), Y6, Y4
+	VMASKMOVPD   160(DX), Y15, Y8
+	VFMADD231PD  Y8, Y6, Y5
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_122
+	VBROADCASTSD alpha+72(FP), Y6
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y6, Y0, Y0
+	VMULPD       Y6, Y1, Y1
+	VMULPD       Y6, Y2, Y2
+	VMULPD       Y6, Y3, Y3
+	VMULPD       Y6, Y4, Y4
+	VMULPD       Y6, Y5, Y5
+	TESTQ        CX, CX
+	JZ           chain_st_123
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VADDPD       128(AX), Y4, Y4
+	VMASKMOVPD   160(AX), Y15, Y7
+	VADDPD       Y7, Y5, Y5
+	MOVQ         8(SP), AX
+
+chain_st_123:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMOVUPD    Y4, 128(AX)
+	VMASKMOVPD Y5, Y15, 160(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_106:
+	CMPQ    AX, $0x00000024
+	JG      rowChainAvx2_v_124
+	CMPQ    AX, $0x00000020
+	JG      rowChainAvx2_v_125
+	CMPQ    AX, $0x0000001c
+	JG      rowChainAvx2_v_126
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000018, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    k+8(FP), SI
+
+chain_loop_127:
+	VBROADCASTSD (AX), Y7
+	VFMADD231PD  (DX), Y7, Y0
+	VFMADD231PD  32(DX), Y7, Y1
+	VFMADD231PD  64(DX), Y7, Y2
+	VFMADD231PD  96(DX), Y7, Y3
+	VFMADD231PD  128(DX), Y7, Y4
+	VFMADD231PD  160(DX), Y7, Y5
+	VMASKMOVPD   192(DX), Y15, Y9
+	VFMADD231PD  Y9, Y7, Y6
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_127
+	VBROADCASTSD alpha+72(FP), Y7
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y7, Y0, Y0
+	VMULPD       Y7, Y1, Y1
+	VMULPD       Y7, Y2, Y2
+	VMULPD       Y7, Y3, Y3
+	VMULPD       Y7, Y4, Y4
+	VMULPD       Y7, Y5, Y5
+	VMULPD       Y7, Y6, Y6
+	TESTQ        CX, CX
+	JZ           chain_st_128
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VADDPD       128(AX), Y4, Y4
+	VADDPD       160(AX), Y5, Y5
+	VMASKMOVPD   192(AX), Y15, Y8
+	VADDPD       Y8, Y6, Y6
+	MOVQ         8(SP), AX
+
+chain_st_128:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMOVUPD    Y4, 128(AX)
+	VMOVUPD    Y5, 160(AX)
+	VMASKMOVPD Y6, Y15, 192(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_126:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x0000001c, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	MOVQ    k+8(FP), SI
+
+chain_loop_129:
+	VBROADCASTSD (AX), Y8
+	VFMADD231PD  (DX), Y8, Y0
+	VFMADD231PD  32(DX), Y8, Y1
+	VFMADD231PD  64(DX), Y8, Y2
+	VFMADD231PD  96(DX), Y8, Y3
+	VFMADD231PD  128(DX), Y8, Y4
+	VFMADD231PD  160(DX), Y8, Y5
+	VFMADD231PD  192(DX), Y8, Y6
+	VMASKMOVPD   224(DX), Y15, Y10
+	VFMADD231PD  Y10, Y8, Y7
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_129
+	VBROADCASTSD alpha+72(FP), Y8
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y8, Y0, Y0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Y8, Y2, Y2
+	VMULPD       Y8, Y3, Y3
+	VMULPD       Y8, Y4, Y4
+	VMULPD       Y8, Y5, Y5
+	VMULPD       Y8, Y6, Y6
+	VMULPD       Y8, Y7, Y7
+	TESTQ        CX, CX
+	JZ           chain_st_130
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VADDPD       128(AX), Y4, Y4
+	VADDPD       160(AX), Y5, Y5
+	VADDPD       192(AX), Y6, Y6
+	VMASKMOVPD   224(AX), Y15, Y9
+	VADDPD       Y9, Y7, Y7
+	MOVQ         8(SP), AX
+
+chain_st_130:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMOVUPD    Y4, 128(AX)
+	VMOVUPD    Y5, 160(AX)
+	VMOVUPD    Y6, 192(AX)
+	VMASKMOVPD Y7, Y15, 224(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_125:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000020, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    k+8(FP), SI
+
+chain_loop_131:
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y0
+	VFMADD231PD  32(DX), Y9, Y1
+	VFMADD231PD  64(DX), Y9, Y2
+	VFMADD231PD  96(DX), Y9, Y3
+	VFMADD231PD  128(DX), Y9, Y4
+	VFMADD231PD  160(DX), Y9, Y5
+	VFMADD231PD  192(DX), Y9, Y6
+	VFMADD231PD  224(DX), Y9, Y7
+	VMASKMOVPD   256(DX), Y15, Y11
+	VFMADD231PD  Y11, Y9, Y8
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_131
+	VBROADCASTSD alpha+72(FP), Y9
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y9, Y0, Y0
+	VMULPD       Y9, Y1, Y1
+	VMULPD       Y9, Y2, Y2
+	VMULPD       Y9, Y3, Y3
+	VMULPD       Y9, Y4, Y4
+	VMULPD       Y9, Y5, Y5
+	VMULPD       Y9, Y6, Y6
+	VMULPD       Y9, Y7, Y7
+	VMULPD       Y9, Y8, Y8
+	TESTQ        CX, CX
+	JZ           chain_st_132
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VADDPD       128(AX), Y4, Y4
+	VADDPD       160(AX), Y5, Y5
+	VADDPD       192(AX), Y6, Y6
+	VADDPD       224(AX), Y7, Y7
+	VMASKMOVPD   256(AX), Y15, Y10
+	VADDPD       Y10, Y8, Y8
+	MOVQ         8(SP), AX
+
+chain_st_132:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMOVUPD    Y4, 128(AX)
+	VMOVUPD    Y5, 160(AX)
+	VMOVUPD    Y6, 192(AX)
+	VMOVUPD    Y7, 224(AX)
+	VMASKMOVPD Y8, Y15, 256(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_124:
 	CMPQ    AX, $0x0000002c
-	JLE     rowChainAvx2_v_115
+	JG      rowChainAvx2_v_133
+	CMPQ    AX, $0x00000028
+	JG      rowChainAvx2_v_134
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000024, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	MOVQ    k+8(FP), SI
+
+chain_loop_135:
+	VBROADCASTSD (AX), Y10
+	VFMADD231PD  (DX), Y10, Y0
+	VFMADD231PD  32(DX), Y10, Y1
+	VFMADD231PD  64(DX), Y10, Y2
+	VFMADD231PD  96(DX), Y10, Y3
+	VFMADD231PD  128(DX), Y10, Y4
+	VFMADD231PD  160(DX), Y10, Y5
+	VFMADD231PD  192(DX), Y10, Y6
+	VFMADD231PD  224(DX), Y10, Y7
+	VFMADD231PD  256(DX), Y10, Y8
+	VMASKMOVPD   288(DX), Y15, Y12
+	VFMADD231PD  Y12, Y10, Y9
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_135
+	VBROADCASTSD alpha+72(FP), Y10
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y10, Y0, Y0
+	VMULPD       Y10, Y1, Y1
+	VMULPD       Y10, Y2, Y2
+	VMULPD       Y10, Y3, Y3
+	VMULPD       Y10, Y4, Y4
+	VMULPD       Y10, Y5, Y5
+	VMULPD       Y10, Y6, Y6
+	VMULPD       Y10, Y7, Y7
+	VMULPD       Y10, Y8, Y8
+	VMULPD       Y10, Y9, Y9
+	TESTQ        CX, CX
+	JZ           chain_st_136
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VADDPD       128(AX), Y4, Y4
+	VADDPD       160(AX), Y5, Y5
+	VADDPD       192(AX), Y6, Y6
+	VADDPD       224(AX), Y7, Y7
+	VADDPD       256(AX), Y8, Y8
+	VMASKMOVPD   288(AX), Y15, Y11
+	VADDPD       Y11, Y9, Y9
+	MOVQ         8(SP), AX
+
+chain_st_136:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMOVUPD    Y4, 128(AX)
+	VMOVUPD    Y5, 160(AX)
+	VMOVUPD    Y6, 192(AX)
+	VMOVUPD    Y7, 224(AX)
+	VMOVUPD    Y8, 256(AX)
+	VMASKMOVPD Y9, Y15, 288(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_134:
+	MOVQ    w+88(FP), AX
+	SUBQ    $0x00000028, AX
+	SHLQ    $0x03, AX
+	NEGQ    AX
+	LEAQ    gemmMaskTab<>+32(SB), CX
+	VMOVUPD (CX)(AX*1), Y15
+	MOVQ    (SP), AX
+	MOVQ    csA+32(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    b+40(FP), DX
+	MOVQ    ldb+48(FP), BX
+	SHLQ    $0x03, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    k+8(FP), SI
+
+chain_loop_137:
+	VBROADCASTSD (AX), Y11
+	VFMADD231PD  (DX), Y11, Y0
+	VFMADD231PD  32(DX), Y11, Y1
+	VFMADD231PD  64(DX), Y11, Y2
+	VFMADD231PD  96(DX), Y11, Y3
+	VFMADD231PD  128(DX), Y11, Y4
+	VFMADD231PD  160(DX), Y11, Y5
+	VFMADD231PD  192(DX), Y11, Y6
+	VFMADD231PD  224(DX), Y11, Y7
+	VFMADD231PD  256(DX), Y11, Y8
+	VFMADD231PD  288(DX), Y11, Y9
+	VMASKMOVPD   320(DX), Y15, Y13
+	VFMADD231PD  Y13, Y11, Y10
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_137
+	VBROADCASTSD alpha+72(FP), Y11
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y11, Y0, Y0
+	VMULPD       Y11, Y1, Y1
+	VMULPD       Y11, Y2, Y2
+	VMULPD       Y11, Y3, Y3
+	VMULPD       Y11, Y4, Y4
+	VMULPD       Y11, Y5, Y5
+	VMULPD       Y11, Y6, Y6
+	VMULPD       Y11, Y7, Y7
+	VMULPD       Y11, Y8, Y8
+	VMULPD       Y11, Y9, Y9
+	VMULPD       Y11, Y10, Y10
+	TESTQ        CX, CX
+	JZ           chain_st_138
+	VADDPD       (AX), Y0, Y0
+	VADDPD       32(AX), Y1, Y1
+	VADDPD       64(AX), Y2, Y2
+	VADDPD       96(AX), Y3, Y3
+	VADDPD       128(AX), Y4, Y4
+	VADDPD       160(AX), Y5, Y5
+	VADDPD       192(AX), Y6, Y6
+	VADDPD       224(AX), Y7, Y7
+	VADDPD       256(AX), Y8, Y8
+	VADDPD       288(AX), Y9, Y9
+	VMASKMOVPD   320(AX), Y15, Y12
+	VADDPD       Y12, Y10, Y10
+	MOVQ         8(SP), AX
+
+chain_st_138:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    Y2, 64(AX)
+	VMOVUPD    Y3, 96(AX)
+	VMOVUPD    Y4, 128(AX)
+	VMOVUPD    Y5, 160(AX)
+	VMOVUPD    Y6, 192(AX)
+	VMOVUPD    Y7, 224(AX)
+	VMOVUPD    Y8, 256(AX)
+	VMOVUPD    Y9, 288(AX)
+	VMASKMOVPD Y10, Y15, 320(AX)
+	JMP        rowChainAvx2_done_105
+
+rowChainAvx2_v_133:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000002c, AX
 	SHLQ    $0x03, AX
@@ -1882,7 +2538,7 @@ TEXT ·rowChainAvx2(SB), NOSPLIT, $16-96
 	VXORPD  Y11, Y11, Y11
 	MOVQ    k+8(FP), SI
 
-chain_loop_116:
+chain_loop_139:
 	VBROADCASTSD (AX), Y12
 	VFMADD231PD  (DX), Y12, Y0
 	VFMADD231PD  32(DX), Y12, Y1
@@ -1900,7 +2556,7 @@ chain_loop_116:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_116
+	JNZ          chain_loop_139
 	VBROADCASTSD alpha+72(FP), Y12
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1919,7 +2575,7 @@ chain_loop_116:
 	VMULPD       Y12, Y10, Y10
 	VMULPD       Y12, Y11, Y11
 	TESTQ        CX, CX
-	JZ           chain_st_117
+	JZ           chain_st_140
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -1935,7 +2591,7 @@ chain_loop_116:
 	VADDPD       Y13, Y11, Y11
 	MOVQ         8(SP), AX
 
-chain_st_117:
+chain_st_140:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -1948,744 +2604,8 @@ chain_st_117:
 	VMOVUPD    Y9, 288(AX)
 	VMOVUPD    Y10, 320(AX)
 	VMASKMOVPD Y11, Y15, 352(AX)
-	JMP        rowChainAvx2_done_114
 
-rowChainAvx2_v_115:
-	CMPQ    AX, $0x00000028
-	JLE     rowChainAvx2_v_118
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000028, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-	VXORPD  Y7, Y7, Y7
-	VXORPD  Y8, Y8, Y8
-	VXORPD  Y9, Y9, Y9
-	VXORPD  Y10, Y10, Y10
-	MOVQ    k+8(FP), SI
-
-chain_loop_119:
-	VBROADCASTSD (AX), Y11
-	VFMADD231PD  (DX), Y11, Y0
-	VFMADD231PD  32(DX), Y11, Y1
-	VFMADD231PD  64(DX), Y11, Y2
-	VFMADD231PD  96(DX), Y11, Y3
-	VFMADD231PD  128(DX), Y11, Y4
-	VFMADD231PD  160(DX), Y11, Y5
-	VFMADD231PD  192(DX), Y11, Y6
-	VFMADD231PD  224(DX), Y11, Y7
-	VFMADD231PD  256(DX), Y11, Y8
-	VFMADD231PD  288(DX), Y11, Y9
-	VMASKMOVPD   320(DX), Y15, Y13
-	VFMADD231PD  Y13, Y11, Y10
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_119
-	VBROADCASTSD alpha+72(FP), Y11
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y11, Y0, Y0
-	VMULPD       Y11, Y1, Y1
-	VMULPD       Y11, Y2, Y2
-	VMULPD       Y11, Y3, Y3
-	VMULPD       Y11, Y4, Y4
-	VMULPD       Y11, Y5, Y5
-	VMULPD       Y11, Y6, Y6
-	VMULPD       Y11, Y7, Y7
-	VMULPD       Y11, Y8, Y8
-	VMULPD       Y11, Y9, Y9
-	VMULPD       Y11, Y10, Y10
-	TESTQ        CX, CX
-	JZ           chain_st_120
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VADDPD       256(AX), Y8, Y8
-	VADDPD       288(AX), Y9, Y9
-	VMASKMOVPD   320(AX), Y15, Y12
-	VADDPD       Y12, Y10, Y10
-	MOVQ         8(SP), AX
-
-chain_st_120:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMOVUPD    Y4, 128(AX)
-	VMOVUPD    Y5, 160(AX)
-	VMOVUPD    Y6, 192(AX)
-	VMOVUPD    Y7, 224(AX)
-	VMOVUPD    Y8, 256(AX)
-	VMOVUPD    Y9, 288(AX)
-	VMASKMOVPD Y10, Y15, 320(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_118:
-	CMPQ    AX, $0x00000024
-	JLE     rowChainAvx2_v_121
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000024, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-	VXORPD  Y7, Y7, Y7
-	VXORPD  Y8, Y8, Y8
-	VXORPD  Y9, Y9, Y9
-	MOVQ    k+8(FP), SI
-
-chain_loop_122:
-	VBROADCASTSD (AX), Y10
-	VFMADD231PD  (DX), Y10, Y0
-	VFMADD231PD  32(DX), Y10, Y1
-	VFMADD231PD  64(DX), Y10, Y2
-	VFMADD231PD  96(DX), Y10, Y3
-	VFMADD231PD  128(DX), Y10, Y4
-	VFMADD231PD  160(DX), Y10, Y5
-	VFMADD231PD  192(DX), Y10, Y6
-	VFMADD231PD  224(DX), Y10, Y7
-	VFMADD231PD  256(DX), Y10, Y8
-	VMASKMOVPD   288(DX), Y15, Y12
-	VFMADD231PD  Y12, Y10, Y9
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_122
-	VBROADCASTSD alpha+72(FP), Y10
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y10, Y0, Y0
-	VMULPD       Y10, Y1, Y1
-	VMULPD       Y10, Y2, Y2
-	VMULPD       Y10, Y3, Y3
-	VMULPD       Y10, Y4, Y4
-	VMULPD       Y10, Y5, Y5
-	VMULPD       Y10, Y6, Y6
-	VMULPD       Y10, Y7, Y7
-	VMULPD       Y10, Y8, Y8
-	VMULPD       Y10, Y9, Y9
-	TESTQ        CX, CX
-	JZ           chain_st_123
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VADDPD       256(AX), Y8, Y8
-	VMASKMOVPD   288(AX), Y15, Y11
-	VADDPD       Y11, Y9, Y9
-	MOVQ         8(SP), AX
-
-chain_st_123:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMOVUPD    Y4, 128(AX)
-	VMOVUPD    Y5, 160(AX)
-	VMOVUPD    Y6, 192(AX)
-	VMOVUPD    Y7, 224(AX)
-	VMOVUPD    Y8, 256(AX)
-	VMASKMOVPD Y9, Y15, 288(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_121:
-	CMPQ    AX, $0x00000020
-	JLE     rowChainAvx2_v_124
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000020, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-	VXORPD  Y7, Y7, Y7
-	VXORPD  Y8, Y8, Y8
-	MOVQ    k+8(FP), SI
-
-chain_loop_125:
-	VBROADCASTSD (AX), Y9
-	VFMADD231PD  (DX), Y9, Y0
-	VFMADD231PD  32(DX), Y9, Y1
-	VFMADD231PD  64(DX), Y9, Y2
-	VFMADD231PD  96(DX), Y9, Y3
-	VFMADD231PD  128(DX), Y9, Y4
-	VFMADD231PD  160(DX), Y9, Y5
-	VFMADD231PD  192(DX), Y9, Y6
-	VFMADD231PD  224(DX), Y9, Y7
-	VMASKMOVPD   256(DX), Y15, Y11
-	VFMADD231PD  Y11, Y9, Y8
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_125
-	VBROADCASTSD alpha+72(FP), Y9
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y9, Y0, Y0
-	VMULPD       Y9, Y1, Y1
-	VMULPD       Y9, Y2, Y2
-	VMULPD       Y9, Y3, Y3
-	VMULPD       Y9, Y4, Y4
-	VMULPD       Y9, Y5, Y5
-	VMULPD       Y9, Y6, Y6
-	VMULPD       Y9, Y7, Y7
-	VMULPD       Y9, Y8, Y8
-	TESTQ        CX, CX
-	JZ           chain_st_126
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VMASKMOVPD   256(AX), Y15, Y10
-	VADDPD       Y10, Y8, Y8
-	MOVQ         8(SP), AX
-
-chain_st_126:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMOVUPD    Y4, 128(AX)
-	VMOVUPD    Y5, 160(AX)
-	VMOVUPD    Y6, 192(AX)
-	VMOVUPD    Y7, 224(AX)
-	VMASKMOVPD Y8, Y15, 256(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_124:
-	CMPQ    AX, $0x0000001c
-	JLE     rowChainAvx2_v_127
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x0000001c, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-	VXORPD  Y7, Y7, Y7
-	MOVQ    k+8(FP), SI
-
-chain_loop_128:
-	VBROADCASTSD (AX), Y8
-	VFMADD231PD  (DX), Y8, Y0
-	VFMADD231PD  32(DX), Y8, Y1
-	VFMADD231PD  64(DX), Y8, Y2
-	VFMADD231PD  96(DX), Y8, Y3
-	VFMADD231PD  128(DX), Y8, Y4
-	VFMADD231PD  160(DX), Y8, Y5
-	VFMADD231PD  192(DX), Y8, Y6
-	VMASKMOVPD   224(DX), Y15, Y10
-	VFMADD231PD  Y10, Y8, Y7
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_128
-	VBROADCASTSD alpha+72(FP), Y8
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y8, Y0, Y0
-	VMULPD       Y8, Y1, Y1
-	VMULPD       Y8, Y2, Y2
-	VMULPD       Y8, Y3, Y3
-	VMULPD       Y8, Y4, Y4
-	VMULPD       Y8, Y5, Y5
-	VMULPD       Y8, Y6, Y6
-	VMULPD       Y8, Y7, Y7
-	TESTQ        CX, CX
-	JZ           chain_st_129
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VMASKMOVPD   224(AX), Y15, Y9
-	VADDPD       Y9, Y7, Y7
-	MOVQ         8(SP), AX
-
-chain_st_129:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMOVUPD    Y4, 128(AX)
-	VMOVUPD    Y5, 160(AX)
-	VMOVUPD    Y6, 192(AX)
-	VMASKMOVPD Y7, Y15, 224(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_127:
-	CMPQ    AX, $0x00000018
-	JLE     rowChainAvx2_v_130
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000018, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-	MOVQ    k+8(FP), SI
-
-chain_loop_131:
-	VBROADCASTSD (AX), Y7
-	VFMADD231PD  (DX), Y7, Y0
-	VFMADD231PD  32(DX), Y7, Y1
-	VFMADD231PD  64(DX), Y7, Y2
-	VFMADD231PD  96(DX), Y7, Y3
-	VFMADD231PD  128(DX), Y7, Y4
-	VFMADD231PD  160(DX), Y7, Y5
-	VMASKMOVPD   192(DX), Y15, Y9
-	VFMADD231PD  Y9, Y7, Y6
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_131
-	VBROADCASTSD alpha+72(FP), Y7
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y7, Y0, Y0
-	VMULPD       Y7, Y1, Y1
-	VMULPD       Y7, Y2, Y2
-	VMULPD       Y7, Y3, Y3
-	VMULPD       Y7, Y4, Y4
-	VMULPD       Y7, Y5, Y5
-	VMULPD       Y7, Y6, Y6
-	TESTQ        CX, CX
-	JZ           chain_st_132
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VMASKMOVPD   192(AX), Y15, Y8
-	VADDPD       Y8, Y6, Y6
-	MOVQ         8(SP), AX
-
-chain_st_132:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMOVUPD    Y4, 128(AX)
-	VMOVUPD    Y5, 160(AX)
-	VMASKMOVPD Y6, Y15, 192(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_130:
-	CMPQ    AX, $0x00000014
-	JLE     rowChainAvx2_v_133
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000014, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	MOVQ    k+8(FP), SI
-
-chain_loop_134:
-	VBROADCASTSD (AX), Y6
-	VFMADD231PD  (DX), Y6, Y0
-	VFMADD231PD  32(DX), Y6, Y1
-	VFMADD231PD  64(DX), Y6, Y2
-	VFMADD231PD  96(DX), Y6, Y3
-	VFMADD231PD  128(DX), Y6, Y4
-	VMASKMOVPD   160(DX), Y15, Y8
-	VFMADD231PD  Y8, Y6, Y5
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_134
-	VBROADCASTSD alpha+72(FP), Y6
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y6, Y0, Y0
-	VMULPD       Y6, Y1, Y1
-	VMULPD       Y6, Y2, Y2
-	VMULPD       Y6, Y3, Y3
-	VMULPD       Y6, Y4, Y4
-	VMULPD       Y6, Y5, Y5
-	TESTQ        CX, CX
-	JZ           chain_st_135
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VMASKMOVPD   160(AX), Y15, Y7
-	VADDPD       Y7, Y5, Y5
-	MOVQ         8(SP), AX
-
-chain_st_135:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMOVUPD    Y4, 128(AX)
-	VMASKMOVPD Y5, Y15, 160(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_133:
-	CMPQ    AX, $0x00000010
-	JLE     rowChainAvx2_v_136
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000010, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	MOVQ    k+8(FP), SI
-
-chain_loop_137:
-	VBROADCASTSD (AX), Y5
-	VFMADD231PD  (DX), Y5, Y0
-	VFMADD231PD  32(DX), Y5, Y1
-	VFMADD231PD  64(DX), Y5, Y2
-	VFMADD231PD  96(DX), Y5, Y3
-	VMASKMOVPD   128(DX), Y15, Y7
-	VFMADD231PD  Y7, Y5, Y4
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_137
-	VBROADCASTSD alpha+72(FP), Y5
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y5, Y0, Y0
-	VMULPD       Y5, Y1, Y1
-	VMULPD       Y5, Y2, Y2
-	VMULPD       Y5, Y3, Y3
-	VMULPD       Y5, Y4, Y4
-	TESTQ        CX, CX
-	JZ           chain_st_138
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VMASKMOVPD   128(AX), Y15, Y6
-	VADDPD       Y6, Y4, Y4
-	MOVQ         8(SP), AX
-
-chain_st_138:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMOVUPD    Y3, 96(AX)
-	VMASKMOVPD Y4, Y15, 128(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_136:
-	CMPQ    AX, $0x0000000c
-	JLE     rowChainAvx2_v_139
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x0000000c, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	MOVQ    k+8(FP), SI
-
-chain_loop_140:
-	VBROADCASTSD (AX), Y4
-	VFMADD231PD  (DX), Y4, Y0
-	VFMADD231PD  32(DX), Y4, Y1
-	VFMADD231PD  64(DX), Y4, Y2
-	VMASKMOVPD   96(DX), Y15, Y6
-	VFMADD231PD  Y6, Y4, Y3
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_140
-	VBROADCASTSD alpha+72(FP), Y4
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y4, Y0, Y0
-	VMULPD       Y4, Y1, Y1
-	VMULPD       Y4, Y2, Y2
-	VMULPD       Y4, Y3, Y3
-	TESTQ        CX, CX
-	JZ           chain_st_141
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VMASKMOVPD   96(AX), Y15, Y5
-	VADDPD       Y5, Y3, Y3
-	MOVQ         8(SP), AX
-
-chain_st_141:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    Y2, 64(AX)
-	VMASKMOVPD Y3, Y15, 96(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_139:
-	CMPQ    AX, $0x00000008
-	JLE     rowChainAvx2_v_142
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000008, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	MOVQ    k+8(FP), SI
-
-chain_loop_143:
-	VBROADCASTSD (AX), Y3
-	VFMADD231PD  (DX), Y3, Y0
-	VFMADD231PD  32(DX), Y3, Y1
-	VMASKMOVPD   64(DX), Y15, Y5
-	VFMADD231PD  Y5, Y3, Y2
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_143
-	VBROADCASTSD alpha+72(FP), Y3
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y3, Y0, Y0
-	VMULPD       Y3, Y1, Y1
-	VMULPD       Y3, Y2, Y2
-	TESTQ        CX, CX
-	JZ           chain_st_144
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VMASKMOVPD   64(AX), Y15, Y4
-	VADDPD       Y4, Y2, Y2
-	MOVQ         8(SP), AX
-
-chain_st_144:
-	VMOVUPD    Y0, (AX)
-	VMOVUPD    Y1, 32(AX)
-	VMASKMOVPD Y2, Y15, 64(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_142:
-	CMPQ    AX, $0x00000004
-	JLE     rowChainAvx2_v_145
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000004, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	MOVQ    k+8(FP), SI
-
-chain_loop_146:
-	VBROADCASTSD (AX), Y2
-	VFMADD231PD  (DX), Y2, Y0
-	VMASKMOVPD   32(DX), Y15, Y4
-	VFMADD231PD  Y4, Y2, Y1
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_146
-	VBROADCASTSD alpha+72(FP), Y2
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y2, Y0, Y0
-	VMULPD       Y2, Y1, Y1
-	TESTQ        CX, CX
-	JZ           chain_st_147
-	VADDPD       (AX), Y0, Y0
-	VMASKMOVPD   32(AX), Y15, Y3
-	VADDPD       Y3, Y1, Y1
-	MOVQ         8(SP), AX
-
-chain_st_147:
-	VMOVUPD    Y0, (AX)
-	VMASKMOVPD Y1, Y15, 32(AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_v_145:
-	MOVQ    w+88(FP), AX
-	SUBQ    $0x00000000, AX
-	SHLQ    $0x03, AX
-	NEGQ    AX
-	LEAQ    gemmMaskTab<>+32(SB), CX
-	VMOVUPD (CX)(AX*1), Y15
-	MOVQ    (SP), AX
-	MOVQ    csA+32(FP), CX
-	SHLQ    $0x03, CX
-	MOVQ    b+40(FP), DX
-	MOVQ    ldb+48(FP), BX
-	SHLQ    $0x03, BX
-	VXORPD  Y0, Y0, Y0
-	MOVQ    k+8(FP), SI
-
-chain_loop_149:
-	VBROADCASTSD (AX), Y1
-	VMASKMOVPD   (DX), Y15, Y3
-	VFMADD231PD  Y3, Y1, Y0
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_149
-	VBROADCASTSD alpha+72(FP), Y1
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Y1, Y0, Y0
-	TESTQ        CX, CX
-	JZ           chain_st_150
-	VMASKMOVPD   (AX), Y15, Y2
-	VADDPD       Y2, Y0, Y0
-	MOVQ         8(SP), AX
-
-chain_st_150:
-	VMASKMOVPD Y0, Y15, (AX)
-	JMP        rowChainAvx2_done_114
-
-rowChainAvx2_done_114:
+rowChainAvx2_done_105:
 	VZEROUPPER
 	RET
 
@@ -2699,7 +2619,7 @@ TEXT ·dotAvx512(SB), NOSPLIT, $48-88
 	MOVQ y+56(FP), AX
 	MOVQ AX, 16(SP)
 
-dotAvx512_cols_151:
+dotAvx512_cols_141:
 	MOVQ R+0(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ x+24(FP), AX
@@ -2707,11 +2627,11 @@ dotAvx512_cols_151:
 	MOVQ 16(SP), AX
 	MOVQ AX, 40(SP)
 	CMPQ (SP), $0x00000006
-	JL   dotAvx512_c_153
+	JL   dotAvx512_c_143
 
-dotAvx512_rows_154:
+dotAvx512_rows_144:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_156
+	JL     dotAvx512_r_146
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), BX
@@ -2747,9 +2667,9 @@ dotAvx512_rows_154:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+16(FP), R9
 	SHRQ   $0x03, R9
-	JZ     dot_tail_157
+	JZ     dot_tail_147
 
-dot_loop_158:
+dot_loop_148:
 	VMOVUPD     (AX), Z24
 	VMOVUPD     (AX)(BX*1), Z25
 	VMOVUPD     (AX)(BX*2), Z26
@@ -2788,12 +2708,12 @@ dot_loop_158:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        R9
-	JNZ         dot_loop_158
+	JNZ         dot_loop_148
 
-dot_tail_157:
+dot_tail_147:
 	MOVQ        k+16(FP), R9
 	ANDQ        $0x00000007, R9
-	JZ          dot_reduce_159
+	JZ          dot_reduce_149
 	LEAQ        gemmKMaskTab<>+0(SB), R10
 	KMOVB       (R10)(R9*1), K1
 	VMOVUPD.Z   (AX), K1, Z24
@@ -2831,7 +2751,7 @@ dot_tail_157:
 	VFMADD231PD Z29, Z26, Z17
 	VFMADD231PD Z29, Z27, Z23
 
-dot_reduce_159:
+dot_reduce_149:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -2862,11 +2782,11 @@ dot_reduce_159:
 	VADDPD       Z30, Z29, Z29
 	VMULPD       Z24, Z29, Z29
 	TESTQ        DX, DX
-	JZ           dot_st_160
+	JZ           dot_st_150
 	VMOVUPD.Z    (AX), K2, Z31
 	VADDPD       Z31, Z29, Z29
 
-dot_st_160:
+dot_st_150:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z8, Z6, Z25
@@ -2892,11 +2812,11 @@ dot_st_160:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_161
+	JZ         dot_st_151
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_161:
+dot_st_151:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z14, Z12, Z25
@@ -2922,11 +2842,11 @@ dot_st_161:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_162
+	JZ         dot_st_152
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_162:
+dot_st_152:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z20, Z18, Z25
@@ -2952,11 +2872,11 @@ dot_st_162:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_163
+	JZ         dot_st_153
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_163:
+dot_st_153:
 	VMOVUPD Z29, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -2967,11 +2887,11 @@ dot_st_163:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_154
+	JMP     dotAvx512_rows_144
 
-dotAvx512_r_156:
+dotAvx512_r_146:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_164
+	JL     dotAvx512_r_154
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), BX
@@ -2994,9 +2914,9 @@ dotAvx512_r_156:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_165
+	JZ     dot_tail_155
 
-dot_loop_166:
+dot_loop_156:
 	VMOVUPD     (AX), Z12
 	VMOVUPD     (AX)(BX*1), Z13
 	VMOVUPD     (CX), Z14
@@ -3021,12 +2941,12 @@ dot_loop_166:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        R8
-	JNZ         dot_loop_166
+	JNZ         dot_loop_156
 
-dot_tail_165:
+dot_tail_155:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_167
+	JZ          dot_reduce_157
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (AX), K1, Z12
@@ -3050,7 +2970,7 @@ dot_tail_165:
 	VFMADD231PD Z15, Z12, Z5
 	VFMADD231PD Z15, Z13, Z11
 
-dot_reduce_167:
+dot_reduce_157:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3081,11 +3001,11 @@ dot_reduce_167:
 	VADDPD       Z18, Z17, Z17
 	VMULPD       Z12, Z17, Z17
 	TESTQ        DX, DX
-	JZ           dot_st_168
+	JZ           dot_st_158
 	VMOVUPD.Z    (AX), K2, Z19
 	VADDPD       Z19, Z17, Z17
 
-dot_st_168:
+dot_st_158:
 	VMOVUPD    Z17, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z8, Z6, Z13
@@ -3111,11 +3031,11 @@ dot_st_168:
 	VADDPD     Z18, Z17, Z17
 	VMULPD     Z12, Z17, Z17
 	TESTQ      DX, DX
-	JZ         dot_st_169
+	JZ         dot_st_159
 	VMOVUPD.Z  (AX), K2, Z19
 	VADDPD     Z19, Z17, Z17
 
-dot_st_169:
+dot_st_159:
 	VMOVUPD Z17, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3126,15 +3046,13 @@ dot_st_169:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_154
+	JMP     dotAvx512_rows_144
 
-dotAvx512_r_164:
+dotAvx512_r_154:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_155
+	JE     dotAvx512_cdone_145
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), BX
 	SHLQ   $0x03, BX
 	LEAQ   (BX)(BX*2), SI
@@ -3147,9 +3065,9 @@ dotAvx512_r_164:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_171
+	JZ     dot_tail_161
 
-dot_loop_172:
+dot_loop_162:
 	VMOVUPD     (AX), Z6
 	VFMADD231PD (CX), Z6, Z0
 	VFMADD231PD (CX)(BX*1), Z6, Z1
@@ -3161,12 +3079,12 @@ dot_loop_172:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        DI
-	JNZ         dot_loop_172
+	JNZ         dot_loop_162
 
-dot_tail_171:
+dot_tail_161:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_173
+	JZ          dot_reduce_163
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z6
@@ -3183,10 +3101,8 @@ dot_tail_171:
 	VMOVUPD.Z   (DX)(BX*1), K1, Z8
 	VFMADD231PD Z8, Z6, Z5
 
-dot_reduce_173:
+dot_reduce_163:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Z6
 	MOVQ         $0x000000000000003f, CX
 	KMOVW        CX, K2
@@ -3214,11 +3130,11 @@ dot_reduce_173:
 	VADDPD       Z12, Z11, Z11
 	VMULPD       Z6, Z11, Z11
 	TESTQ        CX, CX
-	JZ           dot_st_174
+	JZ           dot_st_164
 	VMOVUPD.Z    (AX), K2, Z13
 	VADDPD       Z13, Z11, Z11
 
-dot_st_174:
+dot_st_164:
 	VMOVUPD Z11, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3229,25 +3145,25 @@ dot_st_174:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_154
+	JMP     dotAvx512_rows_144
 
-dotAvx512_cdone_155:
+dotAvx512_cdone_145:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000006, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000030, 16(SP)
 	SUBQ   $0x00000006, (SP)
-	JNE    dotAvx512_cols_151
-	JMP    dotAvx512_done_152
+	JNE    dotAvx512_cols_141
+	JMP    dotAvx512_done_142
 
-dotAvx512_c_153:
+dotAvx512_c_143:
 	CMPQ (SP), $0x00000004
-	JL   dotAvx512_c_175
+	JL   dotAvx512_c_165
 
-dotAvx512_rows_176:
+dotAvx512_rows_166:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_178
+	JL     dotAvx512_r_168
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3274,9 +3190,9 @@ dotAvx512_rows_176:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_179
+	JZ     dot_tail_169
 
-dot_loop_180:
+dot_loop_170:
 	VMOVUPD     (AX), Z16
 	VMOVUPD     (AX)(DX*1), Z17
 	VMOVUPD     (AX)(DX*2), Z18
@@ -3304,12 +3220,12 @@ dot_loop_180:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        R8
-	JNZ         dot_loop_180
+	JNZ         dot_loop_170
 
-dot_tail_179:
+dot_tail_169:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_181
+	JZ          dot_reduce_171
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (AX), K1, Z16
@@ -3337,7 +3253,7 @@ dot_tail_179:
 	VFMADD231PD Z21, Z18, Z11
 	VFMADD231PD Z21, Z19, Z15
 
-dot_reduce_181:
+dot_reduce_171:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3368,11 +3284,11 @@ dot_reduce_181:
 	VADDPD       Z22, Z21, Z21
 	VMULPD       Z16, Z21, Z21
 	TESTQ        DX, DX
-	JZ           dot_st_182
+	JZ           dot_st_172
 	VMOVUPD.Z    (AX), K2, Z23
 	VADDPD       Z23, Z21, Z21
 
-dot_st_182:
+dot_st_172:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z4, Z17
@@ -3398,11 +3314,11 @@ dot_st_182:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_183
+	JZ         dot_st_173
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_183:
+dot_st_173:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z10, Z8, Z17
@@ -3428,11 +3344,11 @@ dot_st_183:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_184
+	JZ         dot_st_174
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_184:
+dot_st_174:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z14, Z12, Z17
@@ -3458,11 +3374,11 @@ dot_st_184:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_185
+	JZ         dot_st_175
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_185:
+dot_st_175:
 	VMOVUPD Z21, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3473,11 +3389,11 @@ dot_st_185:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_176
+	JMP     dotAvx512_rows_166
 
-dotAvx512_r_178:
+dotAvx512_r_168:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_186
+	JL     dotAvx512_r_176
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3495,9 +3411,9 @@ dotAvx512_r_178:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_187
+	JZ     dot_tail_177
 
-dot_loop_188:
+dot_loop_178:
 	VMOVUPD     (AX), Z8
 	VMOVUPD     (AX)(DX*1), Z9
 	VMOVUPD     (CX), Z10
@@ -3515,12 +3431,12 @@ dot_loop_188:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DI
-	JNZ         dot_loop_188
+	JNZ         dot_loop_178
 
-dot_tail_187:
+dot_tail_177:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_189
+	JZ          dot_reduce_179
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z8
@@ -3538,7 +3454,7 @@ dot_tail_187:
 	VFMADD231PD Z11, Z8, Z3
 	VFMADD231PD Z11, Z9, Z7
 
-dot_reduce_189:
+dot_reduce_179:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3569,11 +3485,11 @@ dot_reduce_189:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DX, DX
-	JZ           dot_st_190
+	JZ           dot_st_180
 	VMOVUPD.Z    (AX), K2, Z15
 	VADDPD       Z15, Z13, Z13
 
-dot_st_190:
+dot_st_180:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z4, Z9
@@ -3599,11 +3515,11 @@ dot_st_190:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_191
+	JZ         dot_st_181
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_191:
+dot_st_181:
 	VMOVUPD Z13, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3614,15 +3530,13 @@ dot_st_191:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_176
+	JMP     dotAvx512_rows_166
 
-dotAvx512_r_186:
+dotAvx512_r_176:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_177
+	JE     dotAvx512_cdone_167
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), DX
 	SHLQ   $0x03, DX
 	LEAQ   (DX)(DX*2), BX
@@ -3632,9 +3546,9 @@ dotAvx512_r_186:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_193
+	JZ     dot_tail_183
 
-dot_loop_194:
+dot_loop_184:
 	VMOVUPD     (AX), Z4
 	VFMADD231PD (CX), Z4, Z0
 	VFMADD231PD (CX)(DX*1), Z4, Z1
@@ -3643,12 +3557,12 @@ dot_loop_194:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_194
+	JNZ         dot_loop_184
 
-dot_tail_193:
+dot_tail_183:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_195
+	JZ          dot_reduce_185
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -3661,10 +3575,8 @@ dot_tail_193:
 	VMOVUPD.Z   (CX)(BX*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z3
 
-dot_reduce_195:
+dot_reduce_185:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         $0x000000000000000f, CX
 	KMOVW        CX, K2
@@ -3692,11 +3604,11 @@ dot_reduce_195:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        CX, CX
-	JZ           dot_st_196
+	JZ           dot_st_186
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_196:
+dot_st_186:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3707,25 +3619,25 @@ dot_st_196:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_176
+	JMP     dotAvx512_rows_166
 
-dotAvx512_cdone_177:
+dotAvx512_cdone_167:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000004, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000020, 16(SP)
 	SUBQ   $0x00000004, (SP)
-	JNE    dotAvx512_cols_151
-	JMP    dotAvx512_done_152
+	JNE    dotAvx512_cols_141
+	JMP    dotAvx512_done_142
 
-dotAvx512_c_175:
+dotAvx512_c_165:
 	CMPQ (SP), $0x00000002
-	JL   dotAvx512_c_197
+	JL   dotAvx512_c_187
 
-dotAvx512_rows_198:
+dotAvx512_rows_188:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_200
+	JL     dotAvx512_r_190
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3743,9 +3655,9 @@ dotAvx512_rows_198:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_201
+	JZ     dot_tail_191
 
-dot_loop_202:
+dot_loop_192:
 	VMOVUPD     (AX), Z8
 	VMOVUPD     (AX)(DX*1), Z9
 	VMOVUPD     (AX)(DX*2), Z10
@@ -3763,12 +3675,12 @@ dot_loop_202:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DI
-	JNZ         dot_loop_202
+	JNZ         dot_loop_192
 
-dot_tail_201:
+dot_tail_191:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_203
+	JZ          dot_reduce_193
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z8
@@ -3786,7 +3698,7 @@ dot_tail_201:
 	VFMADD231PD Z13, Z10, Z5
 	VFMADD231PD Z13, Z11, Z7
 
-dot_reduce_203:
+dot_reduce_193:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3817,11 +3729,11 @@ dot_reduce_203:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DX, DX
-	JZ           dot_st_204
+	JZ           dot_st_194
 	VMOVUPD.Z    (AX), K2, Z15
 	VADDPD       Z15, Z13, Z13
 
-dot_st_204:
+dot_st_194:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z9
@@ -3847,11 +3759,11 @@ dot_st_204:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_205
+	JZ         dot_st_195
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_205:
+dot_st_195:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z4, Z4, Z9
@@ -3877,11 +3789,11 @@ dot_st_205:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_206
+	JZ         dot_st_196
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_206:
+dot_st_196:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z6, Z9
@@ -3907,11 +3819,11 @@ dot_st_206:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_207
+	JZ         dot_st_197
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_207:
+dot_st_197:
 	VMOVUPD Z13, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3922,11 +3834,11 @@ dot_st_207:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_198
+	JMP     dotAvx512_rows_188
 
-dotAvx512_r_200:
+dotAvx512_r_190:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_208
+	JL     dotAvx512_r_198
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3939,9 +3851,9 @@ dotAvx512_r_200:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_209
+	JZ     dot_tail_199
 
-dot_loop_210:
+dot_loop_200:
 	VMOVUPD     (AX), Z4
 	VMOVUPD     (AX)(DX*1), Z5
 	VMOVUPD     (CX), Z6
@@ -3953,12 +3865,12 @@ dot_loop_210:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_210
+	JNZ         dot_loop_200
 
-dot_tail_209:
+dot_tail_199:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_211
+	JZ          dot_reduce_201
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -3970,7 +3882,7 @@ dot_tail_209:
 	VFMADD231PD Z7, Z4, Z1
 	VFMADD231PD Z7, Z5, Z3
 
-dot_reduce_211:
+dot_reduce_201:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4001,11 +3913,11 @@ dot_reduce_211:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DX, DX
-	JZ           dot_st_212
+	JZ           dot_st_202
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_212:
+dot_st_202:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z5
@@ -4031,11 +3943,11 @@ dot_st_212:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_213
+	JZ         dot_st_203
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_213:
+dot_st_203:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4046,36 +3958,34 @@ dot_st_213:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_198
+	JMP     dotAvx512_rows_188
 
-dotAvx512_r_208:
+dotAvx512_r_198:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_199
+	JE     dotAvx512_cdone_189
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), DX
 	SHLQ   $0x03, DX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), BX
 	SHRQ   $0x03, BX
-	JZ     dot_tail_215
+	JZ     dot_tail_205
 
-dot_loop_216:
+dot_loop_206:
 	VMOVUPD     (AX), Z2
 	VFMADD231PD (CX), Z2, Z0
 	VFMADD231PD (CX)(DX*1), Z2, Z1
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        BX
-	JNZ         dot_loop_216
+	JNZ         dot_loop_206
 
-dot_tail_215:
+dot_tail_205:
 	MOVQ        k+16(FP), BX
 	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_217
+	JZ          dot_reduce_207
 	LEAQ        gemmKMaskTab<>+0(SB), SI
 	KMOVB       (SI)(BX*1), K1
 	VMOVUPD.Z   (AX), K1, Z2
@@ -4084,10 +3994,8 @@ dot_tail_215:
 	VMOVUPD.Z   (CX)(DX*1), K1, Z4
 	VFMADD231PD Z4, Z2, Z1
 
-dot_reduce_217:
+dot_reduce_207:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         $0x0000000000000003, CX
 	KMOVW        CX, K2
@@ -4115,11 +4023,11 @@ dot_reduce_217:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        CX, CX
-	JZ           dot_st_218
+	JZ           dot_st_208
 	VMOVUPD.Z    (AX), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_218:
+dot_st_208:
 	VMOVUPD Z7, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4130,22 +4038,22 @@ dot_st_218:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_198
+	JMP     dotAvx512_rows_188
 
-dotAvx512_cdone_199:
+dotAvx512_cdone_189:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000002, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000010, 16(SP)
 	SUBQ   $0x00000002, (SP)
-	JNE    dotAvx512_cols_151
-	JMP    dotAvx512_done_152
+	JNE    dotAvx512_cols_141
+	JMP    dotAvx512_done_142
 
-dotAvx512_c_197:
-dotAvx512_rows_220:
+dotAvx512_c_187:
+dotAvx512_rows_210:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_222
+	JL     dotAvx512_r_212
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -4159,9 +4067,9 @@ dotAvx512_rows_220:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_223
+	JZ     dot_tail_213
 
-dot_loop_224:
+dot_loop_214:
 	VMOVUPD     (AX), Z4
 	VMOVUPD     (AX)(DX*1), Z5
 	VMOVUPD     (AX)(DX*2), Z6
@@ -4174,12 +4082,12 @@ dot_loop_224:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_224
+	JNZ         dot_loop_214
 
-dot_tail_223:
+dot_tail_213:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_225
+	JZ          dot_reduce_215
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -4192,7 +4100,7 @@ dot_tail_223:
 	VFMADD231PD Z8, Z6, Z2
 	VFMADD231PD Z8, Z7, Z3
 
-dot_reduce_225:
+dot_reduce_215:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4223,11 +4131,11 @@ dot_reduce_225:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DX, DX
-	JZ           dot_st_226
+	JZ           dot_st_216
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_226:
+dot_st_216:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z1, Z1, Z5
@@ -4253,11 +4161,11 @@ dot_st_226:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_227
+	JZ         dot_st_217
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_227:
+dot_st_217:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z5
@@ -4283,11 +4191,11 @@ dot_st_227:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_228
+	JZ         dot_st_218
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_228:
+dot_st_218:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z3, Z3, Z5
@@ -4313,11 +4221,11 @@ dot_st_228:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_229
+	JZ         dot_st_219
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_229:
+dot_st_219:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4328,11 +4236,11 @@ dot_st_229:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_220
+	JMP     dotAvx512_rows_210
 
-dotAvx512_r_222:
+dotAvx512_r_212:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_230
+	JL     dotAvx512_r_220
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -4343,9 +4251,9 @@ dotAvx512_r_222:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), BX
 	SHRQ   $0x03, BX
-	JZ     dot_tail_231
+	JZ     dot_tail_221
 
-dot_loop_232:
+dot_loop_222:
 	VMOVUPD     (AX), Z2
 	VMOVUPD     (AX)(DX*1), Z3
 	VMOVUPD     (CX), Z4
@@ -4354,12 +4262,12 @@ dot_loop_232:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        BX
-	JNZ         dot_loop_232
+	JNZ         dot_loop_222
 
-dot_tail_231:
+dot_tail_221:
 	MOVQ        k+16(FP), BX
 	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_233
+	JZ          dot_reduce_223
 	LEAQ        gemmKMaskTab<>+0(SB), SI
 	KMOVB       (SI)(BX*1), K1
 	VMOVUPD.Z   (AX), K1, Z2
@@ -4368,7 +4276,7 @@ dot_tail_231:
 	VFMADD231PD Z4, Z2, Z0
 	VFMADD231PD Z4, Z3, Z1
 
-dot_reduce_233:
+dot_reduce_223:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4399,11 +4307,11 @@ dot_reduce_233:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        DX, DX
-	JZ           dot_st_234
+	JZ           dot_st_224
 	VMOVUPD.Z    (AX), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_234:
+dot_st_224:
 	VMOVUPD    Z7, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z1, Z1, Z3
@@ -4429,11 +4337,11 @@ dot_st_234:
 	VADDPD     Z8, Z7, Z7
 	VMULPD     Z2, Z7, Z7
 	TESTQ      DX, DX
-	JZ         dot_st_235
+	JZ         dot_st_225
 	VMOVUPD.Z  (AX), K2, Z9
 	VADDPD     Z9, Z7, Z7
 
-dot_st_235:
+dot_st_225:
 	VMOVUPD Z7, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4444,44 +4352,40 @@ dot_st_235:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_220
+	JMP     dotAvx512_rows_210
 
-dotAvx512_r_230:
+dotAvx512_r_220:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_221
+	JE     dotAvx512_cdone_211
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
 	MOVQ   ldb+48(FP), DX
 	SHLQ   $0x03, DX
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+16(FP), DX
 	SHRQ   $0x03, DX
-	JZ     dot_tail_237
+	JZ     dot_tail_227
 
-dot_loop_238:
+dot_loop_228:
 	VMOVUPD     (AX), Z1
 	VFMADD231PD (CX), Z1, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DX
-	JNZ         dot_loop_238
+	JNZ         dot_loop_228
 
-dot_tail_237:
+dot_tail_227:
 	MOVQ        k+16(FP), DX
 	ANDQ        $0x00000007, DX
-	JZ          dot_reduce_239
+	JZ          dot_reduce_229
 	LEAQ        gemmKMaskTab<>+0(SB), BX
 	KMOVB       (BX)(DX*1), K1
 	VMOVUPD.Z   (AX), K1, Z1
 	VMOVUPD.Z   (CX), K1, Z2
 	VFMADD231PD Z2, Z1, Z0
 
-dot_reduce_239:
+dot_reduce_229:
 	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         $0x0000000000000001, CX
 	KMOVW        CX, K2
@@ -4509,11 +4413,11 @@ dot_reduce_239:
 	VADDPD       Z7, Z6, Z6
 	VMULPD       Z1, Z6, Z6
 	TESTQ        CX, CX
-	JZ           dot_st_240
+	JZ           dot_st_230
 	VMOVUPD.Z    (AX), K2, Z8
 	VADDPD       Z8, Z6, Z6
 
-dot_st_240:
+dot_st_230:
 	VMOVUPD Z6, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4524,53 +4428,39 @@ dot_st_240:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_220
+	JMP     dotAvx512_rows_210
 
-dotAvx512_cdone_221:
+dotAvx512_cdone_211:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000001, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000008, 16(SP)
 	SUBQ   $0x00000001, (SP)
-	JNE    dotAvx512_cols_151
-	JMP    dotAvx512_done_152
+	JNE    dotAvx512_cols_141
+	JMP    dotAvx512_done_142
 
-dotAvx512_done_152:
+dotAvx512_done_142:
 	VZEROUPPER
 	RET
 
 // func matVecAvx512(R int, C int, k int, x *float64, ldx int, b *float64, ldb int, y *float64, ldy int, alpha float64, acc int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·matVecAvx512(SB), NOSPLIT, $48-88
+TEXT ·matVecAvx512(SB), NOSPLIT, $0-88
 	MOVQ C+8(FP), AX
-	MOVQ AX, (SP)
-	MOVQ b+40(FP), AX
-	MOVQ AX, 8(SP)
-	MOVQ y+56(FP), AX
-	MOVQ AX, 16(SP)
+	MOVQ x+24(FP), CX
+	MOVQ b+40(FP), DX
+	MOVQ y+56(FP), BX
 
-matVecAvx512_cols_241:
-	MOVQ R+0(FP), AX
-	MOVQ AX, 24(SP)
-	MOVQ x+24(FP), AX
-	MOVQ AX, 32(SP)
-	MOVQ 16(SP), AX
-	MOVQ AX, 40(SP)
-	CMPQ (SP), $0x00000008
-	JL   matVecAvx512_c_243
-
-matVecAvx512_rows_244:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx512_cdone_245
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	LEAQ   (BX)(BX*2), SI
-	LEAQ   (CX)(BX*4), DX
+matVecAvx512_cols_231:
+	CMPQ   AX, $0x00000008
+	JL     matVecAvx512_c_233
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R9
+	SHLQ   $0x03, R9
+	LEAQ   (R9)(R9*2), R10
+	LEAQ   (DI)(R9*4), R8
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -4579,56 +4469,54 @@ matVecAvx512_rows_244:
 	VXORPD Z5, Z5, Z5
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
-	MOVQ   k+16(FP), DI
-	SHRQ   $0x03, DI
-	JZ     dot_tail_247
+	MOVQ   k+16(FP), R11
+	SHRQ   $0x03, R11
+	JZ     dot_tail_234
 
-dot_loop_248:
-	VMOVUPD     (AX), Z8
-	VFMADD231PD (CX), Z8, Z0
-	VFMADD231PD (CX)(BX*1), Z8, Z1
-	VFMADD231PD (CX)(BX*2), Z8, Z2
-	VFMADD231PD (CX)(SI*1), Z8, Z3
-	VFMADD231PD (DX), Z8, Z4
-	VFMADD231PD (DX)(BX*1), Z8, Z5
-	VFMADD231PD (DX)(BX*2), Z8, Z6
-	VFMADD231PD (DX)(SI*1), Z8, Z7
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000040, DX
-	DECQ        DI
-	JNZ         dot_loop_248
+dot_loop_235:
+	VMOVUPD     (SI), Z8
+	VFMADD231PD (DI), Z8, Z0
+	VFMADD231PD (DI)(R9*1), Z8, Z1
+	VFMADD231PD (DI)(R9*2), Z8, Z2
+	VFMADD231PD (DI)(R10*1), Z8, Z3
+	VFMADD231PD (R8), Z8, Z4
+	VFMADD231PD (R8)(R9*1), Z8, Z5
+	VFMADD231PD (R8)(R9*2), Z8, Z6
+	VFMADD231PD (R8)(R10*1), Z8, Z7
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, R8
+	DECQ        R11
+	JNZ         dot_loop_235
 
-dot_tail_247:
-	MOVQ        k+16(FP), DI
-	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_249
-	LEAQ        gemmKMaskTab<>+0(SB), R8
-	KMOVB       (R8)(DI*1), K1
-	VMOVUPD.Z   (AX), K1, Z8
-	VMOVUPD.Z   (CX), K1, Z9
+dot_tail_234:
+	MOVQ        k+16(FP), R11
+	ANDQ        $0x00000007, R11
+	JZ          dot_reduce_236
+	LEAQ        gemmKMaskTab<>+0(SB), R12
+	KMOVB       (R12)(R11*1), K1
+	VMOVUPD.Z   (SI), K1, Z8
+	VMOVUPD.Z   (DI), K1, Z9
 	VFMADD231PD Z9, Z8, Z0
-	VMOVUPD.Z   (CX)(BX*1), K1, Z10
+	VMOVUPD.Z   (DI)(R9*1), K1, Z10
 	VFMADD231PD Z10, Z8, Z1
-	VMOVUPD.Z   (CX)(BX*2), K1, Z9
+	VMOVUPD.Z   (DI)(R9*2), K1, Z9
 	VFMADD231PD Z9, Z8, Z2
-	VMOVUPD.Z   (CX)(SI*1), K1, Z10
+	VMOVUPD.Z   (DI)(R10*1), K1, Z10
 	VFMADD231PD Z10, Z8, Z3
-	VMOVUPD.Z   (DX), K1, Z9
+	VMOVUPD.Z   (R8), K1, Z9
 	VFMADD231PD Z9, Z8, Z4
-	VMOVUPD.Z   (DX)(BX*1), K1, Z10
+	VMOVUPD.Z   (R8)(R9*1), K1, Z10
 	VFMADD231PD Z10, Z8, Z5
-	VMOVUPD.Z   (DX)(BX*2), K1, Z9
+	VMOVUPD.Z   (R8)(R9*2), K1, Z9
 	VFMADD231PD Z9, Z8, Z6
-	VMOVUPD.Z   (DX)(SI*1), K1, Z10
+	VMOVUPD.Z   (R8)(R10*1), K1, Z10
 	VFMADD231PD Z10, Z8, Z7
 
-dot_reduce_249:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_236:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z8
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DI
 	VSHUFF64X2   $0x44, Z2, Z0, Z9
 	VSHUFF64X2   $0xee, Z2, Z0, Z13
 	VADDPD       Z13, Z9, Z9
@@ -4651,90 +4539,70 @@ dot_reduce_249:
 	VUNPCKHPD    Z11, Z9, Z14
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
-	TESTQ        CX, CX
-	JZ           dot_st_250
-	VADDPD       (AX), Z13, Z13
+	TESTQ        DI, DI
+	JZ           dot_st_237
+	VADDPD       (SI), Z13, Z13
 
-dot_st_250:
-	VMOVUPD Z13, (AX)
-	MOVQ    ldx+32(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 32(SP)
-	MOVQ    ldy+64(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 40(SP)
-	SUBQ    $0x00000001, 24(SP)
-	JMP     matVecAvx512_rows_244
+dot_st_237:
+	VMOVUPD Z13, (SI)
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x03, SI
+	IMUL3Q  $0x00000008, SI, SI
+	ADDQ    SI, DX
+	ADDQ    $0x00000040, BX
+	SUBQ    $0x00000008, AX
+	JNE     matVecAvx512_cols_231
+	JMP     matVecAvx512_done_232
 
-matVecAvx512_cdone_245:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000008, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000040, 16(SP)
-	SUBQ   $0x00000008, (SP)
-	JNE    matVecAvx512_cols_241
-	JMP    matVecAvx512_done_242
-
-matVecAvx512_c_243:
-	CMPQ (SP), $0x00000004
-	JL   matVecAvx512_c_251
-
-matVecAvx512_rows_252:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx512_cdone_253
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), DX
-	SHLQ   $0x03, DX
-	LEAQ   (DX)(DX*2), BX
+matVecAvx512_c_233:
+	CMPQ   AX, $0x00000004
+	JL     matVecAvx512_c_238
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	LEAQ   (R8)(R8*2), R9
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
-	MOVQ   k+16(FP), SI
-	SHRQ   $0x03, SI
-	JZ     dot_tail_255
+	MOVQ   k+16(FP), R10
+	SHRQ   $0x03, R10
+	JZ     dot_tail_239
 
-dot_loop_256:
-	VMOVUPD     (AX), Z4
-	VFMADD231PD (CX), Z4, Z0
-	VFMADD231PD (CX)(DX*1), Z4, Z1
-	VFMADD231PD (CX)(DX*2), Z4, Z2
-	VFMADD231PD (CX)(BX*1), Z4, Z3
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	DECQ        SI
-	JNZ         dot_loop_256
+dot_loop_240:
+	VMOVUPD     (SI), Z4
+	VFMADD231PD (DI), Z4, Z0
+	VFMADD231PD (DI)(R8*1), Z4, Z1
+	VFMADD231PD (DI)(R8*2), Z4, Z2
+	VFMADD231PD (DI)(R9*1), Z4, Z3
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	DECQ        R10
+	JNZ         dot_loop_240
 
-dot_tail_255:
-	MOVQ        k+16(FP), SI
-	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_257
-	LEAQ        gemmKMaskTab<>+0(SB), DI
-	KMOVB       (DI)(SI*1), K1
-	VMOVUPD.Z   (AX), K1, Z4
-	VMOVUPD.Z   (CX), K1, Z5
+dot_tail_239:
+	MOVQ        k+16(FP), R10
+	ANDQ        $0x00000007, R10
+	JZ          dot_reduce_241
+	LEAQ        gemmKMaskTab<>+0(SB), R11
+	KMOVB       (R11)(R10*1), K1
+	VMOVUPD.Z   (SI), K1, Z4
+	VMOVUPD.Z   (DI), K1, Z5
 	VFMADD231PD Z5, Z4, Z0
-	VMOVUPD.Z   (CX)(DX*1), K1, Z6
+	VMOVUPD.Z   (DI)(R8*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z1
-	VMOVUPD.Z   (CX)(DX*2), K1, Z5
+	VMOVUPD.Z   (DI)(R8*2), K1, Z5
 	VFMADD231PD Z5, Z4, Z2
-	VMOVUPD.Z   (CX)(BX*1), K1, Z6
+	VMOVUPD.Z   (DI)(R9*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z3
 
-dot_reduce_257:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_241:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z4
-	MOVQ         $0x000000000000000f, CX
-	KMOVW        CX, K2
-	MOVQ         acc+80(FP), CX
+	MOVQ         $0x000000000000000f, DI
+	KMOVW        DI, K2
+	MOVQ         acc+80(FP), DI
 	VSHUFF64X2   $0x44, Z2, Z0, Z5
 	VSHUFF64X2   $0xee, Z2, Z0, Z9
 	VADDPD       Z9, Z5, Z5
@@ -4757,82 +4625,62 @@ dot_reduce_257:
 	VUNPCKHPD    Z7, Z5, Z10
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
-	TESTQ        CX, CX
-	JZ           dot_st_258
-	VMOVUPD.Z    (AX), K2, Z11
+	TESTQ        DI, DI
+	JZ           dot_st_242
+	VMOVUPD.Z    (SI), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_258:
-	VMOVUPD Z9, K2, (AX)
-	MOVQ    ldx+32(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 32(SP)
-	MOVQ    ldy+64(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 40(SP)
-	SUBQ    $0x00000001, 24(SP)
-	JMP     matVecAvx512_rows_252
+dot_st_242:
+	VMOVUPD Z9, K2, (SI)
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x03, SI
+	IMUL3Q  $0x00000004, SI, SI
+	ADDQ    SI, DX
+	ADDQ    $0x00000020, BX
+	SUBQ    $0x00000004, AX
+	JNE     matVecAvx512_cols_231
+	JMP     matVecAvx512_done_232
 
-matVecAvx512_cdone_253:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000004, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000020, 16(SP)
-	SUBQ   $0x00000004, (SP)
-	JNE    matVecAvx512_cols_241
-	JMP    matVecAvx512_done_242
-
-matVecAvx512_c_251:
-	CMPQ (SP), $0x00000002
-	JL   matVecAvx512_c_259
-
-matVecAvx512_rows_260:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx512_cdone_261
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), DX
-	SHLQ   $0x03, DX
+matVecAvx512_c_238:
+	CMPQ   AX, $0x00000002
+	JL     matVecAvx512_c_243
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
-	MOVQ   k+16(FP), BX
-	SHRQ   $0x03, BX
-	JZ     dot_tail_263
+	MOVQ   k+16(FP), R9
+	SHRQ   $0x03, R9
+	JZ     dot_tail_244
 
-dot_loop_264:
-	VMOVUPD     (AX), Z2
-	VFMADD231PD (CX), Z2, Z0
-	VFMADD231PD (CX)(DX*1), Z2, Z1
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	DECQ        BX
-	JNZ         dot_loop_264
+dot_loop_245:
+	VMOVUPD     (SI), Z2
+	VFMADD231PD (DI), Z2, Z0
+	VFMADD231PD (DI)(R8*1), Z2, Z1
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	DECQ        R9
+	JNZ         dot_loop_245
 
-dot_tail_263:
-	MOVQ        k+16(FP), BX
-	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_265
-	LEAQ        gemmKMaskTab<>+0(SB), SI
-	KMOVB       (SI)(BX*1), K1
-	VMOVUPD.Z   (AX), K1, Z2
-	VMOVUPD.Z   (CX), K1, Z3
+dot_tail_244:
+	MOVQ        k+16(FP), R9
+	ANDQ        $0x00000007, R9
+	JZ          dot_reduce_246
+	LEAQ        gemmKMaskTab<>+0(SB), R10
+	KMOVB       (R10)(R9*1), K1
+	VMOVUPD.Z   (SI), K1, Z2
+	VMOVUPD.Z   (DI), K1, Z3
 	VFMADD231PD Z3, Z2, Z0
-	VMOVUPD.Z   (CX)(DX*1), K1, Z4
+	VMOVUPD.Z   (DI)(R8*1), K1, Z4
 	VFMADD231PD Z4, Z2, Z1
 
-dot_reduce_265:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_246:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z2
-	MOVQ         $0x0000000000000003, CX
-	KMOVW        CX, K2
-	MOVQ         acc+80(FP), CX
+	MOVQ         $0x0000000000000003, DI
+	KMOVW        DI, K2
+	MOVQ         acc+80(FP), DI
 	VSHUFF64X2   $0x44, Z0, Z0, Z3
 	VSHUFF64X2   $0xee, Z0, Z0, Z7
 	VADDPD       Z7, Z3, Z3
@@ -4855,75 +4703,56 @@ dot_reduce_265:
 	VUNPCKHPD    Z5, Z3, Z8
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
-	TESTQ        CX, CX
-	JZ           dot_st_266
-	VMOVUPD.Z    (AX), K2, Z9
+	TESTQ        DI, DI
+	JZ           dot_st_247
+	VMOVUPD.Z    (SI), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_266:
-	VMOVUPD Z7, K2, (AX)
-	MOVQ    ldx+32(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 32(SP)
-	MOVQ    ldy+64(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 40(SP)
-	SUBQ    $0x00000001, 24(SP)
-	JMP     matVecAvx512_rows_260
+dot_st_247:
+	VMOVUPD Z7, K2, (SI)
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x03, SI
+	IMUL3Q  $0x00000002, SI, SI
+	ADDQ    SI, DX
+	ADDQ    $0x00000010, BX
+	SUBQ    $0x00000002, AX
+	JNE     matVecAvx512_cols_231
+	JMP     matVecAvx512_done_232
 
-matVecAvx512_cdone_261:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000002, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000010, 16(SP)
-	SUBQ   $0x00000002, (SP)
-	JNE    matVecAvx512_cols_241
-	JMP    matVecAvx512_done_242
-
-matVecAvx512_c_259:
-matVecAvx512_rows_268:
-	CMPQ   24(SP), $0x00000000
-	JE     matVecAvx512_cdone_269
-	MOVQ   32(SP), AX
-	MOVQ   8(SP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $0x03, DX
-	MOVQ   ldb+48(FP), DX
-	SHLQ   $0x03, DX
+matVecAvx512_c_243:
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
 	VXORPD Z0, Z0, Z0
-	MOVQ   k+16(FP), DX
-	SHRQ   $0x03, DX
-	JZ     dot_tail_271
+	MOVQ   k+16(FP), R8
+	SHRQ   $0x03, R8
+	JZ     dot_tail_249
 
-dot_loop_272:
-	VMOVUPD     (AX), Z1
-	VFMADD231PD (CX), Z1, Z0
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	DECQ        DX
-	JNZ         dot_loop_272
+dot_loop_250:
+	VMOVUPD     (SI), Z1
+	VFMADD231PD (DI), Z1, Z0
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	DECQ        R8
+	JNZ         dot_loop_250
 
-dot_tail_271:
-	MOVQ        k+16(FP), DX
-	ANDQ        $0x00000007, DX
-	JZ          dot_reduce_273
-	LEAQ        gemmKMaskTab<>+0(SB), BX
-	KMOVB       (BX)(DX*1), K1
-	VMOVUPD.Z   (AX), K1, Z1
-	VMOVUPD.Z   (CX), K1, Z2
+dot_tail_249:
+	MOVQ        k+16(FP), R8
+	ANDQ        $0x00000007, R8
+	JZ          dot_reduce_251
+	LEAQ        gemmKMaskTab<>+0(SB), R9
+	KMOVB       (R9)(R8*1), K1
+	VMOVUPD.Z   (SI), K1, Z1
+	VMOVUPD.Z   (DI), K1, Z2
 	VFMADD231PD Z2, Z1, Z0
 
-dot_reduce_273:
-	MOVQ         40(SP), AX
-	MOVQ         ldy+64(FP), CX
-	SHLQ         $0x03, CX
+dot_reduce_251:
+	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z1
-	MOVQ         $0x0000000000000001, CX
-	KMOVW        CX, K2
-	MOVQ         acc+80(FP), CX
+	MOVQ         $0x0000000000000001, DI
+	KMOVW        DI, K2
+	MOVQ         acc+80(FP), DI
 	VSHUFF64X2   $0x44, Z0, Z0, Z2
 	VSHUFF64X2   $0xee, Z0, Z0, Z6
 	VADDPD       Z6, Z2, Z2
@@ -4946,35 +4775,23 @@ dot_reduce_273:
 	VUNPCKHPD    Z4, Z2, Z7
 	VADDPD       Z7, Z6, Z6
 	VMULPD       Z1, Z6, Z6
-	TESTQ        CX, CX
-	JZ           dot_st_274
-	VMOVUPD.Z    (AX), K2, Z8
+	TESTQ        DI, DI
+	JZ           dot_st_252
+	VMOVUPD.Z    (SI), K2, Z8
 	VADDPD       Z8, Z6, Z6
 
-dot_st_274:
-	VMOVUPD Z6, K2, (AX)
-	MOVQ    ldx+32(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 32(SP)
-	MOVQ    ldy+64(FP), AX
-	SHLQ    $0x03, AX
-	IMUL3Q  $0x00000001, AX, AX
-	ADDQ    AX, 40(SP)
-	SUBQ    $0x00000001, 24(SP)
-	JMP     matVecAvx512_rows_268
+dot_st_252:
+	VMOVUPD Z6, K2, (SI)
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x03, SI
+	IMUL3Q  $0x00000001, SI, SI
+	ADDQ    SI, DX
+	ADDQ    $0x00000008, BX
+	SUBQ    $0x00000001, AX
+	JNE     matVecAvx512_cols_231
+	JMP     matVecAvx512_done_232
 
-matVecAvx512_cdone_269:
-	MOVQ   ldb+48(FP), AX
-	SHLQ   $0x03, AX
-	IMUL3Q $0x00000001, AX, AX
-	ADDQ   AX, 8(SP)
-	ADDQ   $0x00000008, 16(SP)
-	SUBQ   $0x00000001, (SP)
-	JNE    matVecAvx512_cols_241
-	JMP    matVecAvx512_done_242
-
-matVecAvx512_done_242:
+matVecAvx512_done_232:
 	VZEROUPPER
 	RET
 
@@ -4989,11 +4806,11 @@ TEXT ·panelAvx512(SB), NOSPLIT, $24-96
 	MOVQ AX, 16(SP)
 	MOVQ w+88(FP), AX
 	CMPQ AX, $0x00000010
-	JLE  panelAvx512_v_276
+	JLE  panelAvx512_v_254
 
-panelAvx512_rows_277:
+panelAvx512_rows_255:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_278
+	JL     panelAvx512_r_256
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5034,7 +4851,7 @@ panelAvx512_rows_277:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+8(FP), R9
 
-chain_loop_279:
+chain_loop_257:
 	VMOVUPD      (DI), Z24
 	VMOVUPD      64(DI), Z25
 	VMOVUPD.Z    128(DI), K1, Z26
@@ -5074,7 +4891,7 @@ chain_loop_279:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_279
+	JNZ          chain_loop_257
 	VBROADCASTSD alpha+72(FP), Z24
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5105,7 +4922,7 @@ chain_loop_279:
 	VMULPD       Z24, Z22, Z22
 	VMULPD       Z24, Z23, Z23
 	TESTQ        DX, DX
-	JZ           chain_st_280
+	JZ           chain_st_258
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z25
@@ -5147,7 +4964,7 @@ chain_loop_279:
 	VADDPD       Z25, Z23, Z23
 	MOVQ         16(SP), AX
 
-chain_st_280:
+chain_st_258:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5188,11 +5005,11 @@ chain_st_280:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_277
+	JMP     panelAvx512_rows_255
 
-panelAvx512_r_278:
+panelAvx512_r_256:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_281
+	JL     panelAvx512_r_259
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5220,7 +5037,7 @@ panelAvx512_r_278:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+8(FP), R8
 
-chain_loop_282:
+chain_loop_260:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VMOVUPD.Z    128(SI), K1, Z14
@@ -5243,7 +5060,7 @@ chain_loop_282:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_282
+	JNZ          chain_loop_260
 	VBROADCASTSD alpha+72(FP), Z12
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5262,7 +5079,7 @@ chain_loop_282:
 	VMULPD       Z12, Z10, Z10
 	VMULPD       Z12, Z11, Z11
 	TESTQ        DX, DX
-	JZ           chain_st_283
+	JZ           chain_st_261
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z13
@@ -5284,7 +5101,7 @@ chain_loop_282:
 	VADDPD       Z13, Z11, Z11
 	MOVQ         16(SP), AX
 
-chain_st_283:
+chain_st_261:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5309,11 +5126,11 @@ chain_st_283:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_277
+	JMP     panelAvx512_rows_255
 
-panelAvx512_r_281:
+panelAvx512_r_259:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_284
+	JL     panelAvx512_r_262
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5334,7 +5151,7 @@ panelAvx512_r_281:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+8(FP), DI
 
-chain_loop_285:
+chain_loop_263:
 	VMOVUPD      (BX), Z6
 	VMOVUPD      64(BX), Z7
 	VMOVUPD.Z    128(BX), K1, Z8
@@ -5349,7 +5166,7 @@ chain_loop_285:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_285
+	JNZ          chain_loop_263
 	VBROADCASTSD alpha+72(FP), Z6
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5362,7 +5179,7 @@ chain_loop_285:
 	VMULPD       Z6, Z4, Z4
 	VMULPD       Z6, Z5, Z5
 	TESTQ        DX, DX
-	JZ           chain_st_286
+	JZ           chain_st_264
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z7
@@ -5374,7 +5191,7 @@ chain_loop_285:
 	VADDPD       Z7, Z5, Z5
 	MOVQ         16(SP), AX
 
-chain_st_286:
+chain_st_264:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5391,11 +5208,11 @@ chain_st_286:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_277
+	JMP     panelAvx512_rows_255
 
-panelAvx512_r_284:
+panelAvx512_r_262:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_275
+	JE     panelAvx512_done_253
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5411,7 +5228,7 @@ panelAvx512_r_284:
 	VXORPD Z2, Z2, Z2
 	MOVQ   k+8(FP), SI
 
-chain_loop_288:
+chain_loop_266:
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -5419,7 +5236,7 @@ chain_loop_288:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_288
+	JNZ          chain_loop_266
 	VBROADCASTSD alpha+72(FP), Z3
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5429,14 +5246,14 @@ chain_loop_288:
 	VMULPD       Z3, Z1, Z1
 	VMULPD       Z3, Z2, Z2
 	TESTQ        CX, CX
-	JZ           chain_st_289
+	JZ           chain_st_267
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z4
 	VADDPD       Z4, Z2, Z2
 	MOVQ         16(SP), AX
 
-chain_st_289:
+chain_st_267:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5449,16 +5266,16 @@ chain_st_289:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_277
-	JMP panelAvx512_done_275
+	JMP     panelAvx512_rows_255
+	JMP panelAvx512_done_253
 
-panelAvx512_v_276:
+panelAvx512_v_254:
 	CMPQ AX, $0x00000008
-	JLE  panelAvx512_v_290
+	JLE  panelAvx512_v_268
 
-panelAvx512_rows_291:
+panelAvx512_rows_269:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_292
+	JL     panelAvx512_r_270
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5491,7 +5308,7 @@ panelAvx512_rows_291:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+8(FP), R9
 
-chain_loop_293:
+chain_loop_271:
 	VMOVUPD      (DI), Z16
 	VMOVUPD.Z    64(DI), K1, Z17
 	VBROADCASTSD (AX), Z18
@@ -5522,7 +5339,7 @@ chain_loop_293:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_293
+	JNZ          chain_loop_271
 	VBROADCASTSD alpha+72(FP), Z16
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5545,7 +5362,7 @@ chain_loop_293:
 	VMULPD       Z16, Z14, Z14
 	VMULPD       Z16, Z15, Z15
 	TESTQ        DX, DX
-	JZ           chain_st_294
+	JZ           chain_st_272
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z17
 	VADDPD       Z17, Z1, Z1
@@ -5579,7 +5396,7 @@ chain_loop_293:
 	VADDPD       Z17, Z15, Z15
 	MOVQ         16(SP), AX
 
-chain_st_294:
+chain_st_272:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5612,11 +5429,11 @@ chain_st_294:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_291
+	JMP     panelAvx512_rows_269
 
-panelAvx512_r_292:
+panelAvx512_r_270:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_295
+	JL     panelAvx512_r_273
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5640,7 +5457,7 @@ panelAvx512_r_292:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), R8
 
-chain_loop_296:
+chain_loop_274:
 	VMOVUPD      (SI), Z8
 	VMOVUPD.Z    64(SI), K1, Z9
 	VBROADCASTSD (AX), Z10
@@ -5658,7 +5475,7 @@ chain_loop_296:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_296
+	JNZ          chain_loop_274
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5673,7 +5490,7 @@ chain_loop_296:
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
 	TESTQ        DX, DX
-	JZ           chain_st_297
+	JZ           chain_st_275
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z9
 	VADDPD       Z9, Z1, Z1
@@ -5691,7 +5508,7 @@ chain_loop_296:
 	VADDPD       Z9, Z7, Z7
 	MOVQ         16(SP), AX
 
-chain_st_297:
+chain_st_275:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5712,11 +5529,11 @@ chain_st_297:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_291
+	JMP     panelAvx512_rows_269
 
-panelAvx512_r_295:
+panelAvx512_r_273:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_298
+	JL     panelAvx512_r_276
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5735,7 +5552,7 @@ panelAvx512_r_295:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), DI
 
-chain_loop_299:
+chain_loop_277:
 	VMOVUPD      (BX), Z4
 	VMOVUPD.Z    64(BX), K1, Z5
 	VBROADCASTSD (AX), Z6
@@ -5747,7 +5564,7 @@ chain_loop_299:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_299
+	JNZ          chain_loop_277
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5758,7 +5575,7 @@ chain_loop_299:
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
 	TESTQ        DX, DX
-	JZ           chain_st_300
+	JZ           chain_st_278
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z5
 	VADDPD       Z5, Z1, Z1
@@ -5768,7 +5585,7 @@ chain_loop_299:
 	VADDPD       Z5, Z3, Z3
 	MOVQ         16(SP), AX
 
-chain_st_300:
+chain_st_278:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5783,11 +5600,11 @@ chain_st_300:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_291
+	JMP     panelAvx512_rows_269
 
-panelAvx512_r_298:
+panelAvx512_r_276:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_275
+	JE     panelAvx512_done_253
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5802,14 +5619,14 @@ panelAvx512_r_298:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), SI
 
-chain_loop_302:
+chain_loop_280:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VFMADD231PD  64(DX), Z2, K1, Z1
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_302
+	JNZ          chain_loop_280
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5818,13 +5635,13 @@ chain_loop_302:
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
 	TESTQ        CX, CX
-	JZ           chain_st_303
+	JZ           chain_st_281
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z3
 	VADDPD       Z3, Z1, Z1
 	MOVQ         16(SP), AX
 
-chain_st_303:
+chain_st_281:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	MOVQ    rsA+24(FP), AX
@@ -5836,13 +5653,13 @@ chain_st_303:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_291
-	JMP panelAvx512_done_275
+	JMP     panelAvx512_rows_269
+	JMP panelAvx512_done_253
 
-panelAvx512_v_290:
-panelAvx512_rows_305:
+panelAvx512_v_268:
+panelAvx512_rows_283:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_306
+	JL     panelAvx512_r_284
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5867,7 +5684,7 @@ panelAvx512_rows_305:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), R9
 
-chain_loop_307:
+chain_loop_285:
 	VMOVUPD.Z    (DI), K1, Z8
 	VBROADCASTSD (AX), Z9
 	VFMADD231PD  Z8, Z9, Z0
@@ -5889,7 +5706,7 @@ chain_loop_307:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_307
+	JNZ          chain_loop_285
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5904,7 +5721,7 @@ chain_loop_307:
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
 	TESTQ        DX, DX
-	JZ           chain_st_308
+	JZ           chain_st_286
 	VMOVUPD.Z    (AX), K1, Z9
 	VADDPD       Z9, Z0, Z0
 	ADDQ         CX, AX
@@ -5930,7 +5747,7 @@ chain_loop_307:
 	VADDPD       Z9, Z7, Z7
 	MOVQ         16(SP), AX
 
-chain_st_308:
+chain_st_286:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5955,11 +5772,11 @@ chain_st_308:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_305
+	JMP     panelAvx512_rows_283
 
-panelAvx512_r_306:
+panelAvx512_r_284:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_309
+	JL     panelAvx512_r_287
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5979,7 +5796,7 @@ panelAvx512_r_306:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), R8
 
-chain_loop_310:
+chain_loop_288:
 	VMOVUPD.Z    (SI), K1, Z4
 	VBROADCASTSD (AX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -5992,7 +5809,7 @@ chain_loop_310:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_310
+	JNZ          chain_loop_288
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6003,7 +5820,7 @@ chain_loop_310:
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
 	TESTQ        DX, DX
-	JZ           chain_st_311
+	JZ           chain_st_289
 	VMOVUPD.Z    (AX), K1, Z5
 	VADDPD       Z5, Z0, Z0
 	ADDQ         CX, AX
@@ -6017,7 +5834,7 @@ chain_loop_310:
 	VADDPD       Z5, Z3, Z3
 	MOVQ         16(SP), AX
 
-chain_st_311:
+chain_st_289:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -6034,11 +5851,11 @@ chain_st_311:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_305
+	JMP     panelAvx512_rows_283
 
-panelAvx512_r_309:
+panelAvx512_r_287:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_312
+	JL     panelAvx512_r_290
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6055,7 +5872,7 @@ panelAvx512_r_309:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), DI
 
-chain_loop_313:
+chain_loop_291:
 	VMOVUPD.Z    (BX), K1, Z2
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -6064,7 +5881,7 @@ chain_loop_313:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_313
+	JNZ          chain_loop_291
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6073,7 +5890,7 @@ chain_loop_313:
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
 	TESTQ        DX, DX
-	JZ           chain_st_314
+	JZ           chain_st_292
 	VMOVUPD.Z    (AX), K1, Z3
 	VADDPD       Z3, Z0, Z0
 	ADDQ         CX, AX
@@ -6081,7 +5898,7 @@ chain_loop_313:
 	VADDPD       Z3, Z1, Z1
 	MOVQ         16(SP), AX
 
-chain_st_314:
+chain_st_292:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -6094,11 +5911,11 @@ chain_st_314:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_305
+	JMP     panelAvx512_rows_283
 
-panelAvx512_r_312:
+panelAvx512_r_290:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_275
+	JE     panelAvx512_done_253
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6112,13 +5929,13 @@ panelAvx512_r_312:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+8(FP), SI
 
-chain_loop_316:
+chain_loop_294:
 	VBROADCASTSD (AX), Z1
 	VFMADD231PD  (DX), Z1, K1, Z0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_316
+	JNZ          chain_loop_294
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6126,12 +5943,12 @@ chain_loop_316:
 	MOVQ         acc+80(FP), CX
 	VMULPD       Z1, Z0, Z0
 	TESTQ        CX, CX
-	JZ           chain_st_317
+	JZ           chain_st_295
 	VMOVUPD.Z    (AX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	MOVQ         16(SP), AX
 
-chain_st_317:
+chain_st_295:
 	VMOVUPD Z0, K1, (AX)
 	MOVQ    rsA+24(FP), AX
 	SHLQ    $0x03, AX
@@ -6142,10 +5959,10 @@ chain_st_317:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_305
-	JMP panelAvx512_done_275
+	JMP     panelAvx512_rows_283
+	JMP panelAvx512_done_253
 
-panelAvx512_done_275:
+panelAvx512_done_253:
 	VZEROUPPER
 	RET
 
@@ -6157,8 +5974,2168 @@ TEXT ·rowChainAvx512(SB), NOSPLIT, $16-96
 	MOVQ   c+56(FP), AX
 	MOVQ   AX, 8(SP)
 	MOVQ   w+88(FP), AX
+	CMPQ   AX, $0x00000060
+	JG     rowChainAvx512_v_297
+	CMPQ   AX, $0x00000030
+	JG     rowChainAvx512_v_298
+	CMPQ   AX, $0x00000018
+	JG     rowChainAvx512_v_299
+	CMPQ   AX, $0x00000010
+	JG     rowChainAvx512_v_300
+	CMPQ   AX, $0x00000008
+	JG     rowChainAvx512_v_301
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	MOVQ   k+8(FP), SI
+
+chain_loop_302:
+	VBROADCASTSD (AX), Z1
+	VFMADD231PD  (DX), Z1, K1, Z0
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_302
+	VBROADCASTSD alpha+72(FP), Z1
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z1, Z0, Z0
+	TESTQ        CX, CX
+	JZ           chain_st_303
+	VMOVUPD.Z    (AX), K1, Z2
+	VADDPD       Z2, Z0, Z0
+	MOVQ         8(SP), AX
+
+chain_st_303:
+	VMOVUPD Z0, K1, (AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_301:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   k+8(FP), SI
+
+chain_loop_304:
+	VBROADCASTSD (AX), Z2
+	VFMADD231PD  (DX), Z2, Z0
+	VFMADD231PD  64(DX), Z2, K1, Z1
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_304
+	VBROADCASTSD alpha+72(FP), Z2
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z2, Z0, Z0
+	VMULPD       Z2, Z1, Z1
+	TESTQ        CX, CX
+	JZ           chain_st_305
+	VADDPD       (AX), Z0, Z0
+	VMOVUPD.Z    64(AX), K1, Z3
+	VADDPD       Z3, Z1, Z1
+	MOVQ         8(SP), AX
+
+chain_st_305:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, K1, 64(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_300:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	MOVQ   k+8(FP), SI
+
+chain_loop_306:
+	VBROADCASTSD (AX), Z3
+	VFMADD231PD  (DX), Z3, Z0
+	VFMADD231PD  64(DX), Z3, Z1
+	VFMADD231PD  128(DX), Z3, K1, Z2
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_306
+	VBROADCASTSD alpha+72(FP), Z3
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z3, Z0, Z0
+	VMULPD       Z3, Z1, Z1
+	VMULPD       Z3, Z2, Z2
+	TESTQ        CX, CX
+	JZ           chain_st_307
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VMOVUPD.Z    128(AX), K1, Z4
+	VADDPD       Z4, Z2, Z2
+	MOVQ         8(SP), AX
+
+chain_st_307:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, K1, 128(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_299:
+	CMPQ   AX, $0x00000028
+	JG     rowChainAvx512_v_308
+	CMPQ   AX, $0x00000020
+	JG     rowChainAvx512_v_309
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000018, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   k+8(FP), SI
+
+chain_loop_310:
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z0
+	VFMADD231PD  64(DX), Z4, Z1
+	VFMADD231PD  128(DX), Z4, Z2
+	VFMADD231PD  192(DX), Z4, K1, Z3
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_310
+	VBROADCASTSD alpha+72(FP), Z4
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z4, Z0, Z0
+	VMULPD       Z4, Z1, Z1
+	VMULPD       Z4, Z2, Z2
+	VMULPD       Z4, Z3, Z3
+	TESTQ        CX, CX
+	JZ           chain_st_311
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VMOVUPD.Z    192(AX), K1, Z5
+	VADDPD       Z5, Z3, Z3
+	MOVQ         8(SP), AX
+
+chain_st_311:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, K1, 192(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_309:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000020, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	MOVQ   k+8(FP), SI
+
+chain_loop_312:
+	VBROADCASTSD (AX), Z5
+	VFMADD231PD  (DX), Z5, Z0
+	VFMADD231PD  64(DX), Z5, Z1
+	VFMADD231PD  128(DX), Z5, Z2
+	VFMADD231PD  192(DX), Z5, Z3
+	VFMADD231PD  256(DX), Z5, K1, Z4
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_312
+	VBROADCASTSD alpha+72(FP), Z5
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z5, Z0, Z0
+	VMULPD       Z5, Z1, Z1
+	VMULPD       Z5, Z2, Z2
+	VMULPD       Z5, Z3, Z3
+	VMULPD       Z5, Z4, Z4
+	TESTQ        CX, CX
+	JZ           chain_st_313
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VMOVUPD.Z    256(AX), K1, Z6
+	VADDPD       Z6, Z4, Z4
+	MOVQ         8(SP), AX
+
+chain_st_313:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, K1, 256(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_308:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000028, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   k+8(FP), SI
+
+chain_loop_314:
+	VBROADCASTSD (AX), Z6
+	VFMADD231PD  (DX), Z6, Z0
+	VFMADD231PD  64(DX), Z6, Z1
+	VFMADD231PD  128(DX), Z6, Z2
+	VFMADD231PD  192(DX), Z6, Z3
+	VFMADD231PD  256(DX), Z6, Z4
+	VFMADD231PD  320(DX), Z6, K1, Z5
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_314
+	VBROADCASTSD alpha+72(FP), Z6
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z6, Z0, Z0
+	VMULPD       Z6, Z1, Z1
+	VMULPD       Z6, Z2, Z2
+	VMULPD       Z6, Z3, Z3
+	VMULPD       Z6, Z4, Z4
+	VMULPD       Z6, Z5, Z5
+	TESTQ        CX, CX
+	JZ           chain_st_315
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VMOVUPD.Z    320(AX), K1, Z7
+	VADDPD       Z7, Z5, Z5
+	MOVQ         8(SP), AX
+
+chain_st_315:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, K1, 320(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_298:
+	CMPQ   AX, $0x00000048
+	JG     rowChainAvx512_v_316
+	CMPQ   AX, $0x00000040
+	JG     rowChainAvx512_v_317
+	CMPQ   AX, $0x00000038
+	JG     rowChainAvx512_v_318
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000030, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	MOVQ   k+8(FP), SI
+
+chain_loop_319:
+	VBROADCASTSD (AX), Z7
+	VFMADD231PD  (DX), Z7, Z0
+	VFMADD231PD  64(DX), Z7, Z1
+	VFMADD231PD  128(DX), Z7, Z2
+	VFMADD231PD  192(DX), Z7, Z3
+	VFMADD231PD  256(DX), Z7, Z4
+	VFMADD231PD  320(DX), Z7, Z5
+	VFMADD231PD  384(DX), Z7, K1, Z6
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_319
+	VBROADCASTSD alpha+72(FP), Z7
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z7, Z0, Z0
+	VMULPD       Z7, Z1, Z1
+	VMULPD       Z7, Z2, Z2
+	VMULPD       Z7, Z3, Z3
+	VMULPD       Z7, Z4, Z4
+	VMULPD       Z7, Z5, Z5
+	VMULPD       Z7, Z6, Z6
+	TESTQ        CX, CX
+	JZ           chain_st_320
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VMOVUPD.Z    384(AX), K1, Z8
+	VADDPD       Z8, Z6, Z6
+	MOVQ         8(SP), AX
+
+chain_st_320:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, K1, 384(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_318:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000038, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   k+8(FP), SI
+
+chain_loop_321:
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VFMADD231PD  64(DX), Z8, Z1
+	VFMADD231PD  128(DX), Z8, Z2
+	VFMADD231PD  192(DX), Z8, Z3
+	VFMADD231PD  256(DX), Z8, Z4
+	VFMADD231PD  320(DX), Z8, Z5
+	VFMADD231PD  384(DX), Z8, Z6
+	VFMADD231PD  448(DX), Z8, K1, Z7
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_321
+	VBROADCASTSD alpha+72(FP), Z8
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z8, Z0, Z0
+	VMULPD       Z8, Z1, Z1
+	VMULPD       Z8, Z2, Z2
+	VMULPD       Z8, Z3, Z3
+	VMULPD       Z8, Z4, Z4
+	VMULPD       Z8, Z5, Z5
+	VMULPD       Z8, Z6, Z6
+	VMULPD       Z8, Z7, Z7
+	TESTQ        CX, CX
+	JZ           chain_st_322
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VMOVUPD.Z    448(AX), K1, Z9
+	VADDPD       Z9, Z7, Z7
+	MOVQ         8(SP), AX
+
+chain_st_322:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, K1, 448(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_317:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000040, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	MOVQ   k+8(FP), SI
+
+chain_loop_323:
+	VBROADCASTSD (AX), Z9
+	VFMADD231PD  (DX), Z9, Z0
+	VFMADD231PD  64(DX), Z9, Z1
+	VFMADD231PD  128(DX), Z9, Z2
+	VFMADD231PD  192(DX), Z9, Z3
+	VFMADD231PD  256(DX), Z9, Z4
+	VFMADD231PD  320(DX), Z9, Z5
+	VFMADD231PD  384(DX), Z9, Z6
+	VFMADD231PD  448(DX), Z9, Z7
+	VFMADD231PD  512(DX), Z9, K1, Z8
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_323
+	VBROADCASTSD alpha+72(FP), Z9
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z9, Z0, Z0
+	VMULPD       Z9, Z1, Z1
+	VMULPD       Z9, Z2, Z2
+	VMULPD       Z9, Z3, Z3
+	VMULPD       Z9, Z4, Z4
+	VMULPD       Z9, Z5, Z5
+	VMULPD       Z9, Z6, Z6
+	VMULPD       Z9, Z7, Z7
+	VMULPD       Z9, Z8, Z8
+	TESTQ        CX, CX
+	JZ           chain_st_324
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VMOVUPD.Z    512(AX), K1, Z10
+	VADDPD       Z10, Z8, Z8
+	MOVQ         8(SP), AX
+
+chain_st_324:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, K1, 512(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_316:
+	CMPQ   AX, $0x00000058
+	JG     rowChainAvx512_v_325
+	CMPQ   AX, $0x00000050
+	JG     rowChainAvx512_v_326
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000048, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   k+8(FP), SI
+
+chain_loop_327:
+	VBROADCASTSD (AX), Z10
+	VFMADD231PD  (DX), Z10, Z0
+	VFMADD231PD  64(DX), Z10, Z1
+	VFMADD231PD  128(DX), Z10, Z2
+	VFMADD231PD  192(DX), Z10, Z3
+	VFMADD231PD  256(DX), Z10, Z4
+	VFMADD231PD  320(DX), Z10, Z5
+	VFMADD231PD  384(DX), Z10, Z6
+	VFMADD231PD  448(DX), Z10, Z7
+	VFMADD231PD  512(DX), Z10, Z8
+	VFMADD231PD  576(DX), Z10, K1, Z9
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_327
+	VBROADCASTSD alpha+72(FP), Z10
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z10, Z0, Z0
+	VMULPD       Z10, Z1, Z1
+	VMULPD       Z10, Z2, Z2
+	VMULPD       Z10, Z3, Z3
+	VMULPD       Z10, Z4, Z4
+	VMULPD       Z10, Z5, Z5
+	VMULPD       Z10, Z6, Z6
+	VMULPD       Z10, Z7, Z7
+	VMULPD       Z10, Z8, Z8
+	VMULPD       Z10, Z9, Z9
+	TESTQ        CX, CX
+	JZ           chain_st_328
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VMOVUPD.Z    576(AX), K1, Z11
+	VADDPD       Z11, Z9, Z9
+	MOVQ         8(SP), AX
+
+chain_st_328:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, K1, 576(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_326:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000050, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	MOVQ   k+8(FP), SI
+
+chain_loop_329:
+	VBROADCASTSD (AX), Z11
+	VFMADD231PD  (DX), Z11, Z0
+	VFMADD231PD  64(DX), Z11, Z1
+	VFMADD231PD  128(DX), Z11, Z2
+	VFMADD231PD  192(DX), Z11, Z3
+	VFMADD231PD  256(DX), Z11, Z4
+	VFMADD231PD  320(DX), Z11, Z5
+	VFMADD231PD  384(DX), Z11, Z6
+	VFMADD231PD  448(DX), Z11, Z7
+	VFMADD231PD  512(DX), Z11, Z8
+	VFMADD231PD  576(DX), Z11, Z9
+	VFMADD231PD  640(DX), Z11, K1, Z10
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_329
+	VBROADCASTSD alpha+72(FP), Z11
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z11, Z0, Z0
+	VMULPD       Z11, Z1, Z1
+	VMULPD       Z11, Z2, Z2
+	VMULPD       Z11, Z3, Z3
+	VMULPD       Z11, Z4, Z4
+	VMULPD       Z11, Z5, Z5
+	VMULPD       Z11, Z6, Z6
+	VMULPD       Z11, Z7, Z7
+	VMULPD       Z11, Z8, Z8
+	VMULPD       Z11, Z9, Z9
+	VMULPD       Z11, Z10, Z10
+	TESTQ        CX, CX
+	JZ           chain_st_330
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VMOVUPD.Z    640(AX), K1, Z12
+	VADDPD       Z12, Z10, Z10
+	MOVQ         8(SP), AX
+
+chain_st_330:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, K1, 640(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_325:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000058, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   k+8(FP), SI
+
+chain_loop_331:
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VFMADD231PD  128(DX), Z12, Z2
+	VFMADD231PD  192(DX), Z12, Z3
+	VFMADD231PD  256(DX), Z12, Z4
+	VFMADD231PD  320(DX), Z12, Z5
+	VFMADD231PD  384(DX), Z12, Z6
+	VFMADD231PD  448(DX), Z12, Z7
+	VFMADD231PD  512(DX), Z12, Z8
+	VFMADD231PD  576(DX), Z12, Z9
+	VFMADD231PD  640(DX), Z12, Z10
+	VFMADD231PD  704(DX), Z12, K1, Z11
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_331
+	VBROADCASTSD alpha+72(FP), Z12
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z12, Z0, Z0
+	VMULPD       Z12, Z1, Z1
+	VMULPD       Z12, Z2, Z2
+	VMULPD       Z12, Z3, Z3
+	VMULPD       Z12, Z4, Z4
+	VMULPD       Z12, Z5, Z5
+	VMULPD       Z12, Z6, Z6
+	VMULPD       Z12, Z7, Z7
+	VMULPD       Z12, Z8, Z8
+	VMULPD       Z12, Z9, Z9
+	VMULPD       Z12, Z10, Z10
+	VMULPD       Z12, Z11, Z11
+	TESTQ        CX, CX
+	JZ           chain_st_332
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VMOVUPD.Z    704(AX), K1, Z13
+	VADDPD       Z13, Z11, Z11
+	MOVQ         8(SP), AX
+
+chain_st_332:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, K1, 704(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_297:
+	CMPQ   AX, $0x00000090
+	JG     rowChainAvx512_v_333
+	CMPQ   AX, $0x00000078
+	JG     rowChainAvx512_v_334
+	CMPQ   AX, $0x00000070
+	JG     rowChainAvx512_v_335
+	CMPQ   AX, $0x00000068
+	JG     rowChainAvx512_v_336
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000060, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	MOVQ   k+8(FP), SI
+
+chain_loop_337:
+	VBROADCASTSD (AX), Z13
+	VFMADD231PD  (DX), Z13, Z0
+	VFMADD231PD  64(DX), Z13, Z1
+	VFMADD231PD  128(DX), Z13, Z2
+	VFMADD231PD  192(DX), Z13, Z3
+	VFMADD231PD  256(DX), Z13, Z4
+	VFMADD231PD  320(DX), Z13, Z5
+	VFMADD231PD  384(DX), Z13, Z6
+	VFMADD231PD  448(DX), Z13, Z7
+	VFMADD231PD  512(DX), Z13, Z8
+	VFMADD231PD  576(DX), Z13, Z9
+	VFMADD231PD  640(DX), Z13, Z10
+	VFMADD231PD  704(DX), Z13, Z11
+	VFMADD231PD  768(DX), Z13, K1, Z12
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_337
+	VBROADCASTSD alpha+72(FP), Z13
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z13, Z0, Z0
+	VMULPD       Z13, Z1, Z1
+	VMULPD       Z13, Z2, Z2
+	VMULPD       Z13, Z3, Z3
+	VMULPD       Z13, Z4, Z4
+	VMULPD       Z13, Z5, Z5
+	VMULPD       Z13, Z6, Z6
+	VMULPD       Z13, Z7, Z7
+	VMULPD       Z13, Z8, Z8
+	VMULPD       Z13, Z9, Z9
+	VMULPD       Z13, Z10, Z10
+	VMULPD       Z13, Z11, Z11
+	VMULPD       Z13, Z12, Z12
+	TESTQ        CX, CX
+	JZ           chain_st_338
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VMOVUPD.Z    768(AX), K1, Z14
+	VADDPD       Z14, Z12, Z12
+	MOVQ         8(SP), AX
+
+chain_st_338:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, K1, 768(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_336:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000068, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   k+8(FP), SI
+
+chain_loop_339:
+	VBROADCASTSD (AX), Z14
+	VFMADD231PD  (DX), Z14, Z0
+	VFMADD231PD  64(DX), Z14, Z1
+	VFMADD231PD  128(DX), Z14, Z2
+	VFMADD231PD  192(DX), Z14, Z3
+	VFMADD231PD  256(DX), Z14, Z4
+	VFMADD231PD  320(DX), Z14, Z5
+	VFMADD231PD  384(DX), Z14, Z6
+	VFMADD231PD  448(DX), Z14, Z7
+	VFMADD231PD  512(DX), Z14, Z8
+	VFMADD231PD  576(DX), Z14, Z9
+	VFMADD231PD  640(DX), Z14, Z10
+	VFMADD231PD  704(DX), Z14, Z11
+	VFMADD231PD  768(DX), Z14, Z12
+	VFMADD231PD  832(DX), Z14, K1, Z13
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_339
+	VBROADCASTSD alpha+72(FP), Z14
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z14, Z0, Z0
+	VMULPD       Z14, Z1, Z1
+	VMULPD       Z14, Z2, Z2
+	VMULPD       Z14, Z3, Z3
+	VMULPD       Z14, Z4, Z4
+	VMULPD       Z14, Z5, Z5
+	VMULPD       Z14, Z6, Z6
+	VMULPD       Z14, Z7, Z7
+	VMULPD       Z14, Z8, Z8
+	VMULPD       Z14, Z9, Z9
+	VMULPD       Z14, Z10, Z10
+	VMULPD       Z14, Z11, Z11
+	VMULPD       Z14, Z12, Z12
+	VMULPD       Z14, Z13, Z13
+	TESTQ        CX, CX
+	JZ           chain_st_340
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VMOVUPD.Z    832(AX), K1, Z15
+	VADDPD       Z15, Z13, Z13
+	MOVQ         8(SP), AX
+
+chain_st_340:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, K1, 832(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_335:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000070, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	MOVQ   k+8(FP), SI
+
+chain_loop_341:
+	VBROADCASTSD (AX), Z15
+	VFMADD231PD  (DX), Z15, Z0
+	VFMADD231PD  64(DX), Z15, Z1
+	VFMADD231PD  128(DX), Z15, Z2
+	VFMADD231PD  192(DX), Z15, Z3
+	VFMADD231PD  256(DX), Z15, Z4
+	VFMADD231PD  320(DX), Z15, Z5
+	VFMADD231PD  384(DX), Z15, Z6
+	VFMADD231PD  448(DX), Z15, Z7
+	VFMADD231PD  512(DX), Z15, Z8
+	VFMADD231PD  576(DX), Z15, Z9
+	VFMADD231PD  640(DX), Z15, Z10
+	VFMADD231PD  704(DX), Z15, Z11
+	VFMADD231PD  768(DX), Z15, Z12
+	VFMADD231PD  832(DX), Z15, Z13
+	VFMADD231PD  896(DX), Z15, K1, Z14
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_341
+	VBROADCASTSD alpha+72(FP), Z15
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z15, Z0, Z0
+	VMULPD       Z15, Z1, Z1
+	VMULPD       Z15, Z2, Z2
+	VMULPD       Z15, Z3, Z3
+	VMULPD       Z15, Z4, Z4
+	VMULPD       Z15, Z5, Z5
+	VMULPD       Z15, Z6, Z6
+	VMULPD       Z15, Z7, Z7
+	VMULPD       Z15, Z8, Z8
+	VMULPD       Z15, Z9, Z9
+	VMULPD       Z15, Z10, Z10
+	VMULPD       Z15, Z11, Z11
+	VMULPD       Z15, Z12, Z12
+	VMULPD       Z15, Z13, Z13
+	VMULPD       Z15, Z14, Z14
+	TESTQ        CX, CX
+	JZ           chain_st_342
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VMOVUPD.Z    896(AX), K1, Z16
+	VADDPD       Z16, Z14, Z14
+	MOVQ         8(SP), AX
+
+chain_st_342:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, K1, 896(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_334:
+	CMPQ   AX, $0x00000088
+	JG     rowChainAvx512_v_343
+	CMPQ   AX, $0x00000080
+	JG     rowChainAvx512_v_344
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000078, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   k+8(FP), SI
+
+chain_loop_345:
+	VBROADCASTSD (AX), Z16
+	VFMADD231PD  (DX), Z16, Z0
+	VFMADD231PD  64(DX), Z16, Z1
+	VFMADD231PD  128(DX), Z16, Z2
+	VFMADD231PD  192(DX), Z16, Z3
+	VFMADD231PD  256(DX), Z16, Z4
+	VFMADD231PD  320(DX), Z16, Z5
+	VFMADD231PD  384(DX), Z16, Z6
+	VFMADD231PD  448(DX), Z16, Z7
+	VFMADD231PD  512(DX), Z16, Z8
+	VFMADD231PD  576(DX), Z16, Z9
+	VFMADD231PD  640(DX), Z16, Z10
+	VFMADD231PD  704(DX), Z16, Z11
+	VFMADD231PD  768(DX), Z16, Z12
+	VFMADD231PD  832(DX), Z16, Z13
+	VFMADD231PD  896(DX), Z16, Z14
+	VFMADD231PD  960(DX), Z16, K1, Z15
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_345
+	VBROADCASTSD alpha+72(FP), Z16
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z16, Z0, Z0
+	VMULPD       Z16, Z1, Z1
+	VMULPD       Z16, Z2, Z2
+	VMULPD       Z16, Z3, Z3
+	VMULPD       Z16, Z4, Z4
+	VMULPD       Z16, Z5, Z5
+	VMULPD       Z16, Z6, Z6
+	VMULPD       Z16, Z7, Z7
+	VMULPD       Z16, Z8, Z8
+	VMULPD       Z16, Z9, Z9
+	VMULPD       Z16, Z10, Z10
+	VMULPD       Z16, Z11, Z11
+	VMULPD       Z16, Z12, Z12
+	VMULPD       Z16, Z13, Z13
+	VMULPD       Z16, Z14, Z14
+	VMULPD       Z16, Z15, Z15
+	TESTQ        CX, CX
+	JZ           chain_st_346
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VMOVUPD.Z    960(AX), K1, Z17
+	VADDPD       Z17, Z15, Z15
+	MOVQ         8(SP), AX
+
+chain_st_346:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, K1, 960(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_344:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000080, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	MOVQ   k+8(FP), SI
+
+chain_loop_347:
+	VBROADCASTSD (AX), Z17
+	VFMADD231PD  (DX), Z17, Z0
+	VFMADD231PD  64(DX), Z17, Z1
+	VFMADD231PD  128(DX), Z17, Z2
+	VFMADD231PD  192(DX), Z17, Z3
+	VFMADD231PD  256(DX), Z17, Z4
+	VFMADD231PD  320(DX), Z17, Z5
+	VFMADD231PD  384(DX), Z17, Z6
+	VFMADD231PD  448(DX), Z17, Z7
+	VFMADD231PD  512(DX), Z17, Z8
+	VFMADD231PD  576(DX), Z17, Z9
+	VFMADD231PD  640(DX), Z17, Z10
+	VFMADD231PD  704(DX), Z17, Z11
+	VFMADD231PD  768(DX), Z17, Z12
+	VFMADD231PD  832(DX), Z17, Z13
+	VFMADD231PD  896(DX), Z17, Z14
+	VFMADD231PD  960(DX), Z17, Z15
+	VFMADD231PD  1024(DX), Z17, K1, Z16
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_347
+	VBROADCASTSD alpha+72(FP), Z17
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z17, Z0, Z0
+	VMULPD       Z17, Z1, Z1
+	VMULPD       Z17, Z2, Z2
+	VMULPD       Z17, Z3, Z3
+	VMULPD       Z17, Z4, Z4
+	VMULPD       Z17, Z5, Z5
+	VMULPD       Z17, Z6, Z6
+	VMULPD       Z17, Z7, Z7
+	VMULPD       Z17, Z8, Z8
+	VMULPD       Z17, Z9, Z9
+	VMULPD       Z17, Z10, Z10
+	VMULPD       Z17, Z11, Z11
+	VMULPD       Z17, Z12, Z12
+	VMULPD       Z17, Z13, Z13
+	VMULPD       Z17, Z14, Z14
+	VMULPD       Z17, Z15, Z15
+	VMULPD       Z17, Z16, Z16
+	TESTQ        CX, CX
+	JZ           chain_st_348
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VMOVUPD.Z    1024(AX), K1, Z18
+	VADDPD       Z18, Z16, Z16
+	MOVQ         8(SP), AX
+
+chain_st_348:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, K1, 1024(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_343:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000088, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   k+8(FP), SI
+
+chain_loop_349:
+	VBROADCASTSD (AX), Z18
+	VFMADD231PD  (DX), Z18, Z0
+	VFMADD231PD  64(DX), Z18, Z1
+	VFMADD231PD  128(DX), Z18, Z2
+	VFMADD231PD  192(DX), Z18, Z3
+	VFMADD231PD  256(DX), Z18, Z4
+	VFMADD231PD  320(DX), Z18, Z5
+	VFMADD231PD  384(DX), Z18, Z6
+	VFMADD231PD  448(DX), Z18, Z7
+	VFMADD231PD  512(DX), Z18, Z8
+	VFMADD231PD  576(DX), Z18, Z9
+	VFMADD231PD  640(DX), Z18, Z10
+	VFMADD231PD  704(DX), Z18, Z11
+	VFMADD231PD  768(DX), Z18, Z12
+	VFMADD231PD  832(DX), Z18, Z13
+	VFMADD231PD  896(DX), Z18, Z14
+	VFMADD231PD  960(DX), Z18, Z15
+	VFMADD231PD  1024(DX), Z18, Z16
+	VFMADD231PD  1088(DX), Z18, K1, Z17
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_349
+	VBROADCASTSD alpha+72(FP), Z18
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z18, Z0, Z0
+	VMULPD       Z18, Z1, Z1
+	VMULPD       Z18, Z2, Z2
+	VMULPD       Z18, Z3, Z3
+	VMULPD       Z18, Z4, Z4
+	VMULPD       Z18, Z5, Z5
+	VMULPD       Z18, Z6, Z6
+	VMULPD       Z18, Z7, Z7
+	VMULPD       Z18, Z8, Z8
+	VMULPD       Z18, Z9, Z9
+	VMULPD       Z18, Z10, Z10
+	VMULPD       Z18, Z11, Z11
+	VMULPD       Z18, Z12, Z12
+	VMULPD       Z18, Z13, Z13
+	VMULPD       Z18, Z14, Z14
+	VMULPD       Z18, Z15, Z15
+	VMULPD       Z18, Z16, Z16
+	VMULPD       Z18, Z17, Z17
+	TESTQ        CX, CX
+	JZ           chain_st_350
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VADDPD       1024(AX), Z16, Z16
+	VMOVUPD.Z    1088(AX), K1, Z19
+	VADDPD       Z19, Z17, Z17
+	MOVQ         8(SP), AX
+
+chain_st_350:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, 1024(AX)
+	VMOVUPD Z17, K1, 1088(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_333:
+	CMPQ   AX, $0x000000a8
+	JG     rowChainAvx512_v_351
+	CMPQ   AX, $0x000000a0
+	JG     rowChainAvx512_v_352
+	CMPQ   AX, $0x00000098
+	JG     rowChainAvx512_v_353
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000090, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	MOVQ   k+8(FP), SI
+
+chain_loop_354:
+	VBROADCASTSD (AX), Z19
+	VFMADD231PD  (DX), Z19, Z0
+	VFMADD231PD  64(DX), Z19, Z1
+	VFMADD231PD  128(DX), Z19, Z2
+	VFMADD231PD  192(DX), Z19, Z3
+	VFMADD231PD  256(DX), Z19, Z4
+	VFMADD231PD  320(DX), Z19, Z5
+	VFMADD231PD  384(DX), Z19, Z6
+	VFMADD231PD  448(DX), Z19, Z7
+	VFMADD231PD  512(DX), Z19, Z8
+	VFMADD231PD  576(DX), Z19, Z9
+	VFMADD231PD  640(DX), Z19, Z10
+	VFMADD231PD  704(DX), Z19, Z11
+	VFMADD231PD  768(DX), Z19, Z12
+	VFMADD231PD  832(DX), Z19, Z13
+	VFMADD231PD  896(DX), Z19, Z14
+	VFMADD231PD  960(DX), Z19, Z15
+	VFMADD231PD  1024(DX), Z19, Z16
+	VFMADD231PD  1088(DX), Z19, Z17
+	VFMADD231PD  1152(DX), Z19, K1, Z18
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_354
+	VBROADCASTSD alpha+72(FP), Z19
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z19, Z0, Z0
+	VMULPD       Z19, Z1, Z1
+	VMULPD       Z19, Z2, Z2
+	VMULPD       Z19, Z3, Z3
+	VMULPD       Z19, Z4, Z4
+	VMULPD       Z19, Z5, Z5
+	VMULPD       Z19, Z6, Z6
+	VMULPD       Z19, Z7, Z7
+	VMULPD       Z19, Z8, Z8
+	VMULPD       Z19, Z9, Z9
+	VMULPD       Z19, Z10, Z10
+	VMULPD       Z19, Z11, Z11
+	VMULPD       Z19, Z12, Z12
+	VMULPD       Z19, Z13, Z13
+	VMULPD       Z19, Z14, Z14
+	VMULPD       Z19, Z15, Z15
+	VMULPD       Z19, Z16, Z16
+	VMULPD       Z19, Z17, Z17
+	VMULPD       Z19, Z18, Z18
+	TESTQ        CX, CX
+	JZ           chain_st_355
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VADDPD       1024(AX), Z16, Z16
+	VADDPD       1088(AX), Z17, Z17
+	VMOVUPD.Z    1152(AX), K1, Z20
+	VADDPD       Z20, Z18, Z18
+	MOVQ         8(SP), AX
+
+chain_st_355:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, 1024(AX)
+	VMOVUPD Z17, 1088(AX)
+	VMOVUPD Z18, K1, 1152(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_353:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000098, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   k+8(FP), SI
+
+chain_loop_356:
+	VBROADCASTSD (AX), Z20
+	VFMADD231PD  (DX), Z20, Z0
+	VFMADD231PD  64(DX), Z20, Z1
+	VFMADD231PD  128(DX), Z20, Z2
+	VFMADD231PD  192(DX), Z20, Z3
+	VFMADD231PD  256(DX), Z20, Z4
+	VFMADD231PD  320(DX), Z20, Z5
+	VFMADD231PD  384(DX), Z20, Z6
+	VFMADD231PD  448(DX), Z20, Z7
+	VFMADD231PD  512(DX), Z20, Z8
+	VFMADD231PD  576(DX), Z20, Z9
+	VFMADD231PD  640(DX), Z20, Z10
+	VFMADD231PD  704(DX), Z20, Z11
+	VFMADD231PD  768(DX), Z20, Z12
+	VFMADD231PD  832(DX), Z20, Z13
+	VFMADD231PD  896(DX), Z20, Z14
+	VFMADD231PD  960(DX), Z20, Z15
+	VFMADD231PD  1024(DX), Z20, Z16
+	VFMADD231PD  1088(DX), Z20, Z17
+	VFMADD231PD  1152(DX), Z20, Z18
+	VFMADD231PD  1216(DX), Z20, K1, Z19
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_356
+	VBROADCASTSD alpha+72(FP), Z20
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z20, Z0, Z0
+	VMULPD       Z20, Z1, Z1
+	VMULPD       Z20, Z2, Z2
+	VMULPD       Z20, Z3, Z3
+	VMULPD       Z20, Z4, Z4
+	VMULPD       Z20, Z5, Z5
+	VMULPD       Z20, Z6, Z6
+	VMULPD       Z20, Z7, Z7
+	VMULPD       Z20, Z8, Z8
+	VMULPD       Z20, Z9, Z9
+	VMULPD       Z20, Z10, Z10
+	VMULPD       Z20, Z11, Z11
+	VMULPD       Z20, Z12, Z12
+	VMULPD       Z20, Z13, Z13
+	VMULPD       Z20, Z14, Z14
+	VMULPD       Z20, Z15, Z15
+	VMULPD       Z20, Z16, Z16
+	VMULPD       Z20, Z17, Z17
+	VMULPD       Z20, Z18, Z18
+	VMULPD       Z20, Z19, Z19
+	TESTQ        CX, CX
+	JZ           chain_st_357
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VADDPD       1024(AX), Z16, Z16
+	VADDPD       1088(AX), Z17, Z17
+	VADDPD       1152(AX), Z18, Z18
+	VMOVUPD.Z    1216(AX), K1, Z21
+	VADDPD       Z21, Z19, Z19
+	MOVQ         8(SP), AX
+
+chain_st_357:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, 1024(AX)
+	VMOVUPD Z17, 1088(AX)
+	VMOVUPD Z18, 1152(AX)
+	VMOVUPD Z19, K1, 1216(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_352:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x000000a0, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	MOVQ   k+8(FP), SI
+
+chain_loop_358:
+	VBROADCASTSD (AX), Z21
+	VFMADD231PD  (DX), Z21, Z0
+	VFMADD231PD  64(DX), Z21, Z1
+	VFMADD231PD  128(DX), Z21, Z2
+	VFMADD231PD  192(DX), Z21, Z3
+	VFMADD231PD  256(DX), Z21, Z4
+	VFMADD231PD  320(DX), Z21, Z5
+	VFMADD231PD  384(DX), Z21, Z6
+	VFMADD231PD  448(DX), Z21, Z7
+	VFMADD231PD  512(DX), Z21, Z8
+	VFMADD231PD  576(DX), Z21, Z9
+	VFMADD231PD  640(DX), Z21, Z10
+	VFMADD231PD  704(DX), Z21, Z11
+	VFMADD231PD  768(DX), Z21, Z12
+	VFMADD231PD  832(DX), Z21, Z13
+	VFMADD231PD  896(DX), Z21, Z14
+	VFMADD231PD  960(DX), Z21, Z15
+	VFMADD231PD  1024(DX), Z21, Z16
+	VFMADD231PD  1088(DX), Z21, Z17
+	VFMADD231PD  1152(DX), Z21, Z18
+	VFMADD231PD  1216(DX), Z21, Z19
+	VFMADD231PD  1280(DX), Z21, K1, Z20
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_358
+	VBROADCASTSD alpha+72(FP), Z21
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z21, Z0, Z0
+	VMULPD       Z21, Z1, Z1
+	VMULPD       Z21, Z2, Z2
+	VMULPD       Z21, Z3, Z3
+	VMULPD       Z21, Z4, Z4
+	VMULPD       Z21, Z5, Z5
+	VMULPD       Z21, Z6, Z6
+	VMULPD       Z21, Z7, Z7
+	VMULPD       Z21, Z8, Z8
+	VMULPD       Z21, Z9, Z9
+	VMULPD       Z21, Z10, Z10
+	VMULPD       Z21, Z11, Z11
+	VMULPD       Z21, Z12, Z12
+	VMULPD       Z21, Z13, Z13
+	VMULPD       Z21, Z14, Z14
+	VMULPD       Z21, Z15, Z15
+	VMULPD       Z21, Z16, Z16
+	VMULPD       Z21, Z17, Z17
+	VMULPD       Z21, Z18, Z18
+	VMULPD       Z21, Z19, Z19
+	VMULPD       Z21, Z20, Z20
+	TESTQ        CX, CX
+	JZ           chain_st_359
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VADDPD       1024(AX), Z16, Z16
+	VADDPD       1088(AX), Z17, Z17
+	VADDPD       1152(AX), Z18, Z18
+	VADDPD       1216(AX), Z19, Z19
+	VMOVUPD.Z    1280(AX), K1, Z22
+	VADDPD       Z22, Z20, Z20
+	MOVQ         8(SP), AX
+
+chain_st_359:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, 1024(AX)
+	VMOVUPD Z17, 1088(AX)
+	VMOVUPD Z18, 1152(AX)
+	VMOVUPD Z19, 1216(AX)
+	VMOVUPD Z20, K1, 1280(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_351:
 	CMPQ   AX, $0x000000b8
-	JLE    rowChainAvx512_v_319
+	JG     rowChainAvx512_v_360
+	CMPQ   AX, $0x000000b0
+	JG     rowChainAvx512_v_361
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x000000a8, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   k+8(FP), SI
+
+chain_loop_362:
+	VBROADCASTSD (AX), Z22
+	VFMADD231PD  (DX), Z22, Z0
+	VFMADD231PD  64(DX), Z22, Z1
+	VFMADD231PD  128(DX), Z22, Z2
+	VFMADD231PD  192(DX), Z22, Z3
+	VFMADD231PD  256(DX), Z22, Z4
+	VFMADD231PD  320(DX), Z22, Z5
+	VFMADD231PD  384(DX), Z22, Z6
+	VFMADD231PD  448(DX), Z22, Z7
+	VFMADD231PD  512(DX), Z22, Z8
+	VFMADD231PD  576(DX), Z22, Z9
+	VFMADD231PD  640(DX), Z22, Z10
+	VFMADD231PD  704(DX), Z22, Z11
+	VFMADD231PD  768(DX), Z22, Z12
+	VFMADD231PD  832(DX), Z22, Z13
+	VFMADD231PD  896(DX), Z22, Z14
+	VFMADD231PD  960(DX), Z22, Z15
+	VFMADD231PD  1024(DX), Z22, Z16
+	VFMADD231PD  1088(DX), Z22, Z17
+	VFMADD231PD  1152(DX), Z22, Z18
+	VFMADD231PD  1216(DX), Z22, Z19
+	VFMADD231PD  1280(DX), Z22, Z20
+	VFMADD231PD  1344(DX), Z22, K1, Z21
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_362
+	VBROADCASTSD alpha+72(FP), Z22
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z22, Z0, Z0
+	VMULPD       Z22, Z1, Z1
+	VMULPD       Z22, Z2, Z2
+	VMULPD       Z22, Z3, Z3
+	VMULPD       Z22, Z4, Z4
+	VMULPD       Z22, Z5, Z5
+	VMULPD       Z22, Z6, Z6
+	VMULPD       Z22, Z7, Z7
+	VMULPD       Z22, Z8, Z8
+	VMULPD       Z22, Z9, Z9
+	VMULPD       Z22, Z10, Z10
+	VMULPD       Z22, Z11, Z11
+	VMULPD       Z22, Z12, Z12
+	VMULPD       Z22, Z13, Z13
+	VMULPD       Z22, Z14, Z14
+	VMULPD       Z22, Z15, Z15
+	VMULPD       Z22, Z16, Z16
+	VMULPD       Z22, Z17, Z17
+	VMULPD       Z22, Z18, Z18
+	VMULPD       Z22, Z19, Z19
+	VMULPD       Z22, Z20, Z20
+	VMULPD       Z22, Z21, Z21
+	TESTQ        CX, CX
+	JZ           chain_st_363
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VADDPD       1024(AX), Z16, Z16
+	VADDPD       1088(AX), Z17, Z17
+	VADDPD       1152(AX), Z18, Z18
+	VADDPD       1216(AX), Z19, Z19
+	VADDPD       1280(AX), Z20, Z20
+	VMOVUPD.Z    1344(AX), K1, Z23
+	VADDPD       Z23, Z21, Z21
+	MOVQ         8(SP), AX
+
+chain_st_363:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, 1024(AX)
+	VMOVUPD Z17, 1088(AX)
+	VMOVUPD Z18, 1152(AX)
+	VMOVUPD Z19, 1216(AX)
+	VMOVUPD Z20, 1280(AX)
+	VMOVUPD Z21, K1, 1344(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_361:
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x000000b0, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   (SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	MOVQ   k+8(FP), SI
+
+chain_loop_364:
+	VBROADCASTSD (AX), Z23
+	VFMADD231PD  (DX), Z23, Z0
+	VFMADD231PD  64(DX), Z23, Z1
+	VFMADD231PD  128(DX), Z23, Z2
+	VFMADD231PD  192(DX), Z23, Z3
+	VFMADD231PD  256(DX), Z23, Z4
+	VFMADD231PD  320(DX), Z23, Z5
+	VFMADD231PD  384(DX), Z23, Z6
+	VFMADD231PD  448(DX), Z23, Z7
+	VFMADD231PD  512(DX), Z23, Z8
+	VFMADD231PD  576(DX), Z23, Z9
+	VFMADD231PD  640(DX), Z23, Z10
+	VFMADD231PD  704(DX), Z23, Z11
+	VFMADD231PD  768(DX), Z23, Z12
+	VFMADD231PD  832(DX), Z23, Z13
+	VFMADD231PD  896(DX), Z23, Z14
+	VFMADD231PD  960(DX), Z23, Z15
+	VFMADD231PD  1024(DX), Z23, Z16
+	VFMADD231PD  1088(DX), Z23, Z17
+	VFMADD231PD  1152(DX), Z23, Z18
+	VFMADD231PD  1216(DX), Z23, Z19
+	VFMADD231PD  1280(DX), Z23, Z20
+	VFMADD231PD  1344(DX), Z23, Z21
+	VFMADD231PD  1408(DX), Z23, K1, Z22
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_364
+	VBROADCASTSD alpha+72(FP), Z23
+	MOVQ         8(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z23, Z0, Z0
+	VMULPD       Z23, Z1, Z1
+	VMULPD       Z23, Z2, Z2
+	VMULPD       Z23, Z3, Z3
+	VMULPD       Z23, Z4, Z4
+	VMULPD       Z23, Z5, Z5
+	VMULPD       Z23, Z6, Z6
+	VMULPD       Z23, Z7, Z7
+	VMULPD       Z23, Z8, Z8
+	VMULPD       Z23, Z9, Z9
+	VMULPD       Z23, Z10, Z10
+	VMULPD       Z23, Z11, Z11
+	VMULPD       Z23, Z12, Z12
+	VMULPD       Z23, Z13, Z13
+	VMULPD       Z23, Z14, Z14
+	VMULPD       Z23, Z15, Z15
+	VMULPD       Z23, Z16, Z16
+	VMULPD       Z23, Z17, Z17
+	VMULPD       Z23, Z18, Z18
+	VMULPD       Z23, Z19, Z19
+	VMULPD       Z23, Z20, Z20
+	VMULPD       Z23, Z21, Z21
+	VMULPD       Z23, Z22, Z22
+	TESTQ        CX, CX
+	JZ           chain_st_365
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VADDPD       128(AX), Z2, Z2
+	VADDPD       192(AX), Z3, Z3
+	VADDPD       256(AX), Z4, Z4
+	VADDPD       320(AX), Z5, Z5
+	VADDPD       384(AX), Z6, Z6
+	VADDPD       448(AX), Z7, Z7
+	VADDPD       512(AX), Z8, Z8
+	VADDPD       576(AX), Z9, Z9
+	VADDPD       640(AX), Z10, Z10
+	VADDPD       704(AX), Z11, Z11
+	VADDPD       768(AX), Z12, Z12
+	VADDPD       832(AX), Z13, Z13
+	VADDPD       896(AX), Z14, Z14
+	VADDPD       960(AX), Z15, Z15
+	VADDPD       1024(AX), Z16, Z16
+	VADDPD       1088(AX), Z17, Z17
+	VADDPD       1152(AX), Z18, Z18
+	VADDPD       1216(AX), Z19, Z19
+	VADDPD       1280(AX), Z20, Z20
+	VADDPD       1344(AX), Z21, Z21
+	VMOVUPD.Z    1408(AX), K1, Z24
+	VADDPD       Z24, Z22, Z22
+	MOVQ         8(SP), AX
+
+chain_st_365:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, 192(AX)
+	VMOVUPD Z4, 256(AX)
+	VMOVUPD Z5, 320(AX)
+	VMOVUPD Z6, 384(AX)
+	VMOVUPD Z7, 448(AX)
+	VMOVUPD Z8, 512(AX)
+	VMOVUPD Z9, 576(AX)
+	VMOVUPD Z10, 640(AX)
+	VMOVUPD Z11, 704(AX)
+	VMOVUPD Z12, 768(AX)
+	VMOVUPD Z13, 832(AX)
+	VMOVUPD Z14, 896(AX)
+	VMOVUPD Z15, 960(AX)
+	VMOVUPD Z16, 1024(AX)
+	VMOVUPD Z17, 1088(AX)
+	VMOVUPD Z18, 1152(AX)
+	VMOVUPD Z19, 1216(AX)
+	VMOVUPD Z20, 1280(AX)
+	VMOVUPD Z21, 1344(AX)
+	VMOVUPD Z22, K1, 1408(AX)
+	JMP     rowChainAvx512_done_296
+
+rowChainAvx512_v_360:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000b8, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6195,7 +8172,7 @@ TEXT ·rowChainAvx512(SB), NOSPLIT, $16-96
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+8(FP), SI
 
-chain_loop_320:
+chain_loop_366:
 	VBROADCASTSD (AX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -6224,7 +8201,7 @@ chain_loop_320:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_320
+	JNZ          chain_loop_366
 	VBROADCASTSD alpha+72(FP), Z24
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6255,7 +8232,7 @@ chain_loop_320:
 	VMULPD       Z24, Z22, Z22
 	VMULPD       Z24, Z23, Z23
 	TESTQ        CX, CX
-	JZ           chain_st_321
+	JZ           chain_st_367
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6283,7 +8260,7 @@ chain_loop_320:
 	VADDPD       Z25, Z23, Z23
 	MOVQ         8(SP), AX
 
-chain_st_321:
+chain_st_367:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6308,2168 +8285,7 @@ chain_st_321:
 	VMOVUPD Z21, 1344(AX)
 	VMOVUPD Z22, 1408(AX)
 	VMOVUPD Z23, K1, 1472(AX)
-	JMP     rowChainAvx512_done_318
 
-rowChainAvx512_v_319:
-	CMPQ   AX, $0x000000b0
-	JLE    rowChainAvx512_v_322
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x000000b0, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	VXORPD Z19, Z19, Z19
-	VXORPD Z20, Z20, Z20
-	VXORPD Z21, Z21, Z21
-	VXORPD Z22, Z22, Z22
-	MOVQ   k+8(FP), SI
-
-chain_loop_323:
-	VBROADCASTSD (AX), Z23
-	VFMADD231PD  (DX), Z23, Z0
-	VFMADD231PD  64(DX), Z23, Z1
-	VFMADD231PD  128(DX), Z23, Z2
-	VFMADD231PD  192(DX), Z23, Z3
-	VFMADD231PD  256(DX), Z23, Z4
-	VFMADD231PD  320(DX), Z23, Z5
-	VFMADD231PD  384(DX), Z23, Z6
-	VFMADD231PD  448(DX), Z23, Z7
-	VFMADD231PD  512(DX), Z23, Z8
-	VFMADD231PD  576(DX), Z23, Z9
-	VFMADD231PD  640(DX), Z23, Z10
-	VFMADD231PD  704(DX), Z23, Z11
-	VFMADD231PD  768(DX), Z23, Z12
-	VFMADD231PD  832(DX), Z23, Z13
-	VFMADD231PD  896(DX), Z23, Z14
-	VFMADD231PD  960(DX), Z23, Z15
-	VFMADD231PD  1024(DX), Z23, Z16
-	VFMADD231PD  1088(DX), Z23, Z17
-	VFMADD231PD  1152(DX), Z23, Z18
-	VFMADD231PD  1216(DX), Z23, Z19
-	VFMADD231PD  1280(DX), Z23, Z20
-	VFMADD231PD  1344(DX), Z23, Z21
-	VFMADD231PD  1408(DX), Z23, K1, Z22
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_323
-	VBROADCASTSD alpha+72(FP), Z23
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z23, Z0, Z0
-	VMULPD       Z23, Z1, Z1
-	VMULPD       Z23, Z2, Z2
-	VMULPD       Z23, Z3, Z3
-	VMULPD       Z23, Z4, Z4
-	VMULPD       Z23, Z5, Z5
-	VMULPD       Z23, Z6, Z6
-	VMULPD       Z23, Z7, Z7
-	VMULPD       Z23, Z8, Z8
-	VMULPD       Z23, Z9, Z9
-	VMULPD       Z23, Z10, Z10
-	VMULPD       Z23, Z11, Z11
-	VMULPD       Z23, Z12, Z12
-	VMULPD       Z23, Z13, Z13
-	VMULPD       Z23, Z14, Z14
-	VMULPD       Z23, Z15, Z15
-	VMULPD       Z23, Z16, Z16
-	VMULPD       Z23, Z17, Z17
-	VMULPD       Z23, Z18, Z18
-	VMULPD       Z23, Z19, Z19
-	VMULPD       Z23, Z20, Z20
-	VMULPD       Z23, Z21, Z21
-	VMULPD       Z23, Z22, Z22
-	TESTQ        CX, CX
-	JZ           chain_st_324
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VADDPD       1280(AX), Z20, Z20
-	VADDPD       1344(AX), Z21, Z21
-	VMOVUPD.Z    1408(AX), K1, Z24
-	VADDPD       Z24, Z22, Z22
-	MOVQ         8(SP), AX
-
-chain_st_324:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, 1024(AX)
-	VMOVUPD Z17, 1088(AX)
-	VMOVUPD Z18, 1152(AX)
-	VMOVUPD Z19, 1216(AX)
-	VMOVUPD Z20, 1280(AX)
-	VMOVUPD Z21, 1344(AX)
-	VMOVUPD Z22, K1, 1408(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_322:
-	CMPQ   AX, $0x000000a8
-	JLE    rowChainAvx512_v_325
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x000000a8, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	VXORPD Z19, Z19, Z19
-	VXORPD Z20, Z20, Z20
-	VXORPD Z21, Z21, Z21
-	MOVQ   k+8(FP), SI
-
-chain_loop_326:
-	VBROADCASTSD (AX), Z22
-	VFMADD231PD  (DX), Z22, Z0
-	VFMADD231PD  64(DX), Z22, Z1
-	VFMADD231PD  128(DX), Z22, Z2
-	VFMADD231PD  192(DX), Z22, Z3
-	VFMADD231PD  256(DX), Z22, Z4
-	VFMADD231PD  320(DX), Z22, Z5
-	VFMADD231PD  384(DX), Z22, Z6
-	VFMADD231PD  448(DX), Z22, Z7
-	VFMADD231PD  512(DX), Z22, Z8
-	VFMADD231PD  576(DX), Z22, Z9
-	VFMADD231PD  640(DX), Z22, Z10
-	VFMADD231PD  704(DX), Z22, Z11
-	VFMADD231PD  768(DX), Z22, Z12
-	VFMADD231PD  832(DX), Z22, Z13
-	VFMADD231PD  896(DX), Z22, Z14
-	VFMADD231PD  960(DX), Z22, Z15
-	VFMADD231PD  1024(DX), Z22, Z16
-	VFMADD231PD  1088(DX), Z22, Z17
-	VFMADD231PD  1152(DX), Z22, Z18
-	VFMADD231PD  1216(DX), Z22, Z19
-	VFMADD231PD  1280(DX), Z22, Z20
-	VFMADD231PD  1344(DX), Z22, K1, Z21
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_326
-	VBROADCASTSD alpha+72(FP), Z22
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z22, Z0, Z0
-	VMULPD       Z22, Z1, Z1
-	VMULPD       Z22, Z2, Z2
-	VMULPD       Z22, Z3, Z3
-	VMULPD       Z22, Z4, Z4
-	VMULPD       Z22, Z5, Z5
-	VMULPD       Z22, Z6, Z6
-	VMULPD       Z22, Z7, Z7
-	VMULPD       Z22, Z8, Z8
-	VMULPD       Z22, Z9, Z9
-	VMULPD       Z22, Z10, Z10
-	VMULPD       Z22, Z11, Z11
-	VMULPD       Z22, Z12, Z12
-	VMULPD       Z22, Z13, Z13
-	VMULPD       Z22, Z14, Z14
-	VMULPD       Z22, Z15, Z15
-	VMULPD       Z22, Z16, Z16
-	VMULPD       Z22, Z17, Z17
-	VMULPD       Z22, Z18, Z18
-	VMULPD       Z22, Z19, Z19
-	VMULPD       Z22, Z20, Z20
-	VMULPD       Z22, Z21, Z21
-	TESTQ        CX, CX
-	JZ           chain_st_327
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VADDPD       1280(AX), Z20, Z20
-	VMOVUPD.Z    1344(AX), K1, Z23
-	VADDPD       Z23, Z21, Z21
-	MOVQ         8(SP), AX
-
-chain_st_327:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, 1024(AX)
-	VMOVUPD Z17, 1088(AX)
-	VMOVUPD Z18, 1152(AX)
-	VMOVUPD Z19, 1216(AX)
-	VMOVUPD Z20, 1280(AX)
-	VMOVUPD Z21, K1, 1344(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_325:
-	CMPQ   AX, $0x000000a0
-	JLE    rowChainAvx512_v_328
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x000000a0, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	VXORPD Z19, Z19, Z19
-	VXORPD Z20, Z20, Z20
-	MOVQ   k+8(FP), SI
-
-chain_loop_329:
-	VBROADCASTSD (AX), Z21
-	VFMADD231PD  (DX), Z21, Z0
-	VFMADD231PD  64(DX), Z21, Z1
-	VFMADD231PD  128(DX), Z21, Z2
-	VFMADD231PD  192(DX), Z21, Z3
-	VFMADD231PD  256(DX), Z21, Z4
-	VFMADD231PD  320(DX), Z21, Z5
-	VFMADD231PD  384(DX), Z21, Z6
-	VFMADD231PD  448(DX), Z21, Z7
-	VFMADD231PD  512(DX), Z21, Z8
-	VFMADD231PD  576(DX), Z21, Z9
-	VFMADD231PD  640(DX), Z21, Z10
-	VFMADD231PD  704(DX), Z21, Z11
-	VFMADD231PD  768(DX), Z21, Z12
-	VFMADD231PD  832(DX), Z21, Z13
-	VFMADD231PD  896(DX), Z21, Z14
-	VFMADD231PD  960(DX), Z21, Z15
-	VFMADD231PD  1024(DX), Z21, Z16
-	VFMADD231PD  1088(DX), Z21, Z17
-	VFMADD231PD  1152(DX), Z21, Z18
-	VFMADD231PD  1216(DX), Z21, Z19
-	VFMADD231PD  1280(DX), Z21, K1, Z20
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_329
-	VBROADCASTSD alpha+72(FP), Z21
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z21, Z0, Z0
-	VMULPD       Z21, Z1, Z1
-	VMULPD       Z21, Z2, Z2
-	VMULPD       Z21, Z3, Z3
-	VMULPD       Z21, Z4, Z4
-	VMULPD       Z21, Z5, Z5
-	VMULPD       Z21, Z6, Z6
-	VMULPD       Z21, Z7, Z7
-	VMULPD       Z21, Z8, Z8
-	VMULPD       Z21, Z9, Z9
-	VMULPD       Z21, Z10, Z10
-	VMULPD       Z21, Z11, Z11
-	VMULPD       Z21, Z12, Z12
-	VMULPD       Z21, Z13, Z13
-	VMULPD       Z21, Z14, Z14
-	VMULPD       Z21, Z15, Z15
-	VMULPD       Z21, Z16, Z16
-	VMULPD       Z21, Z17, Z17
-	VMULPD       Z21, Z18, Z18
-	VMULPD       Z21, Z19, Z19
-	VMULPD       Z21, Z20, Z20
-	TESTQ        CX, CX
-	JZ           chain_st_330
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VMOVUPD.Z    1280(AX), K1, Z22
-	VADDPD       Z22, Z20, Z20
-	MOVQ         8(SP), AX
-
-chain_st_330:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, 1024(AX)
-	VMOVUPD Z17, 1088(AX)
-	VMOVUPD Z18, 1152(AX)
-	VMOVUPD Z19, 1216(AX)
-	VMOVUPD Z20, K1, 1280(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_328:
-	CMPQ   AX, $0x00000098
-	JLE    rowChainAvx512_v_331
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000098, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	VXORPD Z19, Z19, Z19
-	MOVQ   k+8(FP), SI
-
-chain_loop_332:
-	VBROADCASTSD (AX), Z20
-	VFMADD231PD  (DX), Z20, Z0
-	VFMADD231PD  64(DX), Z20, Z1
-	VFMADD231PD  128(DX), Z20, Z2
-	VFMADD231PD  192(DX), Z20, Z3
-	VFMADD231PD  256(DX), Z20, Z4
-	VFMADD231PD  320(DX), Z20, Z5
-	VFMADD231PD  384(DX), Z20, Z6
-	VFMADD231PD  448(DX), Z20, Z7
-	VFMADD231PD  512(DX), Z20, Z8
-	VFMADD231PD  576(DX), Z20, Z9
-	VFMADD231PD  640(DX), Z20, Z10
-	VFMADD231PD  704(DX), Z20, Z11
-	VFMADD231PD  768(DX), Z20, Z12
-	VFMADD231PD  832(DX), Z20, Z13
-	VFMADD231PD  896(DX), Z20, Z14
-	VFMADD231PD  960(DX), Z20, Z15
-	VFMADD231PD  1024(DX), Z20, Z16
-	VFMADD231PD  1088(DX), Z20, Z17
-	VFMADD231PD  1152(DX), Z20, Z18
-	VFMADD231PD  1216(DX), Z20, K1, Z19
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_332
-	VBROADCASTSD alpha+72(FP), Z20
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z20, Z0, Z0
-	VMULPD       Z20, Z1, Z1
-	VMULPD       Z20, Z2, Z2
-	VMULPD       Z20, Z3, Z3
-	VMULPD       Z20, Z4, Z4
-	VMULPD       Z20, Z5, Z5
-	VMULPD       Z20, Z6, Z6
-	VMULPD       Z20, Z7, Z7
-	VMULPD       Z20, Z8, Z8
-	VMULPD       Z20, Z9, Z9
-	VMULPD       Z20, Z10, Z10
-	VMULPD       Z20, Z11, Z11
-	VMULPD       Z20, Z12, Z12
-	VMULPD       Z20, Z13, Z13
-	VMULPD       Z20, Z14, Z14
-	VMULPD       Z20, Z15, Z15
-	VMULPD       Z20, Z16, Z16
-	VMULPD       Z20, Z17, Z17
-	VMULPD       Z20, Z18, Z18
-	VMULPD       Z20, Z19, Z19
-	TESTQ        CX, CX
-	JZ           chain_st_333
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VMOVUPD.Z    1216(AX), K1, Z21
-	VADDPD       Z21, Z19, Z19
-	MOVQ         8(SP), AX
-
-chain_st_333:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, 1024(AX)
-	VMOVUPD Z17, 1088(AX)
-	VMOVUPD Z18, 1152(AX)
-	VMOVUPD Z19, K1, 1216(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_331:
-	CMPQ   AX, $0x00000090
-	JLE    rowChainAvx512_v_334
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000090, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	MOVQ   k+8(FP), SI
-
-chain_loop_335:
-	VBROADCASTSD (AX), Z19
-	VFMADD231PD  (DX), Z19, Z0
-	VFMADD231PD  64(DX), Z19, Z1
-	VFMADD231PD  128(DX), Z19, Z2
-	VFMADD231PD  192(DX), Z19, Z3
-	VFMADD231PD  256(DX), Z19, Z4
-	VFMADD231PD  320(DX), Z19, Z5
-	VFMADD231PD  384(DX), Z19, Z6
-	VFMADD231PD  448(DX), Z19, Z7
-	VFMADD231PD  512(DX), Z19, Z8
-	VFMADD231PD  576(DX), Z19, Z9
-	VFMADD231PD  640(DX), Z19, Z10
-	VFMADD231PD  704(DX), Z19, Z11
-	VFMADD231PD  768(DX), Z19, Z12
-	VFMADD231PD  832(DX), Z19, Z13
-	VFMADD231PD  896(DX), Z19, Z14
-	VFMADD231PD  960(DX), Z19, Z15
-	VFMADD231PD  1024(DX), Z19, Z16
-	VFMADD231PD  1088(DX), Z19, Z17
-	VFMADD231PD  1152(DX), Z19, K1, Z18
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_335
-	VBROADCASTSD alpha+72(FP), Z19
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z19, Z0, Z0
-	VMULPD       Z19, Z1, Z1
-	VMULPD       Z19, Z2, Z2
-	VMULPD       Z19, Z3, Z3
-	VMULPD       Z19, Z4, Z4
-	VMULPD       Z19, Z5, Z5
-	VMULPD       Z19, Z6, Z6
-	VMULPD       Z19, Z7, Z7
-	VMULPD       Z19, Z8, Z8
-	VMULPD       Z19, Z9, Z9
-	VMULPD       Z19, Z10, Z10
-	VMULPD       Z19, Z11, Z11
-	VMULPD       Z19, Z12, Z12
-	VMULPD       Z19, Z13, Z13
-	VMULPD       Z19, Z14, Z14
-	VMULPD       Z19, Z15, Z15
-	VMULPD       Z19, Z16, Z16
-	VMULPD       Z19, Z17, Z17
-	VMULPD       Z19, Z18, Z18
-	TESTQ        CX, CX
-	JZ           chain_st_336
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VMOVUPD.Z    1152(AX), K1, Z20
-	VADDPD       Z20, Z18, Z18
-	MOVQ         8(SP), AX
-
-chain_st_336:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, 1024(AX)
-	VMOVUPD Z17, 1088(AX)
-	VMOVUPD Z18, K1, 1152(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_334:
-	CMPQ   AX, $0x00000088
-	JLE    rowChainAvx512_v_337
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000088, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	MOVQ   k+8(FP), SI
-
-chain_loop_338:
-	VBROADCASTSD (AX), Z18
-	VFMADD231PD  (DX), Z18, Z0
-	VFMADD231PD  64(DX), Z18, Z1
-	VFMADD231PD  128(DX), Z18, Z2
-	VFMADD231PD  192(DX), Z18, Z3
-	VFMADD231PD  256(DX), Z18, Z4
-	VFMADD231PD  320(DX), Z18, Z5
-	VFMADD231PD  384(DX), Z18, Z6
-	VFMADD231PD  448(DX), Z18, Z7
-	VFMADD231PD  512(DX), Z18, Z8
-	VFMADD231PD  576(DX), Z18, Z9
-	VFMADD231PD  640(DX), Z18, Z10
-	VFMADD231PD  704(DX), Z18, Z11
-	VFMADD231PD  768(DX), Z18, Z12
-	VFMADD231PD  832(DX), Z18, Z13
-	VFMADD231PD  896(DX), Z18, Z14
-	VFMADD231PD  960(DX), Z18, Z15
-	VFMADD231PD  1024(DX), Z18, Z16
-	VFMADD231PD  1088(DX), Z18, K1, Z17
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_338
-	VBROADCASTSD alpha+72(FP), Z18
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z18, Z0, Z0
-	VMULPD       Z18, Z1, Z1
-	VMULPD       Z18, Z2, Z2
-	VMULPD       Z18, Z3, Z3
-	VMULPD       Z18, Z4, Z4
-	VMULPD       Z18, Z5, Z5
-	VMULPD       Z18, Z6, Z6
-	VMULPD       Z18, Z7, Z7
-	VMULPD       Z18, Z8, Z8
-	VMULPD       Z18, Z9, Z9
-	VMULPD       Z18, Z10, Z10
-	VMULPD       Z18, Z11, Z11
-	VMULPD       Z18, Z12, Z12
-	VMULPD       Z18, Z13, Z13
-	VMULPD       Z18, Z14, Z14
-	VMULPD       Z18, Z15, Z15
-	VMULPD       Z18, Z16, Z16
-	VMULPD       Z18, Z17, Z17
-	TESTQ        CX, CX
-	JZ           chain_st_339
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VMOVUPD.Z    1088(AX), K1, Z19
-	VADDPD       Z19, Z17, Z17
-	MOVQ         8(SP), AX
-
-chain_st_339:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, 1024(AX)
-	VMOVUPD Z17, K1, 1088(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_337:
-	CMPQ   AX, $0x00000080
-	JLE    rowChainAvx512_v_340
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000080, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	MOVQ   k+8(FP), SI
-
-chain_loop_341:
-	VBROADCASTSD (AX), Z17
-	VFMADD231PD  (DX), Z17, Z0
-	VFMADD231PD  64(DX), Z17, Z1
-	VFMADD231PD  128(DX), Z17, Z2
-	VFMADD231PD  192(DX), Z17, Z3
-	VFMADD231PD  256(DX), Z17, Z4
-	VFMADD231PD  320(DX), Z17, Z5
-	VFMADD231PD  384(DX), Z17, Z6
-	VFMADD231PD  448(DX), Z17, Z7
-	VFMADD231PD  512(DX), Z17, Z8
-	VFMADD231PD  576(DX), Z17, Z9
-	VFMADD231PD  640(DX), Z17, Z10
-	VFMADD231PD  704(DX), Z17, Z11
-	VFMADD231PD  768(DX), Z17, Z12
-	VFMADD231PD  832(DX), Z17, Z13
-	VFMADD231PD  896(DX), Z17, Z14
-	VFMADD231PD  960(DX), Z17, Z15
-	VFMADD231PD  1024(DX), Z17, K1, Z16
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_341
-	VBROADCASTSD alpha+72(FP), Z17
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z17, Z0, Z0
-	VMULPD       Z17, Z1, Z1
-	VMULPD       Z17, Z2, Z2
-	VMULPD       Z17, Z3, Z3
-	VMULPD       Z17, Z4, Z4
-	VMULPD       Z17, Z5, Z5
-	VMULPD       Z17, Z6, Z6
-	VMULPD       Z17, Z7, Z7
-	VMULPD       Z17, Z8, Z8
-	VMULPD       Z17, Z9, Z9
-	VMULPD       Z17, Z10, Z10
-	VMULPD       Z17, Z11, Z11
-	VMULPD       Z17, Z12, Z12
-	VMULPD       Z17, Z13, Z13
-	VMULPD       Z17, Z14, Z14
-	VMULPD       Z17, Z15, Z15
-	VMULPD       Z17, Z16, Z16
-	TESTQ        CX, CX
-	JZ           chain_st_342
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VMOVUPD.Z    1024(AX), K1, Z18
-	VADDPD       Z18, Z16, Z16
-	MOVQ         8(SP), AX
-
-chain_st_342:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, 960(AX)
-	VMOVUPD Z16, K1, 1024(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_340:
-	CMPQ   AX, $0x00000078
-	JLE    rowChainAvx512_v_343
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000078, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	MOVQ   k+8(FP), SI
-
-chain_loop_344:
-	VBROADCASTSD (AX), Z16
-	VFMADD231PD  (DX), Z16, Z0
-	VFMADD231PD  64(DX), Z16, Z1
-	VFMADD231PD  128(DX), Z16, Z2
-	VFMADD231PD  192(DX), Z16, Z3
-	VFMADD231PD  256(DX), Z16, Z4
-	VFMADD231PD  320(DX), Z16, Z5
-	VFMADD231PD  384(DX), Z16, Z6
-	VFMADD231PD  448(DX), Z16, Z7
-	VFMADD231PD  512(DX), Z16, Z8
-	VFMADD231PD  576(DX), Z16, Z9
-	VFMADD231PD  640(DX), Z16, Z10
-	VFMADD231PD  704(DX), Z16, Z11
-	VFMADD231PD  768(DX), Z16, Z12
-	VFMADD231PD  832(DX), Z16, Z13
-	VFMADD231PD  896(DX), Z16, Z14
-	VFMADD231PD  960(DX), Z16, K1, Z15
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_344
-	VBROADCASTSD alpha+72(FP), Z16
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z16, Z0, Z0
-	VMULPD       Z16, Z1, Z1
-	VMULPD       Z16, Z2, Z2
-	VMULPD       Z16, Z3, Z3
-	VMULPD       Z16, Z4, Z4
-	VMULPD       Z16, Z5, Z5
-	VMULPD       Z16, Z6, Z6
-	VMULPD       Z16, Z7, Z7
-	VMULPD       Z16, Z8, Z8
-	VMULPD       Z16, Z9, Z9
-	VMULPD       Z16, Z10, Z10
-	VMULPD       Z16, Z11, Z11
-	VMULPD       Z16, Z12, Z12
-	VMULPD       Z16, Z13, Z13
-	VMULPD       Z16, Z14, Z14
-	VMULPD       Z16, Z15, Z15
-	TESTQ        CX, CX
-	JZ           chain_st_345
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VMOVUPD.Z    960(AX), K1, Z17
-	VADDPD       Z17, Z15, Z15
-	MOVQ         8(SP), AX
-
-chain_st_345:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, 896(AX)
-	VMOVUPD Z15, K1, 960(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_343:
-	CMPQ   AX, $0x00000070
-	JLE    rowChainAvx512_v_346
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000070, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	MOVQ   k+8(FP), SI
-
-chain_loop_347:
-	VBROADCASTSD (AX), Z15
-	VFMADD231PD  (DX), Z15, Z0
-	VFMADD231PD  64(DX), Z15, Z1
-	VFMADD231PD  128(DX), Z15, Z2
-	VFMADD231PD  192(DX), Z15, Z3
-	VFMADD231PD  256(DX), Z15, Z4
-	VFMADD231PD  320(DX), Z15, Z5
-	VFMADD231PD  384(DX), Z15, Z6
-	VFMADD231PD  448(DX), Z15, Z7
-	VFMADD231PD  512(DX), Z15, Z8
-	VFMADD231PD  576(DX), Z15, Z9
-	VFMADD231PD  640(DX), Z15, Z10
-	VFMADD231PD  704(DX), Z15, Z11
-	VFMADD231PD  768(DX), Z15, Z12
-	VFMADD231PD  832(DX), Z15, Z13
-	VFMADD231PD  896(DX), Z15, K1, Z14
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_347
-	VBROADCASTSD alpha+72(FP), Z15
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z15, Z0, Z0
-	VMULPD       Z15, Z1, Z1
-	VMULPD       Z15, Z2, Z2
-	VMULPD       Z15, Z3, Z3
-	VMULPD       Z15, Z4, Z4
-	VMULPD       Z15, Z5, Z5
-	VMULPD       Z15, Z6, Z6
-	VMULPD       Z15, Z7, Z7
-	VMULPD       Z15, Z8, Z8
-	VMULPD       Z15, Z9, Z9
-	VMULPD       Z15, Z10, Z10
-	VMULPD       Z15, Z11, Z11
-	VMULPD       Z15, Z12, Z12
-	VMULPD       Z15, Z13, Z13
-	VMULPD       Z15, Z14, Z14
-	TESTQ        CX, CX
-	JZ           chain_st_348
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VMOVUPD.Z    896(AX), K1, Z16
-	VADDPD       Z16, Z14, Z14
-	MOVQ         8(SP), AX
-
-chain_st_348:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, 832(AX)
-	VMOVUPD Z14, K1, 896(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_346:
-	CMPQ   AX, $0x00000068
-	JLE    rowChainAvx512_v_349
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000068, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	MOVQ   k+8(FP), SI
-
-chain_loop_350:
-	VBROADCASTSD (AX), Z14
-	VFMADD231PD  (DX), Z14, Z0
-	VFMADD231PD  64(DX), Z14, Z1
-	VFMADD231PD  128(DX), Z14, Z2
-	VFMADD231PD  192(DX), Z14, Z3
-	VFMADD231PD  256(DX), Z14, Z4
-	VFMADD231PD  320(DX), Z14, Z5
-	VFMADD231PD  384(DX), Z14, Z6
-	VFMADD231PD  448(DX), Z14, Z7
-	VFMADD231PD  512(DX), Z14, Z8
-	VFMADD231PD  576(DX), Z14, Z9
-	VFMADD231PD  640(DX), Z14, Z10
-	VFMADD231PD  704(DX), Z14, Z11
-	VFMADD231PD  768(DX), Z14, Z12
-	VFMADD231PD  832(DX), Z14, K1, Z13
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_350
-	VBROADCASTSD alpha+72(FP), Z14
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z14, Z0, Z0
-	VMULPD       Z14, Z1, Z1
-	VMULPD       Z14, Z2, Z2
-	VMULPD       Z14, Z3, Z3
-	VMULPD       Z14, Z4, Z4
-	VMULPD       Z14, Z5, Z5
-	VMULPD       Z14, Z6, Z6
-	VMULPD       Z14, Z7, Z7
-	VMULPD       Z14, Z8, Z8
-	VMULPD       Z14, Z9, Z9
-	VMULPD       Z14, Z10, Z10
-	VMULPD       Z14, Z11, Z11
-	VMULPD       Z14, Z12, Z12
-	VMULPD       Z14, Z13, Z13
-	TESTQ        CX, CX
-	JZ           chain_st_351
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VMOVUPD.Z    832(AX), K1, Z15
-	VADDPD       Z15, Z13, Z13
-	MOVQ         8(SP), AX
-
-chain_st_351:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, 768(AX)
-	VMOVUPD Z13, K1, 832(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_349:
-	CMPQ   AX, $0x00000060
-	JLE    rowChainAvx512_v_352
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000060, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	MOVQ   k+8(FP), SI
-
-chain_loop_353:
-	VBROADCASTSD (AX), Z13
-	VFMADD231PD  (DX), Z13, Z0
-	VFMADD231PD  64(DX), Z13, Z1
-	VFMADD231PD  128(DX), Z13, Z2
-	VFMADD231PD  192(DX), Z13, Z3
-	VFMADD231PD  256(DX), Z13, Z4
-	VFMADD231PD  320(DX), Z13, Z5
-	VFMADD231PD  384(DX), Z13, Z6
-	VFMADD231PD  448(DX), Z13, Z7
-	VFMADD231PD  512(DX), Z13, Z8
-	VFMADD231PD  576(DX), Z13, Z9
-	VFMADD231PD  640(DX), Z13, Z10
-	VFMADD231PD  704(DX), Z13, Z11
-	VFMADD231PD  768(DX), Z13, K1, Z12
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_353
-	VBROADCASTSD alpha+72(FP), Z13
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z13, Z0, Z0
-	VMULPD       Z13, Z1, Z1
-	VMULPD       Z13, Z2, Z2
-	VMULPD       Z13, Z3, Z3
-	VMULPD       Z13, Z4, Z4
-	VMULPD       Z13, Z5, Z5
-	VMULPD       Z13, Z6, Z6
-	VMULPD       Z13, Z7, Z7
-	VMULPD       Z13, Z8, Z8
-	VMULPD       Z13, Z9, Z9
-	VMULPD       Z13, Z10, Z10
-	VMULPD       Z13, Z11, Z11
-	VMULPD       Z13, Z12, Z12
-	TESTQ        CX, CX
-	JZ           chain_st_354
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VMOVUPD.Z    768(AX), K1, Z14
-	VADDPD       Z14, Z12, Z12
-	MOVQ         8(SP), AX
-
-chain_st_354:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, 704(AX)
-	VMOVUPD Z12, K1, 768(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_352:
-	CMPQ   AX, $0x00000058
-	JLE    rowChainAvx512_v_355
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000058, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	MOVQ   k+8(FP), SI
-
-chain_loop_356:
-	VBROADCASTSD (AX), Z12
-	VFMADD231PD  (DX), Z12, Z0
-	VFMADD231PD  64(DX), Z12, Z1
-	VFMADD231PD  128(DX), Z12, Z2
-	VFMADD231PD  192(DX), Z12, Z3
-	VFMADD231PD  256(DX), Z12, Z4
-	VFMADD231PD  320(DX), Z12, Z5
-	VFMADD231PD  384(DX), Z12, Z6
-	VFMADD231PD  448(DX), Z12, Z7
-	VFMADD231PD  512(DX), Z12, Z8
-	VFMADD231PD  576(DX), Z12, Z9
-	VFMADD231PD  640(DX), Z12, Z10
-	VFMADD231PD  704(DX), Z12, K1, Z11
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_356
-	VBROADCASTSD alpha+72(FP), Z12
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z12, Z0, Z0
-	VMULPD       Z12, Z1, Z1
-	VMULPD       Z12, Z2, Z2
-	VMULPD       Z12, Z3, Z3
-	VMULPD       Z12, Z4, Z4
-	VMULPD       Z12, Z5, Z5
-	VMULPD       Z12, Z6, Z6
-	VMULPD       Z12, Z7, Z7
-	VMULPD       Z12, Z8, Z8
-	VMULPD       Z12, Z9, Z9
-	VMULPD       Z12, Z10, Z10
-	VMULPD       Z12, Z11, Z11
-	TESTQ        CX, CX
-	JZ           chain_st_357
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VMOVUPD.Z    704(AX), K1, Z13
-	VADDPD       Z13, Z11, Z11
-	MOVQ         8(SP), AX
-
-chain_st_357:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, 640(AX)
-	VMOVUPD Z11, K1, 704(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_355:
-	CMPQ   AX, $0x00000050
-	JLE    rowChainAvx512_v_358
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000050, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	MOVQ   k+8(FP), SI
-
-chain_loop_359:
-	VBROADCASTSD (AX), Z11
-	VFMADD231PD  (DX), Z11, Z0
-	VFMADD231PD  64(DX), Z11, Z1
-	VFMADD231PD  128(DX), Z11, Z2
-	VFMADD231PD  192(DX), Z11, Z3
-	VFMADD231PD  256(DX), Z11, Z4
-	VFMADD231PD  320(DX), Z11, Z5
-	VFMADD231PD  384(DX), Z11, Z6
-	VFMADD231PD  448(DX), Z11, Z7
-	VFMADD231PD  512(DX), Z11, Z8
-	VFMADD231PD  576(DX), Z11, Z9
-	VFMADD231PD  640(DX), Z11, K1, Z10
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_359
-	VBROADCASTSD alpha+72(FP), Z11
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z11, Z0, Z0
-	VMULPD       Z11, Z1, Z1
-	VMULPD       Z11, Z2, Z2
-	VMULPD       Z11, Z3, Z3
-	VMULPD       Z11, Z4, Z4
-	VMULPD       Z11, Z5, Z5
-	VMULPD       Z11, Z6, Z6
-	VMULPD       Z11, Z7, Z7
-	VMULPD       Z11, Z8, Z8
-	VMULPD       Z11, Z9, Z9
-	VMULPD       Z11, Z10, Z10
-	TESTQ        CX, CX
-	JZ           chain_st_360
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VMOVUPD.Z    640(AX), K1, Z12
-	VADDPD       Z12, Z10, Z10
-	MOVQ         8(SP), AX
-
-chain_st_360:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, 576(AX)
-	VMOVUPD Z10, K1, 640(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_358:
-	CMPQ   AX, $0x00000048
-	JLE    rowChainAvx512_v_361
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000048, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	MOVQ   k+8(FP), SI
-
-chain_loop_362:
-	VBROADCASTSD (AX), Z10
-	VFMADD231PD  (DX), Z10, Z0
-	VFMADD231PD  64(DX), Z10, Z1
-	VFMADD231PD  128(DX), Z10, Z2
-	VFMADD231PD  192(DX), Z10, Z3
-	VFMADD231PD  256(DX), Z10, Z4
-	VFMADD231PD  320(DX), Z10, Z5
-	VFMADD231PD  384(DX), Z10, Z6
-	VFMADD231PD  448(DX), Z10, Z7
-	VFMADD231PD  512(DX), Z10, Z8
-	VFMADD231PD  576(DX), Z10, K1, Z9
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_362
-	VBROADCASTSD alpha+72(FP), Z10
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z10, Z0, Z0
-	VMULPD       Z10, Z1, Z1
-	VMULPD       Z10, Z2, Z2
-	VMULPD       Z10, Z3, Z3
-	VMULPD       Z10, Z4, Z4
-	VMULPD       Z10, Z5, Z5
-	VMULPD       Z10, Z6, Z6
-	VMULPD       Z10, Z7, Z7
-	VMULPD       Z10, Z8, Z8
-	VMULPD       Z10, Z9, Z9
-	TESTQ        CX, CX
-	JZ           chain_st_363
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VMOVUPD.Z    576(AX), K1, Z11
-	VADDPD       Z11, Z9, Z9
-	MOVQ         8(SP), AX
-
-chain_st_363:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, 512(AX)
-	VMOVUPD Z9, K1, 576(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_361:
-	CMPQ   AX, $0x00000040
-	JLE    rowChainAvx512_v_364
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000040, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	MOVQ   k+8(FP), SI
-
-chain_loop_365:
-	VBROADCASTSD (AX), Z9
-	VFMADD231PD  (DX), Z9, Z0
-	VFMADD231PD  64(DX), Z9, Z1
-	VFMADD231PD  128(DX), Z9, Z2
-	VFMADD231PD  192(DX), Z9, Z3
-	VFMADD231PD  256(DX), Z9, Z4
-	VFMADD231PD  320(DX), Z9, Z5
-	VFMADD231PD  384(DX), Z9, Z6
-	VFMADD231PD  448(DX), Z9, Z7
-	VFMADD231PD  512(DX), Z9, K1, Z8
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_365
-	VBROADCASTSD alpha+72(FP), Z9
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z9, Z0, Z0
-	VMULPD       Z9, Z1, Z1
-	VMULPD       Z9, Z2, Z2
-	VMULPD       Z9, Z3, Z3
-	VMULPD       Z9, Z4, Z4
-	VMULPD       Z9, Z5, Z5
-	VMULPD       Z9, Z6, Z6
-	VMULPD       Z9, Z7, Z7
-	VMULPD       Z9, Z8, Z8
-	TESTQ        CX, CX
-	JZ           chain_st_366
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VMOVUPD.Z    512(AX), K1, Z10
-	VADDPD       Z10, Z8, Z8
-	MOVQ         8(SP), AX
-
-chain_st_366:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, 448(AX)
-	VMOVUPD Z8, K1, 512(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_364:
-	CMPQ   AX, $0x00000038
-	JLE    rowChainAvx512_v_367
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000038, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	MOVQ   k+8(FP), SI
-
-chain_loop_368:
-	VBROADCASTSD (AX), Z8
-	VFMADD231PD  (DX), Z8, Z0
-	VFMADD231PD  64(DX), Z8, Z1
-	VFMADD231PD  128(DX), Z8, Z2
-	VFMADD231PD  192(DX), Z8, Z3
-	VFMADD231PD  256(DX), Z8, Z4
-	VFMADD231PD  320(DX), Z8, Z5
-	VFMADD231PD  384(DX), Z8, Z6
-	VFMADD231PD  448(DX), Z8, K1, Z7
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_368
-	VBROADCASTSD alpha+72(FP), Z8
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z8, Z0, Z0
-	VMULPD       Z8, Z1, Z1
-	VMULPD       Z8, Z2, Z2
-	VMULPD       Z8, Z3, Z3
-	VMULPD       Z8, Z4, Z4
-	VMULPD       Z8, Z5, Z5
-	VMULPD       Z8, Z6, Z6
-	VMULPD       Z8, Z7, Z7
-	TESTQ        CX, CX
-	JZ           chain_st_369
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VMOVUPD.Z    448(AX), K1, Z9
-	VADDPD       Z9, Z7, Z7
-	MOVQ         8(SP), AX
-
-chain_st_369:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, 384(AX)
-	VMOVUPD Z7, K1, 448(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_367:
-	CMPQ   AX, $0x00000030
-	JLE    rowChainAvx512_v_370
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000030, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	MOVQ   k+8(FP), SI
-
-chain_loop_371:
-	VBROADCASTSD (AX), Z7
-	VFMADD231PD  (DX), Z7, Z0
-	VFMADD231PD  64(DX), Z7, Z1
-	VFMADD231PD  128(DX), Z7, Z2
-	VFMADD231PD  192(DX), Z7, Z3
-	VFMADD231PD  256(DX), Z7, Z4
-	VFMADD231PD  320(DX), Z7, Z5
-	VFMADD231PD  384(DX), Z7, K1, Z6
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_371
-	VBROADCASTSD alpha+72(FP), Z7
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z7, Z0, Z0
-	VMULPD       Z7, Z1, Z1
-	VMULPD       Z7, Z2, Z2
-	VMULPD       Z7, Z3, Z3
-	VMULPD       Z7, Z4, Z4
-	VMULPD       Z7, Z5, Z5
-	VMULPD       Z7, Z6, Z6
-	TESTQ        CX, CX
-	JZ           chain_st_372
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VMOVUPD.Z    384(AX), K1, Z8
-	VADDPD       Z8, Z6, Z6
-	MOVQ         8(SP), AX
-
-chain_st_372:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, 320(AX)
-	VMOVUPD Z6, K1, 384(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_370:
-	CMPQ   AX, $0x00000028
-	JLE    rowChainAvx512_v_373
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000028, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	MOVQ   k+8(FP), SI
-
-chain_loop_374:
-	VBROADCASTSD (AX), Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VFMADD231PD  128(DX), Z6, Z2
-	VFMADD231PD  192(DX), Z6, Z3
-	VFMADD231PD  256(DX), Z6, Z4
-	VFMADD231PD  320(DX), Z6, K1, Z5
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_374
-	VBROADCASTSD alpha+72(FP), Z6
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z6, Z0, Z0
-	VMULPD       Z6, Z1, Z1
-	VMULPD       Z6, Z2, Z2
-	VMULPD       Z6, Z3, Z3
-	VMULPD       Z6, Z4, Z4
-	VMULPD       Z6, Z5, Z5
-	TESTQ        CX, CX
-	JZ           chain_st_375
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VMOVUPD.Z    320(AX), K1, Z7
-	VADDPD       Z7, Z5, Z5
-	MOVQ         8(SP), AX
-
-chain_st_375:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, 256(AX)
-	VMOVUPD Z5, K1, 320(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_373:
-	CMPQ   AX, $0x00000020
-	JLE    rowChainAvx512_v_376
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000020, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	MOVQ   k+8(FP), SI
-
-chain_loop_377:
-	VBROADCASTSD (AX), Z5
-	VFMADD231PD  (DX), Z5, Z0
-	VFMADD231PD  64(DX), Z5, Z1
-	VFMADD231PD  128(DX), Z5, Z2
-	VFMADD231PD  192(DX), Z5, Z3
-	VFMADD231PD  256(DX), Z5, K1, Z4
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_377
-	VBROADCASTSD alpha+72(FP), Z5
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z5, Z0, Z0
-	VMULPD       Z5, Z1, Z1
-	VMULPD       Z5, Z2, Z2
-	VMULPD       Z5, Z3, Z3
-	VMULPD       Z5, Z4, Z4
-	TESTQ        CX, CX
-	JZ           chain_st_378
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VMOVUPD.Z    256(AX), K1, Z6
-	VADDPD       Z6, Z4, Z4
-	MOVQ         8(SP), AX
-
-chain_st_378:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
-	VMOVUPD Z4, K1, 256(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_376:
-	CMPQ   AX, $0x00000018
-	JLE    rowChainAvx512_v_379
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000018, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	MOVQ   k+8(FP), SI
-
-chain_loop_380:
-	VBROADCASTSD (AX), Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VFMADD231PD  64(DX), Z4, Z1
-	VFMADD231PD  128(DX), Z4, Z2
-	VFMADD231PD  192(DX), Z4, K1, Z3
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_380
-	VBROADCASTSD alpha+72(FP), Z4
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z4, Z0, Z0
-	VMULPD       Z4, Z1, Z1
-	VMULPD       Z4, Z2, Z2
-	VMULPD       Z4, Z3, Z3
-	TESTQ        CX, CX
-	JZ           chain_st_381
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VMOVUPD.Z    192(AX), K1, Z5
-	VADDPD       Z5, Z3, Z3
-	MOVQ         8(SP), AX
-
-chain_st_381:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, 128(AX)
-	VMOVUPD Z3, K1, 192(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_379:
-	CMPQ   AX, $0x00000010
-	JLE    rowChainAvx512_v_382
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000010, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	MOVQ   k+8(FP), SI
-
-chain_loop_383:
-	VBROADCASTSD (AX), Z3
-	VFMADD231PD  (DX), Z3, Z0
-	VFMADD231PD  64(DX), Z3, Z1
-	VFMADD231PD  128(DX), Z3, K1, Z2
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_383
-	VBROADCASTSD alpha+72(FP), Z3
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z3, Z0, Z0
-	VMULPD       Z3, Z1, Z1
-	VMULPD       Z3, Z2, Z2
-	TESTQ        CX, CX
-	JZ           chain_st_384
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VMOVUPD.Z    128(AX), K1, Z4
-	VADDPD       Z4, Z2, Z2
-	MOVQ         8(SP), AX
-
-chain_st_384:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, 64(AX)
-	VMOVUPD Z2, K1, 128(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_382:
-	CMPQ   AX, $0x00000008
-	JLE    rowChainAvx512_v_385
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000008, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	MOVQ   k+8(FP), SI
-
-chain_loop_386:
-	VBROADCASTSD (AX), Z2
-	VFMADD231PD  (DX), Z2, Z0
-	VFMADD231PD  64(DX), Z2, K1, Z1
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_386
-	VBROADCASTSD alpha+72(FP), Z2
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z2, Z0, Z0
-	VMULPD       Z2, Z1, Z1
-	TESTQ        CX, CX
-	JZ           chain_st_387
-	VADDPD       (AX), Z0, Z0
-	VMOVUPD.Z    64(AX), K1, Z3
-	VADDPD       Z3, Z1, Z1
-	MOVQ         8(SP), AX
-
-chain_st_387:
-	VMOVUPD Z0, (AX)
-	VMOVUPD Z1, K1, 64(AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_v_385:
-	MOVQ   w+88(FP), AX
-	SUBQ   $0x00000000, AX
-	LEAQ   gemmKMaskTab<>+0(SB), CX
-	KMOVB  (CX)(AX*1), K1
-	MOVQ   (SP), AX
-	MOVQ   csA+32(FP), CX
-	SHLQ   $0x03, CX
-	MOVQ   b+40(FP), DX
-	MOVQ   ldb+48(FP), BX
-	SHLQ   $0x03, BX
-	VXORPD Z0, Z0, Z0
-	MOVQ   k+8(FP), SI
-
-chain_loop_389:
-	VBROADCASTSD (AX), Z1
-	VFMADD231PD  (DX), Z1, K1, Z0
-	ADDQ         CX, AX
-	ADDQ         BX, DX
-	DECQ         SI
-	JNZ          chain_loop_389
-	VBROADCASTSD alpha+72(FP), Z1
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
-	VMULPD       Z1, Z0, Z0
-	TESTQ        CX, CX
-	JZ           chain_st_390
-	VMOVUPD.Z    (AX), K1, Z2
-	VADDPD       Z2, Z0, Z0
-	MOVQ         8(SP), AX
-
-chain_st_390:
-	VMOVUPD Z0, K1, (AX)
-	JMP     rowChainAvx512_done_318
-
-rowChainAvx512_done_318:
+rowChainAvx512_done_296:
 	VZEROUPPER
 	RET

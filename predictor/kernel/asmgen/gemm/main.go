@@ -175,6 +175,10 @@ func dotKernel(s *isa, name string, rows, cols []int) {
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets Y[r][c] = alpha·dot(X[r], B[c]) (+ Y[r][c] when acc ≠ 0) for r < R, c < C in dot order; R, C, k ≥ 1.", name))
 
+	if len(rows) == 1 && rows[0] == 1 {
+		matVecKernel(s, name, cols)
+		return
+	}
 	// State kept in memory across tiles.
 	remC := AllocLocal(8)
 	bcol := AllocLocal(8)
@@ -253,9 +257,42 @@ func dotKernel(s *isa, name string, rows, cols []int) {
 	RET()
 }
 
+// matVecKernel is dotKernel for R = 1, its state in registers.
+func matVecKernel(s *isa, name string, cols []int) {
+	remC, xr, bcol, ycol := GP64(), GP64(), GP64(), GP64()
+	Load(Param("C"), remC)
+	Load(Param("x"), xr)
+	Load(Param("b"), bcol)
+	Load(Param("y"), ycol)
+	colLoop := label(name + "_cols")
+	done := label(name + "_done")
+	Label(colLoop)
+	for ci, ct := range cols {
+		next := label(name + "_c")
+		if ci < len(cols)-1 {
+			CMPQ(remC, U32(ct))
+			JL(LabelRef(next))
+		}
+		dotTile(s, 1, ct, xr, bcol, ycol)
+		t := GP64()
+		Load(Param("ldb"), t)
+		SHLQ(U8(3), t)
+		IMUL3Q(U32(ct), t, t)
+		ADDQ(t, bcol)
+		ADDQ(U32(8*ct), ycol)
+		SUBQ(U32(ct), remC)
+		JNE(LabelRef(colLoop))
+		JMP(LabelRef(done))
+		Label(next)
+	}
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
 // dotTile computes one rt × ct tile of the dot kernel: X rows from the
 // pointer at xrow, B rows from bcol, outputs at yrow.
-func dotTile(s *isa, rt, ct int, xrow, bcol, yrow Mem) {
+func dotTile(s *isa, rt, ct int, xrow, bcol, yrow Op) {
 	halves := 8 / s.lanes // vectors per dot product
 	hb := 8 * s.lanes     // bytes per vector
 	// Register plan.
@@ -282,8 +319,10 @@ func dotTile(s *isa, rt, ct int, xrow, bcol, yrow Mem) {
 	ldx, ldx3, ldb, ldb3 := GP64(), GP64(), GP64(), GP64()
 	MOVQ(xrow, x0)
 	MOVQ(bcol, b0)
-	Load(Param("ldx"), ldx)
-	SHLQ(U8(3), ldx)
+	if rt > 1 {
+		Load(Param("ldx"), ldx)
+		SHLQ(U8(3), ldx)
+	}
 	Load(Param("ldb"), ldb)
 	SHLQ(U8(3), ldb)
 	if rt > 3 {
@@ -402,8 +441,10 @@ func dotTile(s *isa, rt, ct int, xrow, bcol, yrow Mem) {
 	// Reduce, finish and store each row.
 	yp, ldy := GP64(), GP64()
 	MOVQ(yrow, yp)
-	Load(Param("ldy"), ldy)
-	SHLQ(U8(3), ldy)
+	if rt > 1 {
+		Load(Param("ldy"), ldy)
+		SHLQ(U8(3), ldy)
+	}
 	free := nacc // registers from here on are free
 	alpha := s.vec(free)
 	free++
@@ -773,16 +814,23 @@ func rowChainKernel(s *isa) {
 	done := label(name + "_done")
 	w := GP64()
 	Load(Param("w"), w)
-	for v := s.tvVecs; v >= 1; v-- {
-		next := label(name + "_v")
-		if v > 1 {
-			CMPQ(w, U32(s.lanes*(v-1)))
-			JLE(LabelRef(next))
+	// Binary search on w for the number of vectors.
+	var dispatch func(lo, hi int)
+	dispatch = func(lo, hi int) {
+		if lo == hi {
+			chainTile(s, 1, lo, true, m, arow, crow)
+			JMP(LabelRef(done))
+			return
 		}
-		chainTile(s, 1, v, true, m, arow, crow)
-		JMP(LabelRef(done))
-		Label(next)
+		mid := (lo + hi) / 2
+		upper := label(name + "_v")
+		CMPQ(w, U32(s.lanes*mid))
+		JG(LabelRef(upper))
+		dispatch(lo, mid)
+		Label(upper)
+		dispatch(mid+1, hi)
 	}
+	dispatch(1, s.tvVecs)
 	Label(done)
 	VZEROUPPER()
 	RET()
