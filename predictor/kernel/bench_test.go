@@ -37,18 +37,16 @@ func bench(b *testing.B, s benchShape, f func()) {
 	b.ReportMetric(2*float64(s.R*s.m*s.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
 
-// impls lists the implementations to compare: this package's (asm when
-// available, and pure Go) and gonum's.
+// impls lists the implementations to compare: this package's kernel sets
+// the machine supports (go, avx2, avx512) and gonum's.
 func impls(b *testing.B, run func(b *testing.B, impl string)) {
 	saved := active
 	defer func() { active = saved }()
-	for _, impl := range []string{"asm", "go", "gonum"} {
-		if impl == "asm" && !cpuHas(AVX2) {
-			continue
-		}
-		active = setFor(impl == "asm")
-		b.Run(impl, func(b *testing.B) { run(b, impl) })
+	for _, s := range Supported() {
+		active = s
+		b.Run(s.String(), func(b *testing.B) { run(b, s.String()) })
 	}
+	b.Run("gonum", func(b *testing.B) { run(b, "gonum") })
 }
 
 func benchData(s benchShape) (x, a, y []float64) {

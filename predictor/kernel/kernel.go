@@ -5,11 +5,15 @@
 // hundred, and the tanh-ridge activation derivative a·sech²(x + b).
 //
 // All matrices are row-major with explicit leading dimensions (the distance,
-// in elements, between the starts of consecutive rows). On amd64 CPUs with
-// AVX2 and FMA3 the kernels run hand-written assembly; elsewhere, or when
-// built with the noasm tag, they run portable Go code. Results of the two
-// paths agree to rounding (FMA and a different summation order change the
-// last bits).
+// in elements, between the starts of consecutive rows).
+//
+// Each kernel exists in three sets (see Set): portable Go, AVX2 with FMA3
+// and AVX-512 assembly (generated with avo, see asmgen). The fastest set the
+// CPU supports is chosen when the package is initialised, capped by the
+// environment variable CALISYM_KERNELS; the noasm build tag leaves only Go.
+// All sets compute every output with the same sequence of IEEE-754
+// operations (fused multiply–adds in a fixed order, see order.go), so they
+// return the same bits on every machine.
 //
 // The kernels never allocate and never start goroutines. Slice lengths are
 // validated once per call and a call with too short slices or invalid leading
@@ -57,50 +61,49 @@ func badVec(fn, name string, n int, s []float64) {
 
 // MatVec sets y[i] = Σ_j a[i*lda+j]·x[j] for i < m, j < n (y = A x), where A
 // is m×n with leading dimension lda ≥ max(1, n). When n is 0, y[:m] is zeroed.
+// Each y[i] is summed in dot order (see order.go).
 func MatVec(m, n int, a []float64, lda int, x, y []float64) {
-	if active != Go && m > 0 && n > 0 && lda >= n && len(x) >= n && len(y) >= m && len(a) >= (m-1)*lda+n {
-		matVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
+	if m <= 0 || n <= 0 || lda < n || len(x) < n || len(y) < m || len(a) < (m-1)*lda+n {
+		checkMat("MatVec", "a", m, n, a, lda)
+		checkVec("MatVec", "x", n, x)
+		checkVec("MatVec", "y", m, y)
+		if m > 0 {
+			clear(y[:m]) // n == 0
+		}
 		return
 	}
-	checkMat("MatVec", "a", m, n, a, lda)
-	checkVec("MatVec", "x", n, x)
-	checkVec("MatVec", "y", m, y)
-	if m == 0 {
-		return
+	switch active {
+	case AVX512:
+		matVecAvx512(1, m, n, &x[0], n, &a[0], lda, &y[0], m, 1, 0)
+	case AVX2:
+		matVecAvx2(1, m, n, &x[0], n, &a[0], lda, &y[0], m, 1, 0)
+	default:
+		matVecGo(m, n, a, lda, x, y, 1, 0)
 	}
-	if n == 0 {
-		clear(y[:m])
-		return
-	}
-	if active != Go {
-		matVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
-		return
-	}
-	matVecGo(m, n, a, lda, x, y, 1, 0)
 }
 
 // MatTVec sets y[j] = Σ_i a[i*lda+j]·x[i] for j < n, i < m (y = Aᵀ x), where A
 // is m×n with leading dimension lda ≥ max(1, n). When m is 0, y[:n] is zeroed.
+// Each y[j] is one chain of fused multiply–adds over i (chain order, see
+// order.go).
 func MatTVec(m, n int, a []float64, lda int, x, y []float64) {
-	if active != Go && m > 0 && n > 0 && lda >= n && len(x) >= m && len(y) >= n && len(a) >= (m-1)*lda+n {
-		matTVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
+	if m <= 0 || n <= 0 || lda < n || len(x) < m || len(y) < n || len(a) < (m-1)*lda+n {
+		checkMat("MatTVec", "a", m, n, a, lda)
+		checkVec("MatTVec", "x", m, x)
+		checkVec("MatTVec", "y", n, y)
+		if n > 0 {
+			clear(y[:n]) // m == 0
+		}
 		return
 	}
-	checkMat("MatTVec", "a", m, n, a, lda)
-	checkVec("MatTVec", "x", m, x)
-	checkVec("MatTVec", "y", n, y)
-	if n == 0 {
-		return
+	switch active {
+	case AVX512:
+		rowChainSIMD(AVX512, m, n, &x[0], 1, a, lda, y, 1, 0)
+	case AVX2:
+		rowChainSIMD(AVX2, m, n, &x[0], 1, a, lda, y, 1, 0)
+	default:
+		matTVecGo(m, n, a, lda, x, y, 1, 0)
 	}
-	if m == 0 {
-		clear(y[:n])
-		return
-	}
-	if active != Go {
-		matTVecAsm(m, n, &a[0], lda, &x[0], &y[0], 1, 0)
-		return
-	}
-	matTVecGo(m, n, a, lda, x, y, 1, 0)
 }
 
 // MulNT sets Y[r][i] = Σ_j X[r][j]·A[i][j] for r < R, i < m, j < n

@@ -7,19 +7,22 @@ import (
 	"testing"
 )
 
-// paths runs f once per available implementation, with the kernel set switched accordingly.
-func paths(t *testing.T, f func(t *testing.T)) {
+// forEachSet runs f as a subtest once per kernel set this machine supports,
+// with active switched to it, and restores active afterwards.
+func forEachSet(t *testing.T, f func(t *testing.T, s Set)) {
 	t.Helper()
 	saved := active
 	defer func() { active = saved }()
-	names := []string{"go"}
-	if cpuHas(AVX2) {
-		names = append(names, "asm")
+	for _, s := range Supported() {
+		active = s
+		t.Run(s.String(), func(t *testing.T) { f(t, s) })
 	}
-	for _, name := range names {
-		active = setFor(name == "asm")
-		t.Run(name, f)
-	}
+}
+
+// paths runs f once per supported kernel set, with active switched to it.
+func paths(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	forEachSet(t, func(t *testing.T, _ Set) { f(t) })
 }
 
 // setFor returns the assembly set the old two-way tests mean by asm.
@@ -230,25 +233,25 @@ func TestMulNN(t *testing.T) {
 }
 
 func TestAgreement(t *testing.T) {
-	if !cpuHas(AVX2) {
-		t.Skip("no assembly kernels on this machine")
-	}
 	saved := active
 	defer func() { active = saved }()
 	rng := rand.New(rand.NewPCG(9, 10))
 	R, m, n := 19, 66, 132
 	x := randSlice(rng, R*n)
 	a := randSlice(rng, m*n)
-	var out [2][]float64
-	for k, asm := range []bool{false, true} {
-		active = setFor(asm)
+	var ref []float64
+	for _, s := range Supported() {
+		active = s
 		y := make([]float64, R*m)
 		MulNT(R, m, n, x, n, a, n, y, m)
-		out[k] = y
-	}
-	for i := range out[0] {
-		if d := math.Abs(out[0][i] - out[1][i]); d > 1e-12 {
-			t.Fatalf("asm and Go disagree at %d: %v vs %v", i, out[0][i], out[1][i])
+		if ref == nil {
+			ref = y
+			continue
+		}
+		for i := range ref {
+			if !sameBits(y[i], ref[i]) {
+				t.Fatalf("%s and go disagree at %d: %v vs %v", s, i, y[i], ref[i])
+			}
 		}
 	}
 }

@@ -53,9 +53,10 @@ func chainRef(n int, a []float64, sa int, b []float64, sb int) float64 {
 	return s
 }
 
-// finish returns alpha·s, plus out when acc is non-zero.
+// finish returns alpha·s, plus out when acc is non-zero. The conversion
+// keeps the product rounded: Go may otherwise fuse it with the addition.
 func finish(s, alpha float64, acc int, out float64) float64 {
-	v := alpha * s
+	v := float64(alpha * s)
 	if acc != 0 {
 		v = out + v
 	}
