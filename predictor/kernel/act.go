@@ -90,8 +90,8 @@ func tanhSech2Go(rows, n int, x []float64, ldx int, b, a, t []float64, ldt int, 
 // holds the same bits).
 const (
 	sechClamp = 350.0
-	log2e     = 1.4426950408889634     // 0x3ff71547652b82fe
-	mln2hi    = -0.6931471803691238    // −ln 2, high part: 0xbfe62e42fee00000
+	log2e     = 1.4426950408889634      // 0x3ff71547652b82fe
+	mln2hi    = -0.6931471803691238     // −ln 2, high part: 0xbfe62e42fee00000
 	mln2lo    = -1.9082149292705877e-10 // −ln 2 − mln2hi: 0xbdea39ef35793c76
 	// expShift = 1.5·2⁵² + 1023: adding it to a value of magnitude below 2⁵¹
 	// rounds it to an integer n and leaves n + 1023 in the low bits, which

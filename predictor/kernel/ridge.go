@@ -29,13 +29,7 @@ func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
 	if k == 0 {
 		return
 	}
-	if n == 0 {
-		for i := range g[:k] {
-			g[i] = a[i] * sech2Ref(0+b[i]) // an empty dot product is +0
-		}
-		return
-	}
-	if active == Go {
+	if n == 0 || active == Go {
 		tanhRidgeGradGo(k, n, m, ldm, b, a, z, g, t)
 		return
 	}
@@ -52,7 +46,10 @@ func tanhRidgeGradGo(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
 	z, t = z[:n], t[:n]
 	b, a, g = b[:k], a[:k], g[:k]
 	for i := range g {
-		row := m[i*ldm : i*ldm+n]
+		var row []float64 // empty when n is 0: the dot product is +0
+		if n > 0 {
+			row = m[i*ldm : i*ldm+n]
+		}
 		gi := a[i] * sech2Ref(dotRef(row, z)+b[i])
 		g[i] = gi
 		for j, v := range row {
