@@ -15,9 +15,9 @@ var (
 	rS3   = R8  // 3·ldm in bytes
 	rZ    = R9  // z
 	rT    = R10 // t
-	rB    = R11 // b at the current block
-	rA    = R12 // a at the current block
-	rG    = R13 // g at the current block
+	rI    = R13 // the current block's first row times 8: its offset in b, a and g
+	rBase = R11 // scratch: the address of b, a or g
+	rQ4p  = R12 // row 4 of the previous block at the current column (fused loop)
 	rK    = R14 // rows left
 	rRem  = R15 // bytes of full vectors left in a row
 	rPrev = RBX // first row of the previous block
@@ -28,10 +28,13 @@ var (
 
 // row returns the address of row c of the block at the current column plus
 // disp bytes: rows 0–3 from rQ0, rows 4–7 from rQ4.
-func row(c, disp int) Mem {
-	base := rQ0
+func row(c, disp int) Mem { return rowAt(rQ0, rQ4, c, disp) }
+
+// rowAt is row for the block whose rows 0 and 4 are at q0 and q4.
+func rowAt(q0, q4 GPPhysical, c, disp int) Mem {
+	base := q0
 	if c >= 4 {
-		base, c = rQ4, c-4
+		base, c = q4, c-4
 	}
 	switch c {
 	case 0:
@@ -201,10 +204,13 @@ func (g *ridgeGen) reduce() VecPhysical {
 }
 
 // act sets g[c] = a[c]·sech²(y[c] + b[c]) for the r rows of the block, y in
-// register y, b, a and g at rB, rA and rG.
+// register y, b, a and g at rI from their arguments.
 func (g *ridgeGen) act(y VecPhysical, r int) {
 	s := g.s
-	bm, am, gm := Mem{Base: rB}, Mem{Base: rA}, Mem{Base: rG}
+	bm, am, gm := Mem{Base: RAX, Index: rI, Scale: 1}, Mem{Base: RDX, Index: rI, Scale: 1}, Mem{Base: rBase, Index: rI, Scale: 1}
+	Load(Param("b"), RAX)
+	Load(Param("a"), RDX)
+	Load(Param("grad"), rBase)
 	if s.wide {
 		s.setTemps(zregs[9:32]...)
 	} else {
@@ -219,8 +225,8 @@ func (g *ridgeGen) act(y VecPhysical, r int) {
 		return
 	}
 	if s.wide {
-		MOVL(U32(1<<r-1), EAX)
-		KMOVB(EAX, K2)
+		MOVL(U32(1<<r-1), ECX)
+		KMOVB(ECX, K2)
 		VADDPD_Z(bm, y, K2, y)
 		sech, _ := s.core(y, false)
 		VMULPD_Z(am, sech, K2, sech)
@@ -243,13 +249,14 @@ func (g *ridgeGen) act(y VecPhysical, r int) {
 }
 
 // chain adds the rows of the block of r rows at p times their g (at gdisp
-// bytes from rG) into t: t[j] = fma(M[i][j], g[i], t[j]) for the rows in
+// bytes from g's row rI) into t: t[j] = fma(M[i][j], g[i], t[j]) for the rows in
 // increasing order, panels of up to 8 vectors of t at a time.
 func (g *ridgeGen) chain(p GPPhysical, r, gdisp int) {
 	s := g.s
 	L := s.lanes
+	Load(Param("grad"), rBase)
 	for c := 0; c < r; c++ {
-		VBROADCASTSD(Mem{Base: rG, Disp: gdisp + 8*c}, s.v(8+c))
+		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: gdisp + 8*c}, s.v(8+c))
 	}
 	rowsFrom(p, r)
 	fullBytes(L)
@@ -309,12 +316,10 @@ func (g *ridgeGen) chain(p GPPhysical, r, gdisp int) {
 	Label(done)
 }
 
-// nextBlock moves b, a, g and the block pointer on by r rows.
+// nextBlock moves the block pointer and the row offset on by r rows.
 func nextBlock(r int) {
 	LEAQ(Mem{Base: rP, Index: rS, Scale: uint8(r)}, rP)
-	ADDQ(U8(8*r), rB)
-	ADDQ(U8(8*r), rA)
-	ADDQ(U8(8*r), rG)
+	ADDQ(U8(8*r), rI)
 }
 
 // ridge emits tanhRidgeGrad for s: blocks of R rows (4 for AVX2, 8 for
@@ -339,9 +344,7 @@ func ridge(s *isa) {
 	LEAQ(Mem{Base: rS, Index: rS, Scale: 2}, rS3)
 	Load(Param("z"), rZ)
 	Load(Param("t"), rT)
-	Load(Param("b"), rB)
-	Load(Param("a"), rA)
-	Load(Param("grad"), rG)
+	XORQ(rI, rI)
 	if s.wide {
 		Load(Param("n"), RCX)
 		ANDQ(U8(7), RCX)
@@ -362,9 +365,8 @@ func ridge(s *isa) {
 	Label(loop)
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(flush))
-	y = g.dot(rP, R)
+	y = g.fused()
 	g.act(y, R)
-	g.chain(rPrev, R, -8*R)
 	MOVQ(rP, rPrev)
 	nextBlock(R)
 	SUBQ(U8(R), rK)
@@ -384,4 +386,123 @@ func ridge(s *isa) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// fused emits, column by column, the products of the block of R rows at rP
+// with z (as dot) together with the chain of the block of R rows at rPrev
+// (as chain, its g at −8R bytes from row rI), so that the rows streaming in
+// from L2 for the first meet the FMAs on rows already in L1 for the second.
+// It returns the register of the new block's dot products.
+func (g *ridgeGen) fused() VecPhysical {
+	s, R := g.s, g.R
+	gb := func(c int) VecPhysical { return s.v(9 + c) } // Z9..Z16, or Y10..Y13
+	acc := Z17
+	if !s.wide {
+		gb = func(c int) VecPhysical { return yregs[10+c] }
+		acc = Y14
+	}
+	Load(Param("grad"), rBase)
+	for c := 0; c < R; c++ {
+		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: -8*R + 8*c}, gb(c))
+	}
+	rowsFrom(rP, R)
+	if R > 4 {
+		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, rQ4p)
+	}
+	prev := func(c, disp int) Mem { return rowAt(rPrev, rQ4p, c, disp) }
+	for i := 0; i < 8; i++ {
+		VXORPD(s.v(i), s.v(i), s.v(i))
+	}
+	fullBytes(8)
+	lp, tail, done := g.newLabel("fused"), g.newLabel("fusedtail"), g.newLabel("fuseddone")
+	JE(LabelRef(tail))
+	Label(lp)
+	zc := Mem{Base: rZ, Index: rOff, Scale: 1}
+	tc := Mem{Base: rT, Index: rOff, Scale: 1}
+	if s.wide {
+		VMOVUPD(zc, Z8)
+		VMOVUPD(tc, acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 0), Z8, s.v(c))
+			VFMADD231PD(prev(c, 0), gb(c), acc)
+		}
+		VMOVUPD(acc, tc)
+	} else {
+		VMOVUPD(zc, Y8)
+		VMOVUPD(zc.Offset(32), Y9)
+		VMOVUPD(tc, acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 0), Y8, s.v(c))
+			VFMADD231PD(prev(c, 0), gb(c), acc)
+		}
+		VMOVUPD(acc, tc)
+		VMOVUPD(tc.Offset(32), acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 32), Y9, s.v(4+c))
+			VFMADD231PD(prev(c, 32), gb(c), acc)
+		}
+		VMOVUPD(acc, tc.Offset(32))
+	}
+	advance(R, 64)
+	ADDQ(U8(64), rPrev)
+	if R > 4 {
+		ADDQ(U8(64), rQ4p)
+	}
+	SUBQ(U8(64), rRem)
+	JNE(LabelRef(lp))
+
+	Label(tail)
+	// The last n mod 8 columns: the chain's first, then the products'.
+	if s.wide {
+		KORTESTB(K1, K1)
+		JE(LabelRef(done))
+		VMOVUPD_Z(tc, K1, acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(prev(c, 0), gb(c), K1, acc)
+		}
+		VMOVUPD(acc, K1, tc)
+		VMOVUPD_Z(zc, K1, Z8)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 0), Z8, K1, s.v(c))
+		}
+		Label(done)
+		return g.reduce()
+	}
+	partA := g.newLabel("fusedpartA")
+	Load(Param("n"), rRem)
+	ANDQ(U8(7), rRem)
+	JE(LabelRef(done))
+	CMPQ(rRem, U8(4))
+	JLT(LabelRef(partA))
+	// Four full columns, then n mod 4 masked ones.
+	VMOVUPD(tc, acc)
+	for c := 0; c < R; c++ {
+		VFMADD231PD(prev(c, 0), gb(c), acc)
+	}
+	VMOVUPD(acc, tc)
+	VMOVUPD(zc, Y8)
+	for c := 0; c < R; c++ {
+		VFMADD231PD(row(c, 0), Y8, s.v(c))
+	}
+	TESTQ(U32(3), rRem)
+	JE(LabelRef(done))
+	g.maskedChain(prev, gb, tc.Offset(32), 32)
+	g.maskedFMA(R, zc.Offset(32), 32, 4)
+	JMP(LabelRef(done))
+	Label(partA)
+	g.maskedChain(prev, gb, tc, 0)
+	g.maskedFMA(R, zc, 0, 0)
+	Label(done)
+	return g.reduce()
+}
+
+// maskedChain adds to t at tm, in the lanes of mask Y15, the rows of the
+// previous block (at disp) times their g.
+func (g *ridgeGen) maskedChain(prev func(c, disp int) Mem, gb func(int) VecPhysical, tm Mem, disp int) {
+	VMASKMOVPD(tm, Y15, Y14)
+	for c := 0; c < g.R; c++ {
+		VMASKMOVPD(prev(c, disp), Y15, Y8)
+		VFMADD231PD(Y8, gb(c), Y14)
+	}
+	VMASKMOVPD(Y14, Y15, tm)
 }
