@@ -2,6 +2,28 @@
 
 package kernel
 
-func sech2Asm(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int) {
+// Without assembly cpuHas reports only Go, so these are never called.
+
+func sech2AVX2(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int) {
+	panic("kernel: no assembly")
+}
+
+func sech2AVX512(rows, n int, x *float64, ldx int, b, a, y *float64, ldy int) {
+	panic("kernel: no assembly")
+}
+
+func tanhSech2AVX2(rows, n int, x *float64, ldx int, b, a, t *float64, ldt int, s *float64, lds int) {
+	panic("kernel: no assembly")
+}
+
+func tanhSech2AVX512(rows, n int, x *float64, ldx int, b, a, t *float64, ldt int, s *float64, lds int) {
+	panic("kernel: no assembly")
+}
+
+func tanhRidgeGradAVX2(k, n int, m *float64, ldm int, b, a, z, grad, t *float64) {
+	panic("kernel: no assembly")
+}
+
+func tanhRidgeGradAVX512(k, n int, m *float64, ldm int, b, a, z, grad, t *float64) {
 	panic("kernel: no assembly")
 }

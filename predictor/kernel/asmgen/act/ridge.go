@@ -1,0 +1,508 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// General-purpose registers of the ridge kernel.
+var (
+	rP    = RDI // first row of the current block of M
+	rS    = RSI // ldm in bytes
+	rS3   = R8  // 3·ldm in bytes
+	rZ    = R9  // z
+	rT    = R10 // t
+	rI    = R13 // the current block's first row times 8: its offset in b, a and g
+	rBase = R11 // scratch: the address of b, a or g
+	rQ4p  = R12 // row 4 of the previous block at the current column (fused loop)
+	rK    = R14 // rows left
+	rRem  = R15 // bytes of full vectors left in a row
+	rPrev = RBX // first row of the previous block
+	rQ0   = RAX // row 0 of the block at the current column
+	rQ4   = RDX // row 4 of the block at the current column (AVX-512)
+	rOff  = RCX // column offset in bytes
+)
+
+// row returns the address of row c of the block at the current column plus
+// disp bytes: rows 0–3 from rQ0, rows 4–7 from rQ4.
+func row(c, disp int) Mem { return rowAt(rQ0, rQ4, c, disp) }
+
+// rowAt is row for the block whose rows 0 and 4 are at q0 and q4.
+func rowAt(q0, q4 GPPhysical, c, disp int) Mem {
+	base := q0
+	if c >= 4 {
+		base, c = q4, c-4
+	}
+	switch c {
+	case 0:
+		return Mem{Base: base, Disp: disp}
+	case 1:
+		return Mem{Base: base, Index: rS, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: base, Index: rS, Scale: 2, Disp: disp}
+	}
+	return Mem{Base: base, Index: rS3, Scale: 1, Disp: disp}
+}
+
+// rowsFrom points rQ0 (and rQ4 for more than 4 rows) at the block of r rows
+// starting at p, and zeroes the column offset.
+func rowsFrom(p GPPhysical, r int) {
+	MOVQ(p, rQ0)
+	if r > 4 {
+		LEAQ(Mem{Base: rQ0, Index: rS, Scale: 4}, rQ4)
+	}
+	XORQ(rOff, rOff)
+}
+
+// advance moves the rows and the column offset on by bytes.
+func advance(r, bytes int) {
+	ADDQ(U32(bytes), rQ0)
+	if r > 4 {
+		ADDQ(U32(bytes), rQ4)
+	}
+	ADDQ(U32(bytes), rOff)
+}
+
+// fullBytes sets rRem to the bytes of the first n &^ (per−1) elements.
+func fullBytes(per int) {
+	Load(Param("n"), rRem)
+	ANDQ(I32(-per), rRem)
+	SHLQ(U8(3), rRem)
+}
+
+type ridgeGen struct {
+	s     *isa
+	R     int // rows per block
+	label int
+}
+
+func (g *ridgeGen) newLabel(what string) string {
+	g.label++
+	return fmt.Sprintf("ridge%s_%s%d", g.s.name, what, g.label)
+}
+
+// dot leaves in one vector (returned) the dot products M[i]·z of the r rows
+// of the block at p, lane c for row c, in dot order. Lanes ≥ r hold +0.
+func (g *ridgeGen) dot(p GPPhysical, r int) VecPhysical {
+	s := g.s
+	rowsFrom(p, r)
+	for i := 0; i < 8; i++ {
+		VXORPD(s.v(i), s.v(i), s.v(i))
+	}
+	fullBytes(8)
+	lp, tail, done := g.newLabel("dot"), g.newLabel("dottail"), g.newLabel("dotdone")
+	JE(LabelRef(tail))
+	Label(lp)
+	zc := Mem{Base: rZ, Index: rOff, Scale: 1}
+	if s.wide {
+		VMOVUPD(zc, Z8)
+		for c := 0; c < r; c++ {
+			VFMADD231PD(row(c, 0), Z8, s.v(c))
+		}
+	} else {
+		// Lanes 0–3 of the eight partial sums of row c in Y(c), lanes 4–7
+		// in Y(4+c).
+		VMOVUPD(zc, Y8)
+		VMOVUPD(zc.Offset(32), Y9)
+		for c := 0; c < r; c++ {
+			VFMADD231PD(row(c, 0), Y8, s.v(c))
+			VFMADD231PD(row(c, 32), Y9, s.v(4+c))
+		}
+	}
+	advance(r, 64)
+	SUBQ(U8(64), rRem)
+	JNE(LabelRef(lp))
+	Label(tail)
+	if s.wide {
+		KORTESTB(K1, K1)
+		JE(LabelRef(done))
+		VMOVUPD_Z(zc, K1, Z8)
+		for c := 0; c < r; c++ {
+			VFMADD231PD(row(c, 0), Z8, K1, s.v(c)) // merge: other lanes untouched
+		}
+	} else {
+		partA := g.newLabel("dotpartA")
+		Load(Param("n"), rRem)
+		ANDQ(U8(7), rRem)
+		JE(LabelRef(done))
+		CMPQ(rRem, U8(4))
+		JLT(LabelRef(partA))
+		VMOVUPD(zc, Y8)
+		for c := 0; c < r; c++ {
+			VFMADD231PD(row(c, 0), Y8, s.v(c))
+		}
+		TESTQ(U32(3), rRem)
+		JE(LabelRef(done))
+		g.maskedFMA(r, zc.Offset(32), 32, 4)
+		JMP(LabelRef(done))
+		Label(partA)
+		g.maskedFMA(r, zc, 0, 0)
+	}
+	Label(done)
+	return g.reduce()
+}
+
+// maskedFMA adds, in the lanes of mask Y15 only, the products of the rows
+// at disp and z at zm to the accumulators Y(acc+c); other lanes keep their
+// bits (a blend, not an addition of zero, which would turn −0 into +0).
+func (g *ridgeGen) maskedFMA(r int, zm Mem, disp, acc int) {
+	VMASKMOVPD(zm, Y15, Y8)
+	for c := 0; c < r; c++ {
+		t := Y10
+		if c%2 == 1 {
+			t = Y11
+		}
+		VMASKMOVPD(row(c, disp), Y15, t)
+		VFMADD213PD(yregs[acc+c], Y8, t) // t = z·m + acc
+		VBLENDVPD(Y15, t, yregs[acc+c], yregs[acc+c])
+	}
+}
+
+// reduce sums the partial sums of the accumulators of up to R rows by the
+// tree of dot order, ((p0+p4) + (p2+p6)) + ((p1+p5) + (p3+p7)), and returns
+// the vector of the R sums.
+func (g *ridgeGen) reduce() VecPhysical {
+	if g.s.wide {
+		// Z0..Z7 hold the eight partial sums of rows 0..7.
+		half := func(a, b, dst, tmp VecPhysical) { // (a.lo+a.hi, b.lo+b.hi) per 256 bits
+			VSHUFF64X2(U8(0x44), b, a, dst)
+			VSHUFF64X2(U8(0xee), b, a, tmp)
+			VADDPD(tmp, dst, dst)
+		}
+		half(Z0, Z2, Z9, Z13)                         // C0, C2
+		half(Z1, Z3, Z10, Z14)                        // C1, C3
+		half(Z4, Z6, Z11, Z15)                        // C4, C6
+		half(Z5, Z7, Z12, Z16)                        // C5, C7
+		quarter := func(a, b, dst, tmp VecPhysical) { // 128-bit halves of each C added
+			VSHUFF64X2(U8(0x88), b, a, dst)
+			VSHUFF64X2(U8(0xdd), b, a, tmp)
+			VADDPD(tmp, dst, dst)
+		}
+		quarter(Z9, Z11, Z0, Z2)  // D0, D2, D4, D6
+		quarter(Z10, Z12, Z1, Z3) // D1, D3, D5, D7
+		VUNPCKLPD(Z1, Z0, Z4)
+		VUNPCKHPD(Z1, Z0, Z5)
+		VADDPD(Z5, Z4, Z8)
+		return Z8
+	}
+	for c := 0; c < 4; c++ {
+		VADDPD(yregs[4+c], yregs[c], yregs[c]) // C = (p0+p4, p1+p5, p2+p6, p3+p7)
+	}
+	VPERM2F128(U8(0x20), Y2, Y0, Y8)
+	VPERM2F128(U8(0x31), Y2, Y0, Y9)
+	VADDPD(Y9, Y8, Y8) // D0, D2
+	VPERM2F128(U8(0x20), Y3, Y1, Y10)
+	VPERM2F128(U8(0x31), Y3, Y1, Y11)
+	VADDPD(Y11, Y10, Y10) // D1, D3
+	VUNPCKLPD(Y10, Y8, Y11)
+	VUNPCKHPD(Y10, Y8, Y12)
+	VADDPD(Y12, Y11, Y8)
+	return Y8
+}
+
+// act sets g[c] = a[c]·sech²(y[c] + b[c]) for the r rows of the block, y in
+// register y, b, a and g at rI from their arguments.
+func (g *ridgeGen) act(y VecPhysical, r int) {
+	s := g.s
+	bm, am, gm := Mem{Base: RAX, Index: rI, Scale: 1}, Mem{Base: RDX, Index: rI, Scale: 1}, Mem{Base: rBase, Index: rI, Scale: 1}
+	Load(Param("b"), RAX)
+	Load(Param("a"), RDX)
+	Load(Param("grad"), rBase)
+	if s.wide {
+		s.setTemps(zregs[9:32]...)
+	} else {
+		s.setTemps(yregs[9:15]...)
+		s.release(yregs[0:8]...)
+	}
+	if r == g.R {
+		VADDPD(bm, y, y)
+		sech, _ := s.core(y, false)
+		VMULPD(am, sech, sech)
+		VMOVUPD(sech, gm)
+		return
+	}
+	if s.wide {
+		MOVL(U32(1<<r-1), ECX)
+		KMOVB(ECX, K2)
+		VADDPD_Z(bm, y, K2, y)
+		sech, _ := s.core(y, false)
+		VMULPD_Z(am, sech, K2, sech)
+		VMOVUPD(sech, K2, gm)
+		return
+	}
+	m := Y14
+	s.setTemps(yregs[0:8]...)
+	s.release(Y9, Y10, Y11, Y12, Y13)
+	VMOVUPD(maskTab.Offset(32-8*r), m)
+	t := s.alloc()
+	VMASKMOVPD(bm, m, t)
+	VADDPD(t, y, y)
+	s.release(t)
+	sech, _ := s.core(y, false)
+	t = s.alloc()
+	VMASKMOVPD(am, m, t)
+	VMULPD(t, sech, sech)
+	VMASKMOVPD(sech, m, gm)
+}
+
+// chain adds the rows of the block of r rows at p times their g (at gdisp
+// bytes from g's row rI) into t: t[j] = fma(M[i][j], g[i], t[j]) for the rows in
+// increasing order, panels of up to 8 vectors of t at a time.
+func (g *ridgeGen) chain(p GPPhysical, r, gdisp int) {
+	s := g.s
+	L := s.lanes
+	Load(Param("grad"), rBase)
+	for c := 0; c < r; c++ {
+		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: gdisp + 8*c}, s.v(8+c))
+	}
+	rowsFrom(p, r)
+	fullBytes(L)
+	vb := 8 * L // bytes per vector
+	panel := func(w int) {
+		for u := 0; u < w; u++ {
+			VMOVUPD(Mem{Base: rT, Index: rOff, Scale: 1, Disp: u * vb}, s.v(u))
+		}
+		for c := 0; c < r; c++ {
+			for u := 0; u < w; u++ {
+				VFMADD231PD(row(c, u*vb), s.v(8+c), s.v(u))
+			}
+		}
+		for u := 0; u < w; u++ {
+			VMOVUPD(s.v(u), Mem{Base: rT, Index: rOff, Scale: 1, Disp: u * vb})
+		}
+		advance(r, w*vb)
+		SUBQ(U32(w*vb), rRem)
+	}
+	p8, p4, p1, tail, done := g.newLabel("p8_"), g.newLabel("p4_"), g.newLabel("p1_"), g.newLabel("ptail"), g.newLabel("pdone")
+	Label(p8)
+	CMPQ(rRem, U32(8*vb))
+	JLT(LabelRef(p4))
+	panel(8)
+	JMP(LabelRef(p8))
+	Label(p4)
+	CMPQ(rRem, U32(4*vb))
+	JLT(LabelRef(p1))
+	panel(4)
+	Label(p1)
+	TESTQ(rRem, rRem)
+	JE(LabelRef(tail))
+	panel(1)
+	JMP(LabelRef(p1))
+	Label(tail)
+	tm := Mem{Base: rT, Index: rOff, Scale: 1}
+	if s.wide {
+		// K1 holds the tail of a row of 8: the same as the tail here.
+		KORTESTB(K1, K1)
+		JE(LabelRef(done))
+		VMOVUPD_Z(tm, K1, Z0)
+		for c := 0; c < r; c++ {
+			VFMADD231PD(row(c, 0), s.v(8+c), K1, Z0)
+		}
+		VMOVUPD(Z0, K1, tm)
+	} else {
+		Load(Param("n"), rRem)
+		TESTQ(U32(3), rRem)
+		JE(LabelRef(done))
+		VMASKMOVPD(tm, Y15, Y0)
+		for c := 0; c < r; c++ {
+			VMASKMOVPD(row(c, 0), Y15, Y1)
+			VFMADD231PD(Y1, s.v(8+c), Y0)
+		}
+		VMASKMOVPD(Y0, Y15, tm)
+	}
+	Label(done)
+}
+
+// nextBlock moves the block pointer and the row offset on by r rows.
+func nextBlock(r int) {
+	LEAQ(Mem{Base: rP, Index: rS, Scale: uint8(r)}, rP)
+	ADDQ(U8(8*r), rI)
+}
+
+// ridge emits tanhRidgeGrad for s: blocks of R rows (4 for AVX2, 8 for
+// AVX-512), software-pipelined so that the products of a block with z and
+// its activation overlap the chain of the block before; then blocks of R/2,
+// R/4, …, 1 rows for the remainder.
+func ridge(s *isa) {
+	name := "tanhRidgeGrad" + s.name
+	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t *float64)")
+	Pragma("noescape")
+	Doc(name+" sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)",
+		"with leading dimension ldm, reading each block of rows of M from memory once.")
+	R := 4
+	if s.wide {
+		R = 8
+	}
+	g := &ridgeGen{s: s, R: R}
+	Load(Param("k"), rK)
+	Load(Param("m"), rP)
+	Load(Param("ldm"), rS)
+	SHLQ(U8(3), rS)
+	LEAQ(Mem{Base: rS, Index: rS, Scale: 2}, rS3)
+	Load(Param("z"), rZ)
+	Load(Param("t"), rT)
+	XORQ(rI, rI)
+	if s.wide {
+		Load(Param("n"), RCX)
+		ANDQ(U8(7), RCX)
+		setKMask(K1)
+	} else {
+		Load(Param("n"), RAX)
+		ANDQ(U8(3), RAX)
+		loadMask(RAX, RCX, Y15)
+	}
+	loop, flush, rem := g.newLabel("loop"), g.newLabel("flush"), g.newLabel("rem")
+	CMPQ(rK, U8(R))
+	JLT(LabelRef(rem))
+	y := g.dot(rP, R)
+	g.act(y, R)
+	MOVQ(rP, rPrev)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	Label(loop)
+	CMPQ(rK, U8(R))
+	JLT(LabelRef(flush))
+	y = g.fused()
+	g.act(y, R)
+	MOVQ(rP, rPrev)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	JMP(LabelRef(loop))
+	Label(flush)
+	g.chain(rPrev, R, -8*R)
+	Label(rem)
+	for r := R / 2; r >= 1; r /= 2 {
+		skip := g.newLabel("skip")
+		TESTQ(U32(r), rK)
+		JE(LabelRef(skip))
+		y := g.dot(rP, r)
+		g.act(y, r)
+		g.chain(rP, r, 0)
+		nextBlock(r)
+		Label(skip)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// fused emits, column by column, the products of the block of R rows at rP
+// with z (as dot) together with the chain of the block of R rows at rPrev
+// (as chain, its g at −8R bytes from row rI), so that the rows streaming in
+// from L2 for the first meet the FMAs on rows already in L1 for the second.
+// It returns the register of the new block's dot products.
+func (g *ridgeGen) fused() VecPhysical {
+	s, R := g.s, g.R
+	gb := func(c int) VecPhysical { return s.v(9 + c) } // Z9..Z16, or Y10..Y13
+	acc := Z17
+	if !s.wide {
+		gb = func(c int) VecPhysical { return yregs[10+c] }
+		acc = Y14
+	}
+	Load(Param("grad"), rBase)
+	for c := 0; c < R; c++ {
+		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: -8*R + 8*c}, gb(c))
+	}
+	rowsFrom(rP, R)
+	if R > 4 {
+		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, rQ4p)
+	}
+	prev := func(c, disp int) Mem { return rowAt(rPrev, rQ4p, c, disp) }
+	for i := 0; i < 8; i++ {
+		VXORPD(s.v(i), s.v(i), s.v(i))
+	}
+	fullBytes(8)
+	lp, tail, done := g.newLabel("fused"), g.newLabel("fusedtail"), g.newLabel("fuseddone")
+	JE(LabelRef(tail))
+	Label(lp)
+	zc := Mem{Base: rZ, Index: rOff, Scale: 1}
+	tc := Mem{Base: rT, Index: rOff, Scale: 1}
+	if s.wide {
+		VMOVUPD(zc, Z8)
+		VMOVUPD(tc, acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 0), Z8, s.v(c))
+			VFMADD231PD(prev(c, 0), gb(c), acc)
+		}
+		VMOVUPD(acc, tc)
+	} else {
+		VMOVUPD(zc, Y8)
+		VMOVUPD(zc.Offset(32), Y9)
+		VMOVUPD(tc, acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 0), Y8, s.v(c))
+			VFMADD231PD(prev(c, 0), gb(c), acc)
+		}
+		VMOVUPD(acc, tc)
+		VMOVUPD(tc.Offset(32), acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 32), Y9, s.v(4+c))
+			VFMADD231PD(prev(c, 32), gb(c), acc)
+		}
+		VMOVUPD(acc, tc.Offset(32))
+	}
+	advance(R, 64)
+	ADDQ(U8(64), rPrev)
+	if R > 4 {
+		ADDQ(U8(64), rQ4p)
+	}
+	SUBQ(U8(64), rRem)
+	JNE(LabelRef(lp))
+
+	Label(tail)
+	// The last n mod 8 columns: the chain's first, then the products'.
+	if s.wide {
+		KORTESTB(K1, K1)
+		JE(LabelRef(done))
+		VMOVUPD_Z(tc, K1, acc)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(prev(c, 0), gb(c), K1, acc)
+		}
+		VMOVUPD(acc, K1, tc)
+		VMOVUPD_Z(zc, K1, Z8)
+		for c := 0; c < R; c++ {
+			VFMADD231PD(row(c, 0), Z8, K1, s.v(c))
+		}
+		Label(done)
+		return g.reduce()
+	}
+	partA := g.newLabel("fusedpartA")
+	Load(Param("n"), rRem)
+	ANDQ(U8(7), rRem)
+	JE(LabelRef(done))
+	CMPQ(rRem, U8(4))
+	JLT(LabelRef(partA))
+	// Four full columns, then n mod 4 masked ones.
+	VMOVUPD(tc, acc)
+	for c := 0; c < R; c++ {
+		VFMADD231PD(prev(c, 0), gb(c), acc)
+	}
+	VMOVUPD(acc, tc)
+	VMOVUPD(zc, Y8)
+	for c := 0; c < R; c++ {
+		VFMADD231PD(row(c, 0), Y8, s.v(c))
+	}
+	TESTQ(U32(3), rRem)
+	JE(LabelRef(done))
+	g.maskedChain(prev, gb, tc.Offset(32), 32)
+	g.maskedFMA(R, zc.Offset(32), 32, 4)
+	JMP(LabelRef(done))
+	Label(partA)
+	g.maskedChain(prev, gb, tc, 0)
+	g.maskedFMA(R, zc, 0, 0)
+	Label(done)
+	return g.reduce()
+}
+
+// maskedChain adds to t at tm, in the lanes of mask Y15, the rows of the
+// previous block (at disp) times their g.
+func (g *ridgeGen) maskedChain(prev func(c, disp int) Mem, gb func(int) VecPhysical, tm Mem, disp int) {
+	VMASKMOVPD(tm, Y15, Y14)
+	for c := 0; c < g.R; c++ {
+		VMASKMOVPD(prev(c, disp), Y15, Y8)
+		VFMADD231PD(Y8, gb(c), Y14)
+	}
+	VMASKMOVPD(Y14, Y15, tm)
+}

@@ -1,0 +1,225 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// ridgeCase holds the arguments of one TanhRidgeGrad call; g and t are
+// longer than k and n, with sentinels after them.
+type ridgeCase struct {
+	k, n, ldm    int
+	m, b, a, z   []float64
+	gWant, tWant []float64
+}
+
+const ridgeSentinel = 12345
+
+func newRidgeCase(rng *rand.Rand, k, n, ldm int, special bool) *ridgeCase {
+	c := &ridgeCase{k: k, n: n, ldm: ldm}
+	c.m = mat(rng, k, n, ldm)
+	c.b, c.a, c.z = randSlice(rng, k), randSlice(rng, k), randSlice(rng, n)
+	for i := range c.b {
+		c.b[i] *= 2
+	}
+	if special {
+		vals := []float64{0, math.Copysign(0, -1), 1e-200, -1e-200, 1e300, math.Inf(1), math.NaN()}
+		c.m[rng.IntN(len(c.m))] = vals[rng.IntN(len(vals))]
+		c.z[rng.IntN(n)] = vals[rng.IntN(len(vals))]
+		c.b[rng.IntN(k)] = vals[rng.IntN(len(vals))]
+	}
+	c.gWant, c.tWant = make([]float64, k), make([]float64, n)
+	tanhRidgeGradGo(k, n, c.m, ldm, c.b, c.a, c.z, c.gWant, c.tWant)
+	return c
+}
+
+// run calls TanhRidgeGrad and compares g and t bit for bit with the Go
+// reference.
+func (c *ridgeCase) run(t *testing.T) {
+	t.Helper()
+	g, tt := make([]float64, c.k+3), make([]float64, c.n+3)
+	for i := range g {
+		g[i] = ridgeSentinel
+	}
+	for i := range tt {
+		tt[i] = ridgeSentinel // t is an output only: its old value must not matter
+	}
+	TanhRidgeGrad(c.k, c.n, c.m, c.ldm, c.b, c.a, c.z, g, tt)
+	what := fmt.Sprintf("k=%d n=%d ldm=%d", c.k, c.n, c.ldm)
+	for i, v := range g {
+		if i >= c.k {
+			if v != ridgeSentinel {
+				t.Fatalf("%s: g[%d] written", what, i)
+			}
+		} else if !sameBits(v, c.gWant[i]) {
+			t.Fatalf("%s: g[%d] = %v (%#x), Go %v (%#x)", what, i, v, math.Float64bits(v), c.gWant[i], math.Float64bits(c.gWant[i]))
+		}
+	}
+	for j, v := range tt {
+		if j >= c.n {
+			if v != ridgeSentinel {
+				t.Fatalf("%s: t[%d] written", what, j)
+			}
+		} else if !sameBits(v, c.tWant[j]) {
+			t.Fatalf("%s: t[%d] = %v (%#x), Go %v (%#x)", what, j, v, math.Float64bits(v), c.tWant[j], math.Float64bits(c.tWant[j]))
+		}
+	}
+}
+
+// TestTanhRidgeGradBitwise compares every set with the Go reference bit for
+// bit over all the sizes of actSizes, with and without NaN padding.
+func TestTanhRidgeGradBitwise(t *testing.T) {
+	eachActSet(t, func(t *testing.T, s Set) {
+		rng := rand.New(rand.NewPCG(51, 52))
+		for _, k := range actSizes {
+			for _, n := range actSizes {
+				for _, pad := range []int{0, 3} {
+					newRidgeCase(rng, k, n, n+pad, false).run(t)
+				}
+			}
+		}
+		for _, k := range []int{0, 1, 5, 24, 25, 40} {
+			for _, n := range []int{0, 1, 8, 11} {
+				newRidgeCase(rng, k, n, max(n, 1)+1, false).run(t)
+			}
+		}
+	})
+}
+
+// TestTanhRidgeGradSpecial puts zeros, tiny and huge values, infinities and
+// NaN into M, z and b.
+func TestTanhRidgeGradSpecial(t *testing.T) {
+	eachActSet(t, func(t *testing.T, s Set) {
+		rng := rand.New(rand.NewPCG(53, 54))
+		for range 200 {
+			k, n := actSizes[rng.IntN(len(actSizes))], actSizes[rng.IntN(len(actSizes))]
+			newRidgeCase(rng, k, n, n+rng.IntN(3), true).run(t)
+		}
+		// Products that underflow to −0 in some lanes of the dot product.
+		k, n := 9, 13
+		c := newRidgeCase(rng, k, n, n, false)
+		for i := range c.m {
+			c.m[i] = -1e-200
+		}
+		for j := range c.z {
+			c.z[j] = 1e-200
+		}
+		for i := range c.b {
+			c.b[i] = math.Copysign(0, -1)
+		}
+		clear(c.tWant)
+		tanhRidgeGradGo(k, n, c.m, n, c.b, c.a, c.z, c.gWant, c.tWant)
+		c.run(t)
+	})
+}
+
+// TestTanhRidgeGradValues checks the reference against plain formulas.
+func TestTanhRidgeGradValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 56))
+	k, n := 66, 132
+	c := newRidgeCase(rng, k, n, n+1, false)
+	for i := range k {
+		var y float64
+		for j := range n {
+			y += c.m[i*c.ldm+j] * c.z[j]
+		}
+		ch := math.Cosh(y + c.b[i])
+		if w := c.a[i] / (ch * ch); math.Abs(c.gWant[i]-w) > 1e-12 {
+			t.Fatalf("g[%d] = %v, want %v", i, c.gWant[i], w)
+		}
+	}
+	for j := range n {
+		var w, scale float64
+		for i := range k {
+			w += c.m[i*c.ldm+j] * c.gWant[i]
+			scale += math.Abs(c.m[i*c.ldm+j] * c.gWant[i])
+		}
+		if math.Abs(c.tWant[j]-w) > 1e-14*scale {
+			t.Fatalf("t[%d] = %v, want %v", j, c.tWant[j], w)
+		}
+		// In chain order, finished with alpha = 1, the bits are the same.
+		if r := finish(chainRef(k, c.m[j:], c.ldm, c.gWant, 1), 1, 0, 0); !sameBits(r, c.tWant[j]) {
+			t.Fatalf("t[%d] = %v, chain order %v", j, c.tWant[j], r)
+		}
+	}
+}
+
+func TestTanhRidgeGradPanics(t *testing.T) {
+	m := make([]float64, 6)
+	v := make([]float64, 3)
+	for name, f := range map[string]func(){
+		"short m":  func() { TanhRidgeGrad(2, 3, m[:5], 3, v, v, v, v, v) },
+		"ldm":      func() { TanhRidgeGrad(2, 3, m, 2, v, v, v, v, v) },
+		"short b":  func() { TanhRidgeGrad(2, 3, m, 3, v[:1], v, v, v, v) },
+		"short a":  func() { TanhRidgeGrad(2, 3, m, 3, v, v[:1], v, v, v) },
+		"short z":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v[:2], v, v) },
+		"short g":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v[:1], v) },
+		"short t":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v, v[:2]) },
+		"negative": func() { TanhRidgeGrad(-1, 3, m, 3, v, v, v, v, v) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func BenchmarkTanhRidgeGrad(b *testing.B) {
+	for _, sh := range []struct{ k, n int }{{66, 132}, {36, 72}, {16, 128}} {
+		b.Run(fmt.Sprintf("%dx%d", sh.k, sh.n), func(b *testing.B) {
+			eachActSetB(b, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				m, bb, a, z := randSlice(rng, sh.k*sh.n), randSlice(rng, sh.k), randSlice(rng, sh.k), randSlice(rng, sh.n)
+				g, t := make([]float64, sh.k), make([]float64, sh.n)
+				b.ReportAllocs()
+				for b.Loop() {
+					TanhRidgeGrad(sh.k, sh.n, m, sh.n, bb, a, z, g, t)
+				}
+				b.ReportMetric(4*float64(sh.k*sh.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			})
+		})
+	}
+}
+
+// BenchmarkTanhRidgeGrad18 is the quadruped model's step at batch 1: 18
+// layers of 66×132 matrices (1.25 MB, more than L2) in sequence, fused and
+// unfused (MatVec, Sech2, MatTVec).
+func BenchmarkTanhRidgeGrad18(b *testing.B) {
+	const layers, k, n = 18, 66, 132
+	rng := rand.New(rand.NewPCG(2, 2))
+	ms := make([][]float64, layers)
+	for l := range ms {
+		ms[l] = randSlice(rng, k*n)
+	}
+	bb, a, z := randSlice(rng, k), randSlice(rng, k), randSlice(rng, n)
+	y, g, t := make([]float64, k), make([]float64, k), make([]float64, n)
+	for _, fused := range []bool{true, false} {
+		name := "fused"
+		if !fused {
+			name = "unfused"
+		}
+		b.Run(name, func(b *testing.B) {
+			eachActSetB(b, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, m := range ms {
+						if fused {
+							TanhRidgeGrad(k, n, m, n, bb, a, z, g, t)
+						} else {
+							MatVec(k, n, m, n, z, y)
+							Sech2(1, k, y, k, bb, a, g, k)
+							MatTVec(k, n, m, n, g, t)
+						}
+					}
+				}
+				b.ReportMetric(4*float64(layers*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			})
+		})
+	}
+}
