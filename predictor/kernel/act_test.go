@@ -30,12 +30,6 @@ func eachActSetB(b *testing.B, f func(b *testing.B)) {
 	}
 }
 
-// sameBits reports whether x and y have the same bits, any NaN matching any
-// NaN.
-func sameBits(x, y float64) bool {
-	return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
-}
-
 // actSizes are the row lengths and counts the bitwise tests cover: every
 // tail length of 4 and 8 lanes, and the model's sizes.
 var actSizes = []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 31, 33, 36, 66, 132}

@@ -25,14 +25,6 @@ func paths(t *testing.T, f func(t *testing.T)) {
 	forEachSet(t, func(t *testing.T, _ Set) { f(t) })
 }
 
-// setFor returns the assembly set the old two-way tests mean by asm.
-func setFor(asm bool) Set {
-	if asm {
-		return AVX2
-	}
-	return Go
-}
-
 var dims = []int{0, 1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 17, 31, 33, 36, 66, 132}
 
 func randSlice(rng *rand.Rand, n int) []float64 {
