@@ -6,7 +6,7 @@ import "testing"
 // set with all operands ending at a page boundary: the tails must neither
 // read nor write past the slices.
 func TestActGuardPages(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		for _, rows := range []int{1, 2, 3} {
 			for n := 1; n <= 17; n++ {
 				Sech2(rows, n, guarded(t, rows*n), n, guarded(t, n), guarded(t, n), guarded(t, rows*n), n)

@@ -8,20 +8,9 @@ import (
 	"testing"
 )
 
-// eachActSet runs f once for every kernel set this machine supports, with
+// eachSetB runs f once for every kernel set this machine supports, with
 // active set to it, and restores active.
-func eachActSet(t *testing.T, f func(t *testing.T, s Set)) {
-	t.Helper()
-	saved := active
-	defer func() { active = saved }()
-	for _, s := range Supported() {
-		active = s
-		t.Run(s.String(), func(t *testing.T) { f(t, s) })
-	}
-}
-
-// eachActSetB is eachActSet for benchmarks.
-func eachActSetB(b *testing.B, f func(b *testing.B)) {
+func eachSetB(b *testing.B, f func(b *testing.B)) {
 	saved := active
 	defer func() { active = saved }()
 	for _, s := range Supported() {
@@ -77,7 +66,7 @@ func TestActConstants(t *testing.T) {
 
 // TestSech2Bitwise compares every set with the Go reference bit for bit.
 func TestSech2Bitwise(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		rng := rand.New(rand.NewPCG(41, 42))
 		for _, rows := range []int{1, 2, 3, 5} {
 			for _, n := range actSizes {
@@ -106,7 +95,7 @@ func TestSech2Bitwise(t *testing.T) {
 }
 
 func TestSech2(t *testing.T) {
-	eachActSet(t, func(t *testing.T, _ Set) {
+	forEachSet(t, func(t *testing.T, _ Set) {
 		rng := rand.New(rand.NewPCG(29, 30))
 		special := []float64{0, 1e-300, -1e-300, 1e-8, 0.1, -0.3466, 0.3466, 0.5, 1, 5, 19, 20, -20, 36, 100, 340, 350, 351, 400, 1e300, -1e300, math.Inf(1), math.Inf(-1)}
 		for _, rows := range []int{0, 1, 2, 3, 8} {
@@ -166,7 +155,7 @@ func TestSech2(t *testing.T) {
 // TestTanhSech2Bitwise compares every set with the Go reference bit for bit,
 // checks that S is what Sech2 returns, and runs T and S in place of X.
 func TestTanhSech2Bitwise(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		rng := rand.New(rand.NewPCG(43, 44))
 		for _, rows := range []int{1, 2, 3, 5} {
 			for _, n := range actSizes {
@@ -217,7 +206,7 @@ func TestTanhSech2Bitwise(t *testing.T) {
 
 // TestTanhSech2Special checks the special values of tanh and sech².
 func TestTanhSech2Special(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		nz := math.Copysign(0, -1)
 		cases := []struct{ v, th, s2 float64 }{
 			{0, 0, 1}, {nz, nz, 1}, {math.Inf(1), 1, 4 * math.Exp(-700) / 1}, {math.Inf(-1), -1, 0},
@@ -334,7 +323,7 @@ func TestActAccuracy(t *testing.T) {
 }
 
 func TestActNoAlloc(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		rng := rand.New(rand.NewPCG(47, 48))
 		R, n := 5, 66
 		x, b, a := randSlice(rng, R*n), randSlice(rng, n), randSlice(rng, n)
@@ -378,7 +367,7 @@ func TestActPanics(t *testing.T) {
 func benchAct(b *testing.B, tanh bool) {
 	for _, n := range []int{8, 66, 8 * 66} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			eachActSetB(b, func(b *testing.B) {
+			eachSetB(b, func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 1))
 				x, bb, a, y, s := randSlice(rng, n), randSlice(rng, n), randSlice(rng, n), make([]float64, n), make([]float64, n)
 				rows, cols := max(1, n/66), min(n, 66)

@@ -71,7 +71,7 @@ func (c *ridgeCase) run(t *testing.T) {
 // TestTanhRidgeGradBitwise compares every set with the Go reference bit for
 // bit over all the sizes of actSizes, with and without NaN padding.
 func TestTanhRidgeGradBitwise(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		rng := rand.New(rand.NewPCG(51, 52))
 		for _, k := range actSizes {
 			for _, n := range actSizes {
@@ -91,7 +91,7 @@ func TestTanhRidgeGradBitwise(t *testing.T) {
 // TestTanhRidgeGradSpecial puts zeros, tiny and huge values, infinities and
 // NaN into M, z and b.
 func TestTanhRidgeGradSpecial(t *testing.T) {
-	eachActSet(t, func(t *testing.T, s Set) {
+	forEachSet(t, func(t *testing.T, s Set) {
 		rng := rand.New(rand.NewPCG(53, 54))
 		for range 200 {
 			k, n := actSizes[rng.IntN(len(actSizes))], actSizes[rng.IntN(len(actSizes))]
@@ -173,7 +173,7 @@ func TestTanhRidgeGradPanics(t *testing.T) {
 func BenchmarkTanhRidgeGrad(b *testing.B) {
 	for _, sh := range []struct{ k, n int }{{66, 132}, {36, 72}, {16, 128}} {
 		b.Run(fmt.Sprintf("%dx%d", sh.k, sh.n), func(b *testing.B) {
-			eachActSetB(b, func(b *testing.B) {
+			eachSetB(b, func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 1))
 				m, bb, a, z := randSlice(rng, sh.k*sh.n), randSlice(rng, sh.k), randSlice(rng, sh.k), randSlice(rng, sh.n)
 				g, t := make([]float64, sh.k), make([]float64, sh.n)
@@ -205,7 +205,7 @@ func BenchmarkTanhRidgeGrad18(b *testing.B) {
 			name = "unfused"
 		}
 		b.Run(name, func(b *testing.B) {
-			eachActSetB(b, func(b *testing.B) {
+			eachSetB(b, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					for _, m := range ms {
