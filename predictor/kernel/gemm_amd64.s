@@ -1088,9 +1088,9 @@ TEXT ·panelAvx2(SB), NOSPLIT, $24-96
 	CMPQ AX, $0x00000008
 	JLE  panelAvx2_v_72
 
-panelAvx2_rows_73:
+panelAvx2_rows_74:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx2_r_74
+	JL     panelAvx2_r_75
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), BX
 	SHLQ   $0x03, BX
@@ -1114,7 +1114,7 @@ panelAvx2_rows_73:
 	VXORPD Y11, Y11, Y11
 	MOVQ   k+8(FP), R8
 
-chain_loop_75:
+chain_loop_76:
 	VMOVUPD      (SI), Y12
 	VMOVUPD      32(SI), Y13
 	VMOVUPD      64(SI), Y14
@@ -1137,7 +1137,7 @@ chain_loop_75:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_75
+	JNZ          chain_loop_76
 	VBROADCASTSD alpha+72(FP), Y12
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1156,7 +1156,7 @@ chain_loop_75:
 	VMULPD       Y12, Y10, Y10
 	VMULPD       Y12, Y11, Y11
 	TESTQ        DX, DX
-	JZ           chain_st_76
+	JZ           chain_st_77
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -1174,7 +1174,7 @@ chain_loop_75:
 	VADDPD       64(AX), Y11, Y11
 	MOVQ         16(SP), AX
 
-chain_st_76:
+chain_st_77:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1199,11 +1199,11 @@ chain_st_76:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx2_rows_73
+	JMP     panelAvx2_rows_74
 
-panelAvx2_r_74:
+panelAvx2_r_75:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx2_r_77
+	JL     panelAvx2_r_78
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), DX
 	SHLQ   $0x03, DX
@@ -1220,7 +1220,7 @@ panelAvx2_r_74:
 	VXORPD Y5, Y5, Y5
 	MOVQ   k+8(FP), DI
 
-chain_loop_78:
+chain_loop_79:
 	VMOVUPD      (BX), Y6
 	VMOVUPD      32(BX), Y7
 	VMOVUPD      64(BX), Y8
@@ -1235,7 +1235,7 @@ chain_loop_78:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_78
+	JNZ          chain_loop_79
 	VBROADCASTSD alpha+72(FP), Y6
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1248,7 +1248,7 @@ chain_loop_78:
 	VMULPD       Y6, Y4, Y4
 	VMULPD       Y6, Y5, Y5
 	TESTQ        DX, DX
-	JZ           chain_st_79
+	JZ           chain_st_80
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -1258,7 +1258,7 @@ chain_loop_78:
 	VADDPD       64(AX), Y5, Y5
 	MOVQ         16(SP), AX
 
-chain_st_79:
+chain_st_80:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1275,9 +1275,9 @@ chain_st_79:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx2_rows_73
+	JMP     panelAvx2_rows_74
 
-panelAvx2_r_77:
+panelAvx2_r_78:
 	CMPQ   (SP), $0x00000000
 	JE     panelAvx2_done_71
 	MOVQ   8(SP), AX
@@ -1291,7 +1291,7 @@ panelAvx2_r_77:
 	VXORPD Y2, Y2, Y2
 	MOVQ   k+8(FP), SI
 
-chain_loop_81:
+chain_loop_82:
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y0
 	VFMADD231PD  32(DX), Y3, Y1
@@ -1299,7 +1299,7 @@ chain_loop_81:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_81
+	JNZ          chain_loop_82
 	VBROADCASTSD alpha+72(FP), Y3
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1309,13 +1309,13 @@ chain_loop_81:
 	VMULPD       Y3, Y1, Y1
 	VMULPD       Y3, Y2, Y2
 	TESTQ        CX, CX
-	JZ           chain_st_82
+	JZ           chain_st_83
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
 	MOVQ         16(SP), AX
 
-chain_st_82:
+chain_st_83:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1328,16 +1328,16 @@ chain_st_82:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx2_rows_73
+	JMP     panelAvx2_rows_74
 	JMP panelAvx2_done_71
 
 panelAvx2_v_72:
 	CMPQ AX, $0x00000004
-	JLE  panelAvx2_v_83
+	JLE  panelAvx2_v_84
 
-panelAvx2_rows_84:
+panelAvx2_rows_86:
 	CMPQ    (SP), $0x00000004
-	JL      panelAvx2_r_85
+	JL      panelAvx2_r_87
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1363,7 +1363,7 @@ panelAvx2_rows_84:
 	VXORPD  Y7, Y7, Y7
 	MOVQ    k+8(FP), R8
 
-chain_loop_86:
+chain_loop_88:
 	VMOVUPD      (SI), Y8
 	VMASKMOVPD   32(SI), Y15, Y9
 	VBROADCASTSD (AX), Y10
@@ -1381,7 +1381,7 @@ chain_loop_86:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_86
+	JNZ          chain_loop_88
 	VBROADCASTSD alpha+72(FP), Y8
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1396,7 +1396,7 @@ chain_loop_86:
 	VMULPD       Y8, Y6, Y6
 	VMULPD       Y8, Y7, Y7
 	TESTQ        DX, DX
-	JZ           chain_st_87
+	JZ           chain_st_89
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y9
 	VADDPD       Y9, Y1, Y1
@@ -1414,7 +1414,7 @@ chain_loop_86:
 	VADDPD       Y9, Y7, Y7
 	MOVQ         16(SP), AX
 
-chain_st_87:
+chain_st_89:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	ADDQ       CX, AX
@@ -1435,11 +1435,11 @@ chain_st_87:
 	IMUL3Q     $0x00000004, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000004, (SP)
-	JMP        panelAvx2_rows_84
+	JMP        panelAvx2_rows_86
 
-panelAvx2_r_85:
+panelAvx2_r_87:
 	CMPQ    (SP), $0x00000002
-	JL      panelAvx2_r_88
+	JL      panelAvx2_r_90
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1460,7 +1460,7 @@ panelAvx2_r_85:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), DI
 
-chain_loop_89:
+chain_loop_91:
 	VMOVUPD      (BX), Y4
 	VMASKMOVPD   32(BX), Y15, Y5
 	VBROADCASTSD (AX), Y6
@@ -1472,7 +1472,7 @@ chain_loop_89:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_89
+	JNZ          chain_loop_91
 	VBROADCASTSD alpha+72(FP), Y4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1483,7 +1483,7 @@ chain_loop_89:
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
 	TESTQ        DX, DX
-	JZ           chain_st_90
+	JZ           chain_st_92
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y5
 	VADDPD       Y5, Y1, Y1
@@ -1493,7 +1493,7 @@ chain_loop_89:
 	VADDPD       Y5, Y3, Y3
 	MOVQ         16(SP), AX
 
-chain_st_90:
+chain_st_92:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	ADDQ       CX, AX
@@ -1508,9 +1508,9 @@ chain_st_90:
 	IMUL3Q     $0x00000002, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000002, (SP)
-	JMP        panelAvx2_rows_84
+	JMP        panelAvx2_rows_86
 
-panelAvx2_r_88:
+panelAvx2_r_90:
 	CMPQ    (SP), $0x00000000
 	JE      panelAvx2_done_71
 	MOVQ    w+88(FP), AX
@@ -1529,7 +1529,7 @@ panelAvx2_r_88:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), SI
 
-chain_loop_92:
+chain_loop_94:
 	VBROADCASTSD (AX), Y2
 	VFMADD231PD  (DX), Y2, Y0
 	VMASKMOVPD   32(DX), Y15, Y4
@@ -1537,7 +1537,7 @@ chain_loop_92:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_92
+	JNZ          chain_loop_94
 	VBROADCASTSD alpha+72(FP), Y2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1546,13 +1546,13 @@ chain_loop_92:
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
 	TESTQ        CX, CX
-	JZ           chain_st_93
+	JZ           chain_st_95
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y3
 	VADDPD       Y3, Y1, Y1
 	MOVQ         16(SP), AX
 
-chain_st_93:
+chain_st_95:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	MOVQ       rsA+24(FP), AX
@@ -1564,13 +1564,13 @@ chain_st_93:
 	IMUL3Q     $0x00000001, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000001, (SP)
-	JMP        panelAvx2_rows_84
+	JMP        panelAvx2_rows_86
 	JMP panelAvx2_done_71
 
-panelAvx2_v_83:
-panelAvx2_rows_95:
+panelAvx2_v_84:
+panelAvx2_rows_98:
 	CMPQ    (SP), $0x00000004
-	JL      panelAvx2_r_96
+	JL      panelAvx2_r_99
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1592,7 +1592,7 @@ panelAvx2_rows_95:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), R8
 
-chain_loop_97:
+chain_loop_100:
 	VMASKMOVPD   (SI), Y15, Y4
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  Y4, Y5, Y0
@@ -1605,7 +1605,7 @@ chain_loop_97:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_97
+	JNZ          chain_loop_100
 	VBROADCASTSD alpha+72(FP), Y4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1616,7 +1616,7 @@ chain_loop_97:
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
 	TESTQ        DX, DX
-	JZ           chain_st_98
+	JZ           chain_st_101
 	VMASKMOVPD   (AX), Y15, Y5
 	VADDPD       Y5, Y0, Y0
 	ADDQ         CX, AX
@@ -1630,7 +1630,7 @@ chain_loop_97:
 	VADDPD       Y5, Y3, Y3
 	MOVQ         16(SP), AX
 
-chain_st_98:
+chain_st_101:
 	VMASKMOVPD Y0, Y15, (AX)
 	ADDQ       CX, AX
 	VMASKMOVPD Y1, Y15, (AX)
@@ -1647,11 +1647,11 @@ chain_st_98:
 	IMUL3Q     $0x00000004, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000004, (SP)
-	JMP        panelAvx2_rows_95
+	JMP        panelAvx2_rows_98
 
-panelAvx2_r_96:
+panelAvx2_r_99:
 	CMPQ    (SP), $0x00000002
-	JL      panelAvx2_r_99
+	JL      panelAvx2_r_102
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1670,7 +1670,7 @@ panelAvx2_r_96:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), DI
 
-chain_loop_100:
+chain_loop_103:
 	VMASKMOVPD   (BX), Y15, Y2
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  Y2, Y3, Y0
@@ -1679,7 +1679,7 @@ chain_loop_100:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_100
+	JNZ          chain_loop_103
 	VBROADCASTSD alpha+72(FP), Y2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1688,7 +1688,7 @@ chain_loop_100:
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
 	TESTQ        DX, DX
-	JZ           chain_st_101
+	JZ           chain_st_104
 	VMASKMOVPD   (AX), Y15, Y3
 	VADDPD       Y3, Y0, Y0
 	ADDQ         CX, AX
@@ -1696,7 +1696,7 @@ chain_loop_100:
 	VADDPD       Y3, Y1, Y1
 	MOVQ         16(SP), AX
 
-chain_st_101:
+chain_st_104:
 	VMASKMOVPD Y0, Y15, (AX)
 	ADDQ       CX, AX
 	VMASKMOVPD Y1, Y15, (AX)
@@ -1709,9 +1709,9 @@ chain_st_101:
 	IMUL3Q     $0x00000002, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000002, (SP)
-	JMP        panelAvx2_rows_95
+	JMP        panelAvx2_rows_98
 
-panelAvx2_r_99:
+panelAvx2_r_102:
 	CMPQ    (SP), $0x00000000
 	JE      panelAvx2_done_71
 	MOVQ    w+88(FP), AX
@@ -1729,14 +1729,14 @@ panelAvx2_r_99:
 	VXORPD  Y0, Y0, Y0
 	MOVQ    k+8(FP), SI
 
-chain_loop_103:
+chain_loop_106:
 	VBROADCASTSD (AX), Y1
 	VMASKMOVPD   (DX), Y15, Y3
 	VFMADD231PD  Y3, Y1, Y0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_103
+	JNZ          chain_loop_106
 	VBROADCASTSD alpha+72(FP), Y1
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1744,12 +1744,12 @@ chain_loop_103:
 	MOVQ         acc+80(FP), CX
 	VMULPD       Y1, Y0, Y0
 	TESTQ        CX, CX
-	JZ           chain_st_104
+	JZ           chain_st_107
 	VMASKMOVPD   (AX), Y15, Y2
 	VADDPD       Y2, Y0, Y0
 	MOVQ         16(SP), AX
 
-chain_st_104:
+chain_st_107:
 	VMASKMOVPD Y0, Y15, (AX)
 	MOVQ       rsA+24(FP), AX
 	SHLQ       $0x03, AX
@@ -1760,7 +1760,7 @@ chain_st_104:
 	IMUL3Q     $0x00000001, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000001, (SP)
-	JMP        panelAvx2_rows_95
+	JMP        panelAvx2_rows_98
 	JMP panelAvx2_done_71
 
 panelAvx2_done_71:
@@ -1776,13 +1776,13 @@ TEXT ·rowChainAvx2(SB), NOSPLIT, $16-96
 	MOVQ    AX, 8(SP)
 	MOVQ    w+88(FP), AX
 	CMPQ    AX, $0x00000018
-	JG      rowChainAvx2_v_106
-	CMPQ    AX, $0x0000000c
-	JG      rowChainAvx2_v_107
-	CMPQ    AX, $0x00000008
-	JG      rowChainAvx2_v_108
-	CMPQ    AX, $0x00000004
 	JG      rowChainAvx2_v_109
+	CMPQ    AX, $0x0000000c
+	JG      rowChainAvx2_v_110
+	CMPQ    AX, $0x00000008
+	JG      rowChainAvx2_v_111
+	CMPQ    AX, $0x00000004
+	JG      rowChainAvx2_v_112
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1798,14 +1798,14 @@ TEXT ·rowChainAvx2(SB), NOSPLIT, $16-96
 	VXORPD  Y0, Y0, Y0
 	MOVQ    k+8(FP), SI
 
-chain_loop_110:
+chain_loop_113:
 	VBROADCASTSD (AX), Y1
 	VMASKMOVPD   (DX), Y15, Y3
 	VFMADD231PD  Y3, Y1, Y0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_110
+	JNZ          chain_loop_113
 	VBROADCASTSD alpha+72(FP), Y1
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1813,16 +1813,16 @@ chain_loop_110:
 	MOVQ         acc+80(FP), CX
 	VMULPD       Y1, Y0, Y0
 	TESTQ        CX, CX
-	JZ           chain_st_111
+	JZ           chain_st_114
 	VMASKMOVPD   (AX), Y15, Y2
 	VADDPD       Y2, Y0, Y0
 	MOVQ         8(SP), AX
 
-chain_st_111:
+chain_st_114:
 	VMASKMOVPD Y0, Y15, (AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_109:
+rowChainAvx2_v_112:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1839,7 +1839,7 @@ rowChainAvx2_v_109:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), SI
 
-chain_loop_112:
+chain_loop_115:
 	VBROADCASTSD (AX), Y2
 	VFMADD231PD  (DX), Y2, Y0
 	VMASKMOVPD   32(DX), Y15, Y4
@@ -1847,7 +1847,7 @@ chain_loop_112:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_112
+	JNZ          chain_loop_115
 	VBROADCASTSD alpha+72(FP), Y2
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1856,18 +1856,18 @@ chain_loop_112:
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
 	TESTQ        CX, CX
-	JZ           chain_st_113
+	JZ           chain_st_116
 	VADDPD       (AX), Y0, Y0
 	VMASKMOVPD   32(AX), Y15, Y3
 	VADDPD       Y3, Y1, Y1
 	MOVQ         8(SP), AX
 
-chain_st_113:
+chain_st_116:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_108:
+rowChainAvx2_v_111:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000008, AX
 	SHLQ    $0x03, AX
@@ -1885,7 +1885,7 @@ rowChainAvx2_v_108:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    k+8(FP), SI
 
-chain_loop_114:
+chain_loop_117:
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y0
 	VFMADD231PD  32(DX), Y3, Y1
@@ -1894,7 +1894,7 @@ chain_loop_114:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_114
+	JNZ          chain_loop_117
 	VBROADCASTSD alpha+72(FP), Y3
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1904,24 +1904,24 @@ chain_loop_114:
 	VMULPD       Y3, Y1, Y1
 	VMULPD       Y3, Y2, Y2
 	TESTQ        CX, CX
-	JZ           chain_st_115
+	JZ           chain_st_118
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VMASKMOVPD   64(AX), Y15, Y4
 	VADDPD       Y4, Y2, Y2
 	MOVQ         8(SP), AX
 
-chain_st_115:
+chain_st_118:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMASKMOVPD Y2, Y15, 64(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_107:
+rowChainAvx2_v_110:
 	CMPQ    AX, $0x00000014
-	JG      rowChainAvx2_v_116
+	JG      rowChainAvx2_v_119
 	CMPQ    AX, $0x00000010
-	JG      rowChainAvx2_v_117
+	JG      rowChainAvx2_v_120
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000000c, AX
 	SHLQ    $0x03, AX
@@ -1940,7 +1940,7 @@ rowChainAvx2_v_107:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), SI
 
-chain_loop_118:
+chain_loop_121:
 	VBROADCASTSD (AX), Y4
 	VFMADD231PD  (DX), Y4, Y0
 	VFMADD231PD  32(DX), Y4, Y1
@@ -1950,7 +1950,7 @@ chain_loop_118:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_118
+	JNZ          chain_loop_121
 	VBROADCASTSD alpha+72(FP), Y4
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -1961,7 +1961,7 @@ chain_loop_118:
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
 	TESTQ        CX, CX
-	JZ           chain_st_119
+	JZ           chain_st_122
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -1969,14 +1969,14 @@ chain_loop_118:
 	VADDPD       Y5, Y3, Y3
 	MOVQ         8(SP), AX
 
-chain_st_119:
+chain_st_122:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
 	VMASKMOVPD Y3, Y15, 96(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_117:
+rowChainAvx2_v_120:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000010, AX
 	SHLQ    $0x03, AX
@@ -1996,7 +1996,7 @@ rowChainAvx2_v_117:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    k+8(FP), SI
 
-chain_loop_120:
+chain_loop_123:
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  (DX), Y5, Y0
 	VFMADD231PD  32(DX), Y5, Y1
@@ -2007,7 +2007,7 @@ chain_loop_120:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_120
+	JNZ          chain_loop_123
 	VBROADCASTSD alpha+72(FP), Y5
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2019,7 +2019,7 @@ chain_loop_120:
 	VMULPD       Y5, Y3, Y3
 	VMULPD       Y5, Y4, Y4
 	TESTQ        CX, CX
-	JZ           chain_st_121
+	JZ           chain_st_124
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2028,15 +2028,15 @@ chain_loop_120:
 	VADDPD       Y6, Y4, Y4
 	MOVQ         8(SP), AX
 
-chain_st_121:
+chain_st_124:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
 	VMOVUPD    Y3, 96(AX)
 	VMASKMOVPD Y4, Y15, 128(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_116:
+rowChainAvx2_v_119:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000014, AX
 	SHLQ    $0x03, AX
@@ -2057,7 +2057,7 @@ rowChainAvx2_v_116:
 	VXORPD  Y5, Y5, Y5
 	MOVQ    k+8(FP), SI
 
-chain_loop_122:
+chain_loop_125:
 	VBROADCASTSD (AX), Y6
 	VFMADD231PD  (DX), Y6, Y0
 	VFMADD231PD  32(DX), Y6, Y1
@@ -2069,7 +2069,7 @@ chain_loop_122:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_122
+	JNZ          chain_loop_125
 	VBROADCASTSD alpha+72(FP), Y6
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2082,7 +2082,7 @@ chain_loop_122:
 	VMULPD       Y6, Y4, Y4
 	VMULPD       Y6, Y5, Y5
 	TESTQ        CX, CX
-	JZ           chain_st_123
+	JZ           chain_st_126
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2092,22 +2092,22 @@ chain_loop_122:
 	VADDPD       Y7, Y5, Y5
 	MOVQ         8(SP), AX
 
-chain_st_123:
+chain_st_126:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
 	VMOVUPD    Y3, 96(AX)
 	VMOVUPD    Y4, 128(AX)
 	VMASKMOVPD Y5, Y15, 160(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_106:
+rowChainAvx2_v_109:
 	CMPQ    AX, $0x00000024
-	JG      rowChainAvx2_v_124
+	JG      rowChainAvx2_v_127
 	CMPQ    AX, $0x00000020
-	JG      rowChainAvx2_v_125
+	JG      rowChainAvx2_v_128
 	CMPQ    AX, $0x0000001c
-	JG      rowChainAvx2_v_126
+	JG      rowChainAvx2_v_129
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000018, AX
 	SHLQ    $0x03, AX
@@ -2129,7 +2129,7 @@ rowChainAvx2_v_106:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    k+8(FP), SI
 
-chain_loop_127:
+chain_loop_130:
 	VBROADCASTSD (AX), Y7
 	VFMADD231PD  (DX), Y7, Y0
 	VFMADD231PD  32(DX), Y7, Y1
@@ -2142,7 +2142,7 @@ chain_loop_127:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_127
+	JNZ          chain_loop_130
 	VBROADCASTSD alpha+72(FP), Y7
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2156,7 +2156,7 @@ chain_loop_127:
 	VMULPD       Y7, Y5, Y5
 	VMULPD       Y7, Y6, Y6
 	TESTQ        CX, CX
-	JZ           chain_st_128
+	JZ           chain_st_131
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2167,7 +2167,7 @@ chain_loop_127:
 	VADDPD       Y8, Y6, Y6
 	MOVQ         8(SP), AX
 
-chain_st_128:
+chain_st_131:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2175,9 +2175,9 @@ chain_st_128:
 	VMOVUPD    Y4, 128(AX)
 	VMOVUPD    Y5, 160(AX)
 	VMASKMOVPD Y6, Y15, 192(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_126:
+rowChainAvx2_v_129:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000001c, AX
 	SHLQ    $0x03, AX
@@ -2200,7 +2200,7 @@ rowChainAvx2_v_126:
 	VXORPD  Y7, Y7, Y7
 	MOVQ    k+8(FP), SI
 
-chain_loop_129:
+chain_loop_132:
 	VBROADCASTSD (AX), Y8
 	VFMADD231PD  (DX), Y8, Y0
 	VFMADD231PD  32(DX), Y8, Y1
@@ -2214,7 +2214,7 @@ chain_loop_129:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_129
+	JNZ          chain_loop_132
 	VBROADCASTSD alpha+72(FP), Y8
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2229,7 +2229,7 @@ chain_loop_129:
 	VMULPD       Y8, Y6, Y6
 	VMULPD       Y8, Y7, Y7
 	TESTQ        CX, CX
-	JZ           chain_st_130
+	JZ           chain_st_133
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2241,7 +2241,7 @@ chain_loop_129:
 	VADDPD       Y9, Y7, Y7
 	MOVQ         8(SP), AX
 
-chain_st_130:
+chain_st_133:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2250,9 +2250,9 @@ chain_st_130:
 	VMOVUPD    Y5, 160(AX)
 	VMOVUPD    Y6, 192(AX)
 	VMASKMOVPD Y7, Y15, 224(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_125:
+rowChainAvx2_v_128:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000020, AX
 	SHLQ    $0x03, AX
@@ -2276,7 +2276,7 @@ rowChainAvx2_v_125:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    k+8(FP), SI
 
-chain_loop_131:
+chain_loop_134:
 	VBROADCASTSD (AX), Y9
 	VFMADD231PD  (DX), Y9, Y0
 	VFMADD231PD  32(DX), Y9, Y1
@@ -2291,7 +2291,7 @@ chain_loop_131:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_131
+	JNZ          chain_loop_134
 	VBROADCASTSD alpha+72(FP), Y9
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2307,7 +2307,7 @@ chain_loop_131:
 	VMULPD       Y9, Y7, Y7
 	VMULPD       Y9, Y8, Y8
 	TESTQ        CX, CX
-	JZ           chain_st_132
+	JZ           chain_st_135
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2320,7 +2320,7 @@ chain_loop_131:
 	VADDPD       Y10, Y8, Y8
 	MOVQ         8(SP), AX
 
-chain_st_132:
+chain_st_135:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2330,13 +2330,13 @@ chain_st_132:
 	VMOVUPD    Y6, 192(AX)
 	VMOVUPD    Y7, 224(AX)
 	VMASKMOVPD Y8, Y15, 256(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_124:
+rowChainAvx2_v_127:
 	CMPQ    AX, $0x0000002c
-	JG      rowChainAvx2_v_133
+	JG      rowChainAvx2_v_136
 	CMPQ    AX, $0x00000028
-	JG      rowChainAvx2_v_134
+	JG      rowChainAvx2_v_137
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000024, AX
 	SHLQ    $0x03, AX
@@ -2361,7 +2361,7 @@ rowChainAvx2_v_124:
 	VXORPD  Y9, Y9, Y9
 	MOVQ    k+8(FP), SI
 
-chain_loop_135:
+chain_loop_138:
 	VBROADCASTSD (AX), Y10
 	VFMADD231PD  (DX), Y10, Y0
 	VFMADD231PD  32(DX), Y10, Y1
@@ -2377,7 +2377,7 @@ chain_loop_135:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_135
+	JNZ          chain_loop_138
 	VBROADCASTSD alpha+72(FP), Y10
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2394,7 +2394,7 @@ chain_loop_135:
 	VMULPD       Y10, Y8, Y8
 	VMULPD       Y10, Y9, Y9
 	TESTQ        CX, CX
-	JZ           chain_st_136
+	JZ           chain_st_139
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2408,7 +2408,7 @@ chain_loop_135:
 	VADDPD       Y11, Y9, Y9
 	MOVQ         8(SP), AX
 
-chain_st_136:
+chain_st_139:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2419,9 +2419,9 @@ chain_st_136:
 	VMOVUPD    Y7, 224(AX)
 	VMOVUPD    Y8, 256(AX)
 	VMASKMOVPD Y9, Y15, 288(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_134:
+rowChainAvx2_v_137:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000028, AX
 	SHLQ    $0x03, AX
@@ -2447,7 +2447,7 @@ rowChainAvx2_v_134:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    k+8(FP), SI
 
-chain_loop_137:
+chain_loop_140:
 	VBROADCASTSD (AX), Y11
 	VFMADD231PD  (DX), Y11, Y0
 	VFMADD231PD  32(DX), Y11, Y1
@@ -2464,7 +2464,7 @@ chain_loop_137:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_137
+	JNZ          chain_loop_140
 	VBROADCASTSD alpha+72(FP), Y11
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2482,7 +2482,7 @@ chain_loop_137:
 	VMULPD       Y11, Y9, Y9
 	VMULPD       Y11, Y10, Y10
 	TESTQ        CX, CX
-	JZ           chain_st_138
+	JZ           chain_st_141
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2497,7 +2497,7 @@ chain_loop_137:
 	VADDPD       Y12, Y10, Y10
 	MOVQ         8(SP), AX
 
-chain_st_138:
+chain_st_141:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2509,9 +2509,9 @@ chain_st_138:
 	VMOVUPD    Y8, 256(AX)
 	VMOVUPD    Y9, 288(AX)
 	VMASKMOVPD Y10, Y15, 320(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_108
 
-rowChainAvx2_v_133:
+rowChainAvx2_v_136:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000002c, AX
 	SHLQ    $0x03, AX
@@ -2538,7 +2538,7 @@ rowChainAvx2_v_133:
 	VXORPD  Y11, Y11, Y11
 	MOVQ    k+8(FP), SI
 
-chain_loop_139:
+chain_loop_142:
 	VBROADCASTSD (AX), Y12
 	VFMADD231PD  (DX), Y12, Y0
 	VFMADD231PD  32(DX), Y12, Y1
@@ -2556,7 +2556,7 @@ chain_loop_139:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_139
+	JNZ          chain_loop_142
 	VBROADCASTSD alpha+72(FP), Y12
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -2575,7 +2575,7 @@ chain_loop_139:
 	VMULPD       Y12, Y10, Y10
 	VMULPD       Y12, Y11, Y11
 	TESTQ        CX, CX
-	JZ           chain_st_140
+	JZ           chain_st_143
 	VADDPD       (AX), Y0, Y0
 	VADDPD       32(AX), Y1, Y1
 	VADDPD       64(AX), Y2, Y2
@@ -2591,7 +2591,7 @@ chain_loop_139:
 	VADDPD       Y13, Y11, Y11
 	MOVQ         8(SP), AX
 
-chain_st_140:
+chain_st_143:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2605,7 +2605,7 @@ chain_st_140:
 	VMOVUPD    Y10, 320(AX)
 	VMASKMOVPD Y11, Y15, 352(AX)
 
-rowChainAvx2_done_105:
+rowChainAvx2_done_108:
 	VZEROUPPER
 	RET
 
@@ -2619,7 +2619,7 @@ TEXT ·dotAvx512(SB), NOSPLIT, $48-88
 	MOVQ y+56(FP), AX
 	MOVQ AX, 16(SP)
 
-dotAvx512_cols_141:
+dotAvx512_cols_144:
 	MOVQ R+0(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ x+24(FP), AX
@@ -2627,11 +2627,11 @@ dotAvx512_cols_141:
 	MOVQ 16(SP), AX
 	MOVQ AX, 40(SP)
 	CMPQ (SP), $0x00000006
-	JL   dotAvx512_c_143
+	JL   dotAvx512_c_146
 
-dotAvx512_rows_144:
+dotAvx512_rows_147:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_146
+	JL     dotAvx512_r_149
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), BX
@@ -2667,9 +2667,9 @@ dotAvx512_rows_144:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+16(FP), R9
 	SHRQ   $0x03, R9
-	JZ     dot_tail_147
+	JZ     dot_tail_150
 
-dot_loop_148:
+dot_loop_151:
 	VMOVUPD     (AX), Z24
 	VMOVUPD     (AX)(BX*1), Z25
 	VMOVUPD     (AX)(BX*2), Z26
@@ -2708,12 +2708,12 @@ dot_loop_148:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        R9
-	JNZ         dot_loop_148
+	JNZ         dot_loop_151
 
-dot_tail_147:
+dot_tail_150:
 	MOVQ        k+16(FP), R9
 	ANDQ        $0x00000007, R9
-	JZ          dot_reduce_149
+	JZ          dot_reduce_152
 	LEAQ        gemmKMaskTab<>+0(SB), R10
 	KMOVB       (R10)(R9*1), K1
 	VMOVUPD.Z   (AX), K1, Z24
@@ -2751,7 +2751,7 @@ dot_tail_147:
 	VFMADD231PD Z29, Z26, Z17
 	VFMADD231PD Z29, Z27, Z23
 
-dot_reduce_149:
+dot_reduce_152:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -2782,11 +2782,11 @@ dot_reduce_149:
 	VADDPD       Z30, Z29, Z29
 	VMULPD       Z24, Z29, Z29
 	TESTQ        DX, DX
-	JZ           dot_st_150
+	JZ           dot_st_153
 	VMOVUPD.Z    (AX), K2, Z31
 	VADDPD       Z31, Z29, Z29
 
-dot_st_150:
+dot_st_153:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z8, Z6, Z25
@@ -2812,11 +2812,11 @@ dot_st_150:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_151
+	JZ         dot_st_154
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_151:
+dot_st_154:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z14, Z12, Z25
@@ -2842,11 +2842,11 @@ dot_st_151:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_152
+	JZ         dot_st_155
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_152:
+dot_st_155:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z20, Z18, Z25
@@ -2872,11 +2872,11 @@ dot_st_152:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_153
+	JZ         dot_st_156
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_153:
+dot_st_156:
 	VMOVUPD Z29, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -2887,11 +2887,11 @@ dot_st_153:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_144
+	JMP     dotAvx512_rows_147
 
-dotAvx512_r_146:
+dotAvx512_r_149:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_154
+	JL     dotAvx512_r_157
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), BX
@@ -2914,9 +2914,9 @@ dotAvx512_r_146:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_155
+	JZ     dot_tail_158
 
-dot_loop_156:
+dot_loop_159:
 	VMOVUPD     (AX), Z12
 	VMOVUPD     (AX)(BX*1), Z13
 	VMOVUPD     (CX), Z14
@@ -2941,12 +2941,12 @@ dot_loop_156:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        R8
-	JNZ         dot_loop_156
+	JNZ         dot_loop_159
 
-dot_tail_155:
+dot_tail_158:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_157
+	JZ          dot_reduce_160
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (AX), K1, Z12
@@ -2970,7 +2970,7 @@ dot_tail_155:
 	VFMADD231PD Z15, Z12, Z5
 	VFMADD231PD Z15, Z13, Z11
 
-dot_reduce_157:
+dot_reduce_160:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3001,11 +3001,11 @@ dot_reduce_157:
 	VADDPD       Z18, Z17, Z17
 	VMULPD       Z12, Z17, Z17
 	TESTQ        DX, DX
-	JZ           dot_st_158
+	JZ           dot_st_161
 	VMOVUPD.Z    (AX), K2, Z19
 	VADDPD       Z19, Z17, Z17
 
-dot_st_158:
+dot_st_161:
 	VMOVUPD    Z17, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z8, Z6, Z13
@@ -3031,11 +3031,11 @@ dot_st_158:
 	VADDPD     Z18, Z17, Z17
 	VMULPD     Z12, Z17, Z17
 	TESTQ      DX, DX
-	JZ         dot_st_159
+	JZ         dot_st_162
 	VMOVUPD.Z  (AX), K2, Z19
 	VADDPD     Z19, Z17, Z17
 
-dot_st_159:
+dot_st_162:
 	VMOVUPD Z17, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3046,11 +3046,11 @@ dot_st_159:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_144
+	JMP     dotAvx512_rows_147
 
-dotAvx512_r_154:
+dotAvx512_r_157:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_145
+	JE     dotAvx512_cdone_148
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), BX
@@ -3065,9 +3065,9 @@ dotAvx512_r_154:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_161
+	JZ     dot_tail_164
 
-dot_loop_162:
+dot_loop_165:
 	VMOVUPD     (AX), Z6
 	VFMADD231PD (CX), Z6, Z0
 	VFMADD231PD (CX)(BX*1), Z6, Z1
@@ -3079,12 +3079,12 @@ dot_loop_162:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        DI
-	JNZ         dot_loop_162
+	JNZ         dot_loop_165
 
-dot_tail_161:
+dot_tail_164:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_163
+	JZ          dot_reduce_166
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z6
@@ -3101,7 +3101,7 @@ dot_tail_161:
 	VMOVUPD.Z   (DX)(BX*1), K1, Z8
 	VFMADD231PD Z8, Z6, Z5
 
-dot_reduce_163:
+dot_reduce_166:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z6
 	MOVQ         $0x000000000000003f, CX
@@ -3130,11 +3130,11 @@ dot_reduce_163:
 	VADDPD       Z12, Z11, Z11
 	VMULPD       Z6, Z11, Z11
 	TESTQ        CX, CX
-	JZ           dot_st_164
+	JZ           dot_st_167
 	VMOVUPD.Z    (AX), K2, Z13
 	VADDPD       Z13, Z11, Z11
 
-dot_st_164:
+dot_st_167:
 	VMOVUPD Z11, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3145,25 +3145,25 @@ dot_st_164:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_144
+	JMP     dotAvx512_rows_147
 
-dotAvx512_cdone_145:
+dotAvx512_cdone_148:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000006, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000030, 16(SP)
 	SUBQ   $0x00000006, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_144
+	JMP    dotAvx512_done_145
 
-dotAvx512_c_143:
+dotAvx512_c_146:
 	CMPQ (SP), $0x00000004
-	JL   dotAvx512_c_165
+	JL   dotAvx512_c_168
 
-dotAvx512_rows_166:
+dotAvx512_rows_169:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_168
+	JL     dotAvx512_r_171
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3190,9 +3190,9 @@ dotAvx512_rows_166:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_169
+	JZ     dot_tail_172
 
-dot_loop_170:
+dot_loop_173:
 	VMOVUPD     (AX), Z16
 	VMOVUPD     (AX)(DX*1), Z17
 	VMOVUPD     (AX)(DX*2), Z18
@@ -3220,12 +3220,12 @@ dot_loop_170:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        R8
-	JNZ         dot_loop_170
+	JNZ         dot_loop_173
 
-dot_tail_169:
+dot_tail_172:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_171
+	JZ          dot_reduce_174
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (AX), K1, Z16
@@ -3253,7 +3253,7 @@ dot_tail_169:
 	VFMADD231PD Z21, Z18, Z11
 	VFMADD231PD Z21, Z19, Z15
 
-dot_reduce_171:
+dot_reduce_174:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3284,11 +3284,11 @@ dot_reduce_171:
 	VADDPD       Z22, Z21, Z21
 	VMULPD       Z16, Z21, Z21
 	TESTQ        DX, DX
-	JZ           dot_st_172
+	JZ           dot_st_175
 	VMOVUPD.Z    (AX), K2, Z23
 	VADDPD       Z23, Z21, Z21
 
-dot_st_172:
+dot_st_175:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z4, Z17
@@ -3314,11 +3314,11 @@ dot_st_172:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_173
+	JZ         dot_st_176
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_173:
+dot_st_176:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z10, Z8, Z17
@@ -3344,11 +3344,11 @@ dot_st_173:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_174
+	JZ         dot_st_177
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_174:
+dot_st_177:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z14, Z12, Z17
@@ -3374,11 +3374,11 @@ dot_st_174:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_175
+	JZ         dot_st_178
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_175:
+dot_st_178:
 	VMOVUPD Z21, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3389,11 +3389,11 @@ dot_st_175:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_166
+	JMP     dotAvx512_rows_169
 
-dotAvx512_r_168:
+dotAvx512_r_171:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_176
+	JL     dotAvx512_r_179
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3411,9 +3411,9 @@ dotAvx512_r_168:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_177
+	JZ     dot_tail_180
 
-dot_loop_178:
+dot_loop_181:
 	VMOVUPD     (AX), Z8
 	VMOVUPD     (AX)(DX*1), Z9
 	VMOVUPD     (CX), Z10
@@ -3431,12 +3431,12 @@ dot_loop_178:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DI
-	JNZ         dot_loop_178
+	JNZ         dot_loop_181
 
-dot_tail_177:
+dot_tail_180:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_179
+	JZ          dot_reduce_182
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z8
@@ -3454,7 +3454,7 @@ dot_tail_177:
 	VFMADD231PD Z11, Z8, Z3
 	VFMADD231PD Z11, Z9, Z7
 
-dot_reduce_179:
+dot_reduce_182:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3485,11 +3485,11 @@ dot_reduce_179:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DX, DX
-	JZ           dot_st_180
+	JZ           dot_st_183
 	VMOVUPD.Z    (AX), K2, Z15
 	VADDPD       Z15, Z13, Z13
 
-dot_st_180:
+dot_st_183:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z4, Z9
@@ -3515,11 +3515,11 @@ dot_st_180:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_181
+	JZ         dot_st_184
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_181:
+dot_st_184:
 	VMOVUPD Z13, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3530,11 +3530,11 @@ dot_st_181:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_166
+	JMP     dotAvx512_rows_169
 
-dotAvx512_r_176:
+dotAvx512_r_179:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_167
+	JE     dotAvx512_cdone_170
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), DX
@@ -3546,9 +3546,9 @@ dotAvx512_r_176:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_183
+	JZ     dot_tail_186
 
-dot_loop_184:
+dot_loop_187:
 	VMOVUPD     (AX), Z4
 	VFMADD231PD (CX), Z4, Z0
 	VFMADD231PD (CX)(DX*1), Z4, Z1
@@ -3557,12 +3557,12 @@ dot_loop_184:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_184
+	JNZ         dot_loop_187
 
-dot_tail_183:
+dot_tail_186:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_185
+	JZ          dot_reduce_188
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -3575,7 +3575,7 @@ dot_tail_183:
 	VMOVUPD.Z   (CX)(BX*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z3
 
-dot_reduce_185:
+dot_reduce_188:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         $0x000000000000000f, CX
@@ -3604,11 +3604,11 @@ dot_reduce_185:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        CX, CX
-	JZ           dot_st_186
+	JZ           dot_st_189
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_186:
+dot_st_189:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3619,25 +3619,25 @@ dot_st_186:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_166
+	JMP     dotAvx512_rows_169
 
-dotAvx512_cdone_167:
+dotAvx512_cdone_170:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000004, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000020, 16(SP)
 	SUBQ   $0x00000004, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_144
+	JMP    dotAvx512_done_145
 
-dotAvx512_c_165:
+dotAvx512_c_168:
 	CMPQ (SP), $0x00000002
-	JL   dotAvx512_c_187
+	JL   dotAvx512_c_190
 
-dotAvx512_rows_188:
+dotAvx512_rows_191:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_190
+	JL     dotAvx512_r_193
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3655,9 +3655,9 @@ dotAvx512_rows_188:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_191
+	JZ     dot_tail_194
 
-dot_loop_192:
+dot_loop_195:
 	VMOVUPD     (AX), Z8
 	VMOVUPD     (AX)(DX*1), Z9
 	VMOVUPD     (AX)(DX*2), Z10
@@ -3675,12 +3675,12 @@ dot_loop_192:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DI
-	JNZ         dot_loop_192
+	JNZ         dot_loop_195
 
-dot_tail_191:
+dot_tail_194:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_193
+	JZ          dot_reduce_196
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z8
@@ -3698,7 +3698,7 @@ dot_tail_191:
 	VFMADD231PD Z13, Z10, Z5
 	VFMADD231PD Z13, Z11, Z7
 
-dot_reduce_193:
+dot_reduce_196:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3729,11 +3729,11 @@ dot_reduce_193:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DX, DX
-	JZ           dot_st_194
+	JZ           dot_st_197
 	VMOVUPD.Z    (AX), K2, Z15
 	VADDPD       Z15, Z13, Z13
 
-dot_st_194:
+dot_st_197:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z9
@@ -3759,11 +3759,11 @@ dot_st_194:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_195
+	JZ         dot_st_198
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_195:
+dot_st_198:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z4, Z4, Z9
@@ -3789,11 +3789,11 @@ dot_st_195:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_196
+	JZ         dot_st_199
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_196:
+dot_st_199:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z6, Z9
@@ -3819,11 +3819,11 @@ dot_st_196:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_197
+	JZ         dot_st_200
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_197:
+dot_st_200:
 	VMOVUPD Z13, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3834,11 +3834,11 @@ dot_st_197:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_188
+	JMP     dotAvx512_rows_191
 
-dotAvx512_r_190:
+dotAvx512_r_193:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_198
+	JL     dotAvx512_r_201
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3851,9 +3851,9 @@ dotAvx512_r_190:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_199
+	JZ     dot_tail_202
 
-dot_loop_200:
+dot_loop_203:
 	VMOVUPD     (AX), Z4
 	VMOVUPD     (AX)(DX*1), Z5
 	VMOVUPD     (CX), Z6
@@ -3865,12 +3865,12 @@ dot_loop_200:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_200
+	JNZ         dot_loop_203
 
-dot_tail_199:
+dot_tail_202:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_201
+	JZ          dot_reduce_204
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -3882,7 +3882,7 @@ dot_tail_199:
 	VFMADD231PD Z7, Z4, Z1
 	VFMADD231PD Z7, Z5, Z3
 
-dot_reduce_201:
+dot_reduce_204:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3913,11 +3913,11 @@ dot_reduce_201:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DX, DX
-	JZ           dot_st_202
+	JZ           dot_st_205
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_202:
+dot_st_205:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z5
@@ -3943,11 +3943,11 @@ dot_st_202:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_203
+	JZ         dot_st_206
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_203:
+dot_st_206:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3958,11 +3958,11 @@ dot_st_203:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_188
+	JMP     dotAvx512_rows_191
 
-dotAvx512_r_198:
+dotAvx512_r_201:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_189
+	JE     dotAvx512_cdone_192
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), DX
@@ -3971,21 +3971,21 @@ dotAvx512_r_198:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), BX
 	SHRQ   $0x03, BX
-	JZ     dot_tail_205
+	JZ     dot_tail_208
 
-dot_loop_206:
+dot_loop_209:
 	VMOVUPD     (AX), Z2
 	VFMADD231PD (CX), Z2, Z0
 	VFMADD231PD (CX)(DX*1), Z2, Z1
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        BX
-	JNZ         dot_loop_206
+	JNZ         dot_loop_209
 
-dot_tail_205:
+dot_tail_208:
 	MOVQ        k+16(FP), BX
 	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_207
+	JZ          dot_reduce_210
 	LEAQ        gemmKMaskTab<>+0(SB), SI
 	KMOVB       (SI)(BX*1), K1
 	VMOVUPD.Z   (AX), K1, Z2
@@ -3994,7 +3994,7 @@ dot_tail_205:
 	VMOVUPD.Z   (CX)(DX*1), K1, Z4
 	VFMADD231PD Z4, Z2, Z1
 
-dot_reduce_207:
+dot_reduce_210:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         $0x0000000000000003, CX
@@ -4023,11 +4023,11 @@ dot_reduce_207:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        CX, CX
-	JZ           dot_st_208
+	JZ           dot_st_211
 	VMOVUPD.Z    (AX), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_208:
+dot_st_211:
 	VMOVUPD Z7, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4038,22 +4038,22 @@ dot_st_208:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_188
+	JMP     dotAvx512_rows_191
 
-dotAvx512_cdone_189:
+dotAvx512_cdone_192:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000002, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000010, 16(SP)
 	SUBQ   $0x00000002, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_144
+	JMP    dotAvx512_done_145
 
-dotAvx512_c_187:
-dotAvx512_rows_210:
+dotAvx512_c_190:
+dotAvx512_rows_213:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_212
+	JL     dotAvx512_r_215
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -4067,9 +4067,9 @@ dotAvx512_rows_210:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_213
+	JZ     dot_tail_216
 
-dot_loop_214:
+dot_loop_217:
 	VMOVUPD     (AX), Z4
 	VMOVUPD     (AX)(DX*1), Z5
 	VMOVUPD     (AX)(DX*2), Z6
@@ -4082,12 +4082,12 @@ dot_loop_214:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_214
+	JNZ         dot_loop_217
 
-dot_tail_213:
+dot_tail_216:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_215
+	JZ          dot_reduce_218
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -4100,7 +4100,7 @@ dot_tail_213:
 	VFMADD231PD Z8, Z6, Z2
 	VFMADD231PD Z8, Z7, Z3
 
-dot_reduce_215:
+dot_reduce_218:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4131,11 +4131,11 @@ dot_reduce_215:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DX, DX
-	JZ           dot_st_216
+	JZ           dot_st_219
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_216:
+dot_st_219:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z1, Z1, Z5
@@ -4161,11 +4161,11 @@ dot_st_216:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_217
+	JZ         dot_st_220
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_217:
+dot_st_220:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z5
@@ -4191,11 +4191,11 @@ dot_st_217:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_218
+	JZ         dot_st_221
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_218:
+dot_st_221:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z3, Z3, Z5
@@ -4221,11 +4221,11 @@ dot_st_218:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_219
+	JZ         dot_st_222
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_219:
+dot_st_222:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4236,11 +4236,11 @@ dot_st_219:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_210
+	JMP     dotAvx512_rows_213
 
-dotAvx512_r_212:
+dotAvx512_r_215:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_220
+	JL     dotAvx512_r_223
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -4251,9 +4251,9 @@ dotAvx512_r_212:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), BX
 	SHRQ   $0x03, BX
-	JZ     dot_tail_221
+	JZ     dot_tail_224
 
-dot_loop_222:
+dot_loop_225:
 	VMOVUPD     (AX), Z2
 	VMOVUPD     (AX)(DX*1), Z3
 	VMOVUPD     (CX), Z4
@@ -4262,12 +4262,12 @@ dot_loop_222:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        BX
-	JNZ         dot_loop_222
+	JNZ         dot_loop_225
 
-dot_tail_221:
+dot_tail_224:
 	MOVQ        k+16(FP), BX
 	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_223
+	JZ          dot_reduce_226
 	LEAQ        gemmKMaskTab<>+0(SB), SI
 	KMOVB       (SI)(BX*1), K1
 	VMOVUPD.Z   (AX), K1, Z2
@@ -4276,7 +4276,7 @@ dot_tail_221:
 	VFMADD231PD Z4, Z2, Z0
 	VFMADD231PD Z4, Z3, Z1
 
-dot_reduce_223:
+dot_reduce_226:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4307,11 +4307,11 @@ dot_reduce_223:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        DX, DX
-	JZ           dot_st_224
+	JZ           dot_st_227
 	VMOVUPD.Z    (AX), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_224:
+dot_st_227:
 	VMOVUPD    Z7, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z1, Z1, Z3
@@ -4337,11 +4337,11 @@ dot_st_224:
 	VADDPD     Z8, Z7, Z7
 	VMULPD     Z2, Z7, Z7
 	TESTQ      DX, DX
-	JZ         dot_st_225
+	JZ         dot_st_228
 	VMOVUPD.Z  (AX), K2, Z9
 	VADDPD     Z9, Z7, Z7
 
-dot_st_225:
+dot_st_228:
 	VMOVUPD Z7, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4352,11 +4352,11 @@ dot_st_225:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_210
+	JMP     dotAvx512_rows_213
 
-dotAvx512_r_220:
+dotAvx512_r_223:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_211
+	JE     dotAvx512_cdone_214
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), DX
@@ -4364,27 +4364,27 @@ dotAvx512_r_220:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+16(FP), DX
 	SHRQ   $0x03, DX
-	JZ     dot_tail_227
+	JZ     dot_tail_230
 
-dot_loop_228:
+dot_loop_231:
 	VMOVUPD     (AX), Z1
 	VFMADD231PD (CX), Z1, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DX
-	JNZ         dot_loop_228
+	JNZ         dot_loop_231
 
-dot_tail_227:
+dot_tail_230:
 	MOVQ        k+16(FP), DX
 	ANDQ        $0x00000007, DX
-	JZ          dot_reduce_229
+	JZ          dot_reduce_232
 	LEAQ        gemmKMaskTab<>+0(SB), BX
 	KMOVB       (BX)(DX*1), K1
 	VMOVUPD.Z   (AX), K1, Z1
 	VMOVUPD.Z   (CX), K1, Z2
 	VFMADD231PD Z2, Z1, Z0
 
-dot_reduce_229:
+dot_reduce_232:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         $0x0000000000000001, CX
@@ -4413,11 +4413,11 @@ dot_reduce_229:
 	VADDPD       Z7, Z6, Z6
 	VMULPD       Z1, Z6, Z6
 	TESTQ        CX, CX
-	JZ           dot_st_230
+	JZ           dot_st_233
 	VMOVUPD.Z    (AX), K2, Z8
 	VADDPD       Z8, Z6, Z6
 
-dot_st_230:
+dot_st_233:
 	VMOVUPD Z6, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4428,19 +4428,19 @@ dot_st_230:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_210
+	JMP     dotAvx512_rows_213
 
-dotAvx512_cdone_211:
+dotAvx512_cdone_214:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000001, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000008, 16(SP)
 	SUBQ   $0x00000001, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_144
+	JMP    dotAvx512_done_145
 
-dotAvx512_done_142:
+dotAvx512_done_145:
 	VZEROUPPER
 	RET
 
@@ -4452,9 +4452,9 @@ TEXT ·matVecAvx512(SB), NOSPLIT, $0-88
 	MOVQ b+40(FP), DX
 	MOVQ y+56(FP), BX
 
-matVecAvx512_cols_231:
+matVecAvx512_cols_234:
 	CMPQ   AX, $0x00000008
-	JL     matVecAvx512_c_233
+	JL     matVecAvx512_c_236
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R9
@@ -4471,9 +4471,9 @@ matVecAvx512_cols_231:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), R11
 	SHRQ   $0x03, R11
-	JZ     dot_tail_234
+	JZ     dot_tail_237
 
-dot_loop_235:
+dot_loop_238:
 	VMOVUPD     (SI), Z8
 	VFMADD231PD (DI), Z8, Z0
 	VFMADD231PD (DI)(R9*1), Z8, Z1
@@ -4487,12 +4487,12 @@ dot_loop_235:
 	ADDQ        $0x00000040, DI
 	ADDQ        $0x00000040, R8
 	DECQ        R11
-	JNZ         dot_loop_235
+	JNZ         dot_loop_238
 
-dot_tail_234:
+dot_tail_237:
 	MOVQ        k+16(FP), R11
 	ANDQ        $0x00000007, R11
-	JZ          dot_reduce_236
+	JZ          dot_reduce_239
 	LEAQ        gemmKMaskTab<>+0(SB), R12
 	KMOVB       (R12)(R11*1), K1
 	VMOVUPD.Z   (SI), K1, Z8
@@ -4513,7 +4513,7 @@ dot_tail_234:
 	VMOVUPD.Z   (R8)(R10*1), K1, Z10
 	VFMADD231PD Z10, Z8, Z7
 
-dot_reduce_236:
+dot_reduce_239:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         acc+80(FP), DI
@@ -4540,10 +4540,10 @@ dot_reduce_236:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DI, DI
-	JZ           dot_st_237
+	JZ           dot_st_240
 	VADDPD       (SI), Z13, Z13
 
-dot_st_237:
+dot_st_240:
 	VMOVUPD Z13, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4551,12 +4551,12 @@ dot_st_237:
 	ADDQ    SI, DX
 	ADDQ    $0x00000040, BX
 	SUBQ    $0x00000008, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_234
+	JMP     matVecAvx512_done_235
 
-matVecAvx512_c_233:
+matVecAvx512_c_236:
 	CMPQ   AX, $0x00000004
-	JL     matVecAvx512_c_238
+	JL     matVecAvx512_c_241
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R8
@@ -4568,9 +4568,9 @@ matVecAvx512_c_233:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), R10
 	SHRQ   $0x03, R10
-	JZ     dot_tail_239
+	JZ     dot_tail_242
 
-dot_loop_240:
+dot_loop_243:
 	VMOVUPD     (SI), Z4
 	VFMADD231PD (DI), Z4, Z0
 	VFMADD231PD (DI)(R8*1), Z4, Z1
@@ -4579,12 +4579,12 @@ dot_loop_240:
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DI
 	DECQ        R10
-	JNZ         dot_loop_240
+	JNZ         dot_loop_243
 
-dot_tail_239:
+dot_tail_242:
 	MOVQ        k+16(FP), R10
 	ANDQ        $0x00000007, R10
-	JZ          dot_reduce_241
+	JZ          dot_reduce_244
 	LEAQ        gemmKMaskTab<>+0(SB), R11
 	KMOVB       (R11)(R10*1), K1
 	VMOVUPD.Z   (SI), K1, Z4
@@ -4597,7 +4597,7 @@ dot_tail_239:
 	VMOVUPD.Z   (DI)(R9*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z3
 
-dot_reduce_241:
+dot_reduce_244:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         $0x000000000000000f, DI
@@ -4626,11 +4626,11 @@ dot_reduce_241:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DI, DI
-	JZ           dot_st_242
+	JZ           dot_st_245
 	VMOVUPD.Z    (SI), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_242:
+dot_st_245:
 	VMOVUPD Z9, K2, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4638,12 +4638,12 @@ dot_st_242:
 	ADDQ    SI, DX
 	ADDQ    $0x00000020, BX
 	SUBQ    $0x00000004, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_234
+	JMP     matVecAvx512_done_235
 
-matVecAvx512_c_238:
+matVecAvx512_c_241:
 	CMPQ   AX, $0x00000002
-	JL     matVecAvx512_c_243
+	JL     matVecAvx512_c_246
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R8
@@ -4652,21 +4652,21 @@ matVecAvx512_c_238:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), R9
 	SHRQ   $0x03, R9
-	JZ     dot_tail_244
+	JZ     dot_tail_247
 
-dot_loop_245:
+dot_loop_248:
 	VMOVUPD     (SI), Z2
 	VFMADD231PD (DI), Z2, Z0
 	VFMADD231PD (DI)(R8*1), Z2, Z1
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DI
 	DECQ        R9
-	JNZ         dot_loop_245
+	JNZ         dot_loop_248
 
-dot_tail_244:
+dot_tail_247:
 	MOVQ        k+16(FP), R9
 	ANDQ        $0x00000007, R9
-	JZ          dot_reduce_246
+	JZ          dot_reduce_249
 	LEAQ        gemmKMaskTab<>+0(SB), R10
 	KMOVB       (R10)(R9*1), K1
 	VMOVUPD.Z   (SI), K1, Z2
@@ -4675,7 +4675,7 @@ dot_tail_244:
 	VMOVUPD.Z   (DI)(R8*1), K1, Z4
 	VFMADD231PD Z4, Z2, Z1
 
-dot_reduce_246:
+dot_reduce_249:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         $0x0000000000000003, DI
@@ -4704,11 +4704,11 @@ dot_reduce_246:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        DI, DI
-	JZ           dot_st_247
+	JZ           dot_st_250
 	VMOVUPD.Z    (SI), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_247:
+dot_st_250:
 	VMOVUPD Z7, K2, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4716,10 +4716,10 @@ dot_st_247:
 	ADDQ    SI, DX
 	ADDQ    $0x00000010, BX
 	SUBQ    $0x00000002, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_234
+	JMP     matVecAvx512_done_235
 
-matVecAvx512_c_243:
+matVecAvx512_c_246:
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R8
@@ -4727,27 +4727,27 @@ matVecAvx512_c_243:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_249
+	JZ     dot_tail_252
 
-dot_loop_250:
+dot_loop_253:
 	VMOVUPD     (SI), Z1
 	VFMADD231PD (DI), Z1, Z0
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DI
 	DECQ        R8
-	JNZ         dot_loop_250
+	JNZ         dot_loop_253
 
-dot_tail_249:
+dot_tail_252:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_251
+	JZ          dot_reduce_254
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (SI), K1, Z1
 	VMOVUPD.Z   (DI), K1, Z2
 	VFMADD231PD Z2, Z1, Z0
 
-dot_reduce_251:
+dot_reduce_254:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         $0x0000000000000001, DI
@@ -4776,11 +4776,11 @@ dot_reduce_251:
 	VADDPD       Z7, Z6, Z6
 	VMULPD       Z1, Z6, Z6
 	TESTQ        DI, DI
-	JZ           dot_st_252
+	JZ           dot_st_255
 	VMOVUPD.Z    (SI), K2, Z8
 	VADDPD       Z8, Z6, Z6
 
-dot_st_252:
+dot_st_255:
 	VMOVUPD Z6, K2, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4788,15 +4788,15 @@ dot_st_252:
 	ADDQ    SI, DX
 	ADDQ    $0x00000008, BX
 	SUBQ    $0x00000001, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_234
+	JMP     matVecAvx512_done_235
 
-matVecAvx512_done_232:
+matVecAvx512_done_235:
 	VZEROUPPER
 	RET
 
 // func panelAvx512(m int, k int, a *float64, rsA int, csA int, b *float64, ldb int, c *float64, ldc int, alpha float64, acc int, w int)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, FMA3
 TEXT ·panelAvx512(SB), NOSPLIT, $24-96
 	MOVQ m+0(FP), AX
 	MOVQ AX, (SP)
@@ -4806,11 +4806,13 @@ TEXT ·panelAvx512(SB), NOSPLIT, $24-96
 	MOVQ AX, 16(SP)
 	MOVQ w+88(FP), AX
 	CMPQ AX, $0x00000010
-	JLE  panelAvx512_v_254
+	JLE  panelAvx512_v_257
+	CMPQ AX, $0x00000014
+	JG   panelAvx512_wide_258
 
-panelAvx512_rows_255:
+panelAvx512_rows_259:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_256
+	JL     panelAvx512_r_260
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -4851,7 +4853,469 @@ panelAvx512_rows_255:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+8(FP), R9
 
-chain_loop_257:
+chain_loop_261:
+	VMOVUPD      (DI), Z24
+	VMOVUPD      64(DI), Z25
+	VMOVUPD.Z    128(DI), K1, Y26
+	VBROADCASTSD (AX), Z27
+	VFMADD231PD  Z24, Z27, Z0
+	VFMADD231PD  Z25, Z27, Z1
+	VFMADD231PD  Y26, Y27, Y2
+	VBROADCASTSD (AX)(DX*1), Z28
+	VFMADD231PD  Z24, Z28, Z3
+	VFMADD231PD  Z25, Z28, Z4
+	VFMADD231PD  Y26, Y28, Y5
+	VBROADCASTSD (AX)(DX*2), Z27
+	VFMADD231PD  Z24, Z27, Z6
+	VFMADD231PD  Z25, Z27, Z7
+	VFMADD231PD  Y26, Y27, Y8
+	VBROADCASTSD (AX)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z9
+	VFMADD231PD  Z25, Z28, Z10
+	VFMADD231PD  Y26, Y28, Y11
+	VBROADCASTSD (CX), Z27
+	VFMADD231PD  Z24, Z27, Z12
+	VFMADD231PD  Z25, Z27, Z13
+	VFMADD231PD  Y26, Y27, Y14
+	VBROADCASTSD (CX)(DX*1), Z28
+	VFMADD231PD  Z24, Z28, Z15
+	VFMADD231PD  Z25, Z28, Z16
+	VFMADD231PD  Y26, Y28, Y17
+	VBROADCASTSD (CX)(DX*2), Z27
+	VFMADD231PD  Z24, Z27, Z18
+	VFMADD231PD  Z25, Z27, Z19
+	VFMADD231PD  Y26, Y27, Y20
+	VBROADCASTSD (CX)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z21
+	VFMADD231PD  Z25, Z28, Z22
+	VFMADD231PD  Y26, Y28, Y23
+	ADDQ         SI, AX
+	ADDQ         SI, CX
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          chain_loop_261
+	VBROADCASTSD alpha+72(FP), Z24
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Z24, Z0, Z0
+	VMULPD       Z24, Z1, Z1
+	VMULPD       Y24, Y2, Y2
+	VMULPD       Z24, Z3, Z3
+	VMULPD       Z24, Z4, Z4
+	VMULPD       Y24, Y5, Y5
+	VMULPD       Z24, Z6, Z6
+	VMULPD       Z24, Z7, Z7
+	VMULPD       Y24, Y8, Y8
+	VMULPD       Z24, Z9, Z9
+	VMULPD       Z24, Z10, Z10
+	VMULPD       Y24, Y11, Y11
+	VMULPD       Z24, Z12, Z12
+	VMULPD       Z24, Z13, Z13
+	VMULPD       Y24, Y14, Y14
+	VMULPD       Z24, Z15, Z15
+	VMULPD       Z24, Z16, Z16
+	VMULPD       Y24, Y17, Y17
+	VMULPD       Z24, Z18, Z18
+	VMULPD       Z24, Z19, Z19
+	VMULPD       Y24, Y20, Y20
+	VMULPD       Z24, Z21, Z21
+	VMULPD       Z24, Z22, Z22
+	VMULPD       Y24, Y23, Y23
+	TESTQ        DX, DX
+	JZ           chain_st_262
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y2, Y2
+	ADDQ         CX, AX
+	VADDPD       (AX), Z3, Z3
+	VADDPD       64(AX), Z4, Z4
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y5, Y5
+	ADDQ         CX, AX
+	VADDPD       (AX), Z6, Z6
+	VADDPD       64(AX), Z7, Z7
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y8, Y8
+	ADDQ         CX, AX
+	VADDPD       (AX), Z9, Z9
+	VADDPD       64(AX), Z10, Z10
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y11, Y11
+	ADDQ         CX, AX
+	VADDPD       (AX), Z12, Z12
+	VADDPD       64(AX), Z13, Z13
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y14, Y14
+	ADDQ         CX, AX
+	VADDPD       (AX), Z15, Z15
+	VADDPD       64(AX), Z16, Z16
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y17, Y17
+	ADDQ         CX, AX
+	VADDPD       (AX), Z18, Z18
+	VADDPD       64(AX), Z19, Z19
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y20, Y20
+	ADDQ         CX, AX
+	VADDPD       (AX), Z21, Z21
+	VADDPD       64(AX), Z22, Z22
+	VMOVUPD.Z    128(AX), K1, Y25
+	VADDPD       Y25, Y23, Y23
+	MOVQ         16(SP), AX
+
+chain_st_262:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z3, (AX)
+	VMOVUPD Z4, 64(AX)
+	VMOVUPD Y5, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Z7, 64(AX)
+	VMOVUPD Y8, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, 64(AX)
+	VMOVUPD Y11, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z12, (AX)
+	VMOVUPD Z13, 64(AX)
+	VMOVUPD Y14, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z15, (AX)
+	VMOVUPD Z16, 64(AX)
+	VMOVUPD Y17, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z18, (AX)
+	VMOVUPD Z19, 64(AX)
+	VMOVUPD Y20, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z21, (AX)
+	VMOVUPD Z22, 64(AX)
+	VMOVUPD Y23, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000008, (SP)
+	JMP     panelAvx512_rows_259
+
+panelAvx512_r_260:
+	CMPQ   (SP), $0x00000004
+	JL     panelAvx512_r_263
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), BX
+	SHLQ   $0x03, BX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	LEAQ   (CX)(CX*2), DX
+	MOVQ   b+40(FP), SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x03, DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   k+8(FP), R8
+
+chain_loop_264:
+	VMOVUPD      (SI), Z12
+	VMOVUPD      64(SI), Z13
+	VMOVUPD.Z    128(SI), K1, Y14
+	VBROADCASTSD (AX), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Y14, Y15, Y2
+	VBROADCASTSD (AX)(CX*1), Z16
+	VFMADD231PD  Z12, Z16, Z3
+	VFMADD231PD  Z13, Z16, Z4
+	VFMADD231PD  Y14, Y16, Y5
+	VBROADCASTSD (AX)(CX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Y14, Y15, Y8
+	VBROADCASTSD (AX)(DX*1), Z16
+	VFMADD231PD  Z12, Z16, Z9
+	VFMADD231PD  Z13, Z16, Z10
+	VFMADD231PD  Y14, Y16, Y11
+	ADDQ         BX, AX
+	ADDQ         DI, SI
+	DECQ         R8
+	JNZ          chain_loop_264
+	VBROADCASTSD alpha+72(FP), Z12
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Z12, Z0, Z0
+	VMULPD       Z12, Z1, Z1
+	VMULPD       Y12, Y2, Y2
+	VMULPD       Z12, Z3, Z3
+	VMULPD       Z12, Z4, Z4
+	VMULPD       Y12, Y5, Y5
+	VMULPD       Z12, Z6, Z6
+	VMULPD       Z12, Z7, Z7
+	VMULPD       Y12, Y8, Y8
+	VMULPD       Z12, Z9, Z9
+	VMULPD       Z12, Z10, Z10
+	VMULPD       Y12, Y11, Y11
+	TESTQ        DX, DX
+	JZ           chain_st_265
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VMOVUPD.Z    128(AX), K1, Y13
+	VADDPD       Y13, Y2, Y2
+	ADDQ         CX, AX
+	VADDPD       (AX), Z3, Z3
+	VADDPD       64(AX), Z4, Z4
+	VMOVUPD.Z    128(AX), K1, Y13
+	VADDPD       Y13, Y5, Y5
+	ADDQ         CX, AX
+	VADDPD       (AX), Z6, Z6
+	VADDPD       64(AX), Z7, Z7
+	VMOVUPD.Z    128(AX), K1, Y13
+	VADDPD       Y13, Y8, Y8
+	ADDQ         CX, AX
+	VADDPD       (AX), Z9, Z9
+	VADDPD       64(AX), Z10, Z10
+	VMOVUPD.Z    128(AX), K1, Y13
+	VADDPD       Y13, Y11, Y11
+	MOVQ         16(SP), AX
+
+chain_st_265:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z3, (AX)
+	VMOVUPD Z4, 64(AX)
+	VMOVUPD Y5, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Z7, 64(AX)
+	VMOVUPD Y8, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, 64(AX)
+	VMOVUPD Y11, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000004, (SP)
+	JMP     panelAvx512_rows_259
+
+panelAvx512_r_263:
+	CMPQ   (SP), $0x00000002
+	JL     panelAvx512_r_266
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), BX
+	MOVQ   ldb+48(FP), SI
+	SHLQ   $0x03, SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   k+8(FP), DI
+
+chain_loop_267:
+	VMOVUPD      (BX), Z6
+	VMOVUPD      64(BX), Z7
+	VMOVUPD.Z    128(BX), K1, Y8
+	VBROADCASTSD (AX), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD (AX)(CX*1), Z10
+	VFMADD231PD  Z6, Z10, Z3
+	VFMADD231PD  Z7, Z10, Z4
+	VFMADD231PD  Y8, Y10, Y5
+	ADDQ         DX, AX
+	ADDQ         SI, BX
+	DECQ         DI
+	JNZ          chain_loop_267
+	VBROADCASTSD alpha+72(FP), Z6
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Z6, Z0, Z0
+	VMULPD       Z6, Z1, Z1
+	VMULPD       Y6, Y2, Y2
+	VMULPD       Z6, Z3, Z3
+	VMULPD       Z6, Z4, Z4
+	VMULPD       Y6, Y5, Y5
+	TESTQ        DX, DX
+	JZ           chain_st_268
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VMOVUPD.Z    128(AX), K1, Y7
+	VADDPD       Y7, Y2, Y2
+	ADDQ         CX, AX
+	VADDPD       (AX), Z3, Z3
+	VADDPD       64(AX), Z4, Z4
+	VMOVUPD.Z    128(AX), K1, Y7
+	VADDPD       Y7, Y5, Y5
+	MOVQ         16(SP), AX
+
+chain_st_268:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z3, (AX)
+	VMOVUPD Z4, 64(AX)
+	VMOVUPD Y5, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000002, (SP)
+	JMP     panelAvx512_rows_259
+
+panelAvx512_r_266:
+	CMPQ   (SP), $0x00000000
+	JE     panelAvx512_done_256
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	MOVQ   k+8(FP), SI
+
+chain_loop_270:
+	VBROADCASTSD (AX), Z3
+	VFMADD231PD  (DX), Z3, Z0
+	VFMADD231PD  64(DX), Z3, Z1
+	VFMADD231PD  128(DX), Y3, K1, Y2
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_270
+	VBROADCASTSD alpha+72(FP), Z3
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z3, Z0, Z0
+	VMULPD       Z3, Z1, Z1
+	VMULPD       Y3, Y2, Y2
+	TESTQ        CX, CX
+	JZ           chain_st_271
+	VADDPD       (AX), Z0, Z0
+	VADDPD       64(AX), Z1, Z1
+	VMOVUPD.Z    128(AX), K1, Y4
+	VADDPD       Y4, Y2, Y2
+	MOVQ         16(SP), AX
+
+chain_st_271:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000001, (SP)
+	JMP     panelAvx512_rows_259
+	JMP panelAvx512_done_256
+
+panelAvx512_wide_258:
+panelAvx512_rows_273:
+	CMPQ   (SP), $0x00000008
+	JL     panelAvx512_r_274
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   rsA+24(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (AX)(DX*4), CX
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   k+8(FP), R9
+
+chain_loop_275:
 	VMOVUPD      (DI), Z24
 	VMOVUPD      64(DI), Z25
 	VMOVUPD.Z    128(DI), K1, Z26
@@ -4891,7 +5355,7 @@ chain_loop_257:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_257
+	JNZ          chain_loop_275
 	VBROADCASTSD alpha+72(FP), Z24
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -4922,7 +5386,7 @@ chain_loop_257:
 	VMULPD       Z24, Z22, Z22
 	VMULPD       Z24, Z23, Z23
 	TESTQ        DX, DX
-	JZ           chain_st_258
+	JZ           chain_st_276
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z25
@@ -4964,7 +5428,7 @@ chain_loop_257:
 	VADDPD       Z25, Z23, Z23
 	MOVQ         16(SP), AX
 
-chain_st_258:
+chain_st_276:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5005,11 +5469,11 @@ chain_st_258:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_255
+	JMP     panelAvx512_rows_273
 
-panelAvx512_r_256:
+panelAvx512_r_274:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_259
+	JL     panelAvx512_r_277
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5037,7 +5501,7 @@ panelAvx512_r_256:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+8(FP), R8
 
-chain_loop_260:
+chain_loop_278:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VMOVUPD.Z    128(SI), K1, Z14
@@ -5060,7 +5524,7 @@ chain_loop_260:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_260
+	JNZ          chain_loop_278
 	VBROADCASTSD alpha+72(FP), Z12
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5079,7 +5543,7 @@ chain_loop_260:
 	VMULPD       Z12, Z10, Z10
 	VMULPD       Z12, Z11, Z11
 	TESTQ        DX, DX
-	JZ           chain_st_261
+	JZ           chain_st_279
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z13
@@ -5101,7 +5565,7 @@ chain_loop_260:
 	VADDPD       Z13, Z11, Z11
 	MOVQ         16(SP), AX
 
-chain_st_261:
+chain_st_279:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5126,11 +5590,11 @@ chain_st_261:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_255
+	JMP     panelAvx512_rows_273
 
-panelAvx512_r_259:
+panelAvx512_r_277:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_262
+	JL     panelAvx512_r_280
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5151,7 +5615,7 @@ panelAvx512_r_259:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+8(FP), DI
 
-chain_loop_263:
+chain_loop_281:
 	VMOVUPD      (BX), Z6
 	VMOVUPD      64(BX), Z7
 	VMOVUPD.Z    128(BX), K1, Z8
@@ -5166,7 +5630,7 @@ chain_loop_263:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_263
+	JNZ          chain_loop_281
 	VBROADCASTSD alpha+72(FP), Z6
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5179,7 +5643,7 @@ chain_loop_263:
 	VMULPD       Z6, Z4, Z4
 	VMULPD       Z6, Z5, Z5
 	TESTQ        DX, DX
-	JZ           chain_st_264
+	JZ           chain_st_282
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z7
@@ -5191,7 +5655,7 @@ chain_loop_263:
 	VADDPD       Z7, Z5, Z5
 	MOVQ         16(SP), AX
 
-chain_st_264:
+chain_st_282:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5208,11 +5672,11 @@ chain_st_264:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_255
+	JMP     panelAvx512_rows_273
 
-panelAvx512_r_262:
+panelAvx512_r_280:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_253
+	JE     panelAvx512_done_256
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5228,7 +5692,7 @@ panelAvx512_r_262:
 	VXORPD Z2, Z2, Z2
 	MOVQ   k+8(FP), SI
 
-chain_loop_266:
+chain_loop_284:
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -5236,7 +5700,7 @@ chain_loop_266:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_266
+	JNZ          chain_loop_284
 	VBROADCASTSD alpha+72(FP), Z3
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5246,14 +5710,14 @@ chain_loop_266:
 	VMULPD       Z3, Z1, Z1
 	VMULPD       Z3, Z2, Z2
 	TESTQ        CX, CX
-	JZ           chain_st_267
+	JZ           chain_st_285
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z4
 	VADDPD       Z4, Z2, Z2
 	MOVQ         16(SP), AX
 
-chain_st_267:
+chain_st_285:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5266,16 +5730,18 @@ chain_st_267:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_255
-	JMP panelAvx512_done_253
+	JMP     panelAvx512_rows_273
+	JMP panelAvx512_done_256
 
-panelAvx512_v_254:
+panelAvx512_v_257:
 	CMPQ AX, $0x00000008
-	JLE  panelAvx512_v_268
+	JLE  panelAvx512_v_286
+	CMPQ AX, $0x0000000c
+	JG   panelAvx512_wide_287
 
-panelAvx512_rows_269:
+panelAvx512_rows_288:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_270
+	JL     panelAvx512_r_289
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5308,7 +5774,391 @@ panelAvx512_rows_269:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+8(FP), R9
 
-chain_loop_271:
+chain_loop_290:
+	VMOVUPD      (DI), Z16
+	VMOVUPD.Z    64(DI), K1, Y17
+	VBROADCASTSD (AX), Z18
+	VFMADD231PD  Z16, Z18, Z0
+	VFMADD231PD  Y17, Y18, Y1
+	VBROADCASTSD (AX)(DX*1), Z19
+	VFMADD231PD  Z16, Z19, Z2
+	VFMADD231PD  Y17, Y19, Y3
+	VBROADCASTSD (AX)(DX*2), Z18
+	VFMADD231PD  Z16, Z18, Z4
+	VFMADD231PD  Y17, Y18, Y5
+	VBROADCASTSD (AX)(BX*1), Z19
+	VFMADD231PD  Z16, Z19, Z6
+	VFMADD231PD  Y17, Y19, Y7
+	VBROADCASTSD (CX), Z18
+	VFMADD231PD  Z16, Z18, Z8
+	VFMADD231PD  Y17, Y18, Y9
+	VBROADCASTSD (CX)(DX*1), Z19
+	VFMADD231PD  Z16, Z19, Z10
+	VFMADD231PD  Y17, Y19, Y11
+	VBROADCASTSD (CX)(DX*2), Z18
+	VFMADD231PD  Z16, Z18, Z12
+	VFMADD231PD  Y17, Y18, Y13
+	VBROADCASTSD (CX)(BX*1), Z19
+	VFMADD231PD  Z16, Z19, Z14
+	VFMADD231PD  Y17, Y19, Y15
+	ADDQ         SI, AX
+	ADDQ         SI, CX
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          chain_loop_290
+	VBROADCASTSD alpha+72(FP), Z16
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Z16, Z0, Z0
+	VMULPD       Y16, Y1, Y1
+	VMULPD       Z16, Z2, Z2
+	VMULPD       Y16, Y3, Y3
+	VMULPD       Z16, Z4, Z4
+	VMULPD       Y16, Y5, Y5
+	VMULPD       Z16, Z6, Z6
+	VMULPD       Y16, Y7, Y7
+	VMULPD       Z16, Z8, Z8
+	VMULPD       Y16, Y9, Y9
+	VMULPD       Z16, Z10, Z10
+	VMULPD       Y16, Y11, Y11
+	VMULPD       Z16, Z12, Z12
+	VMULPD       Y16, Y13, Y13
+	VMULPD       Z16, Z14, Z14
+	VMULPD       Y16, Y15, Y15
+	TESTQ        DX, DX
+	JZ           chain_st_291
+	VADDPD       (AX), Z0, Z0
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y1, Y1
+	ADDQ         CX, AX
+	VADDPD       (AX), Z2, Z2
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y3, Y3
+	ADDQ         CX, AX
+	VADDPD       (AX), Z4, Z4
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y5, Y5
+	ADDQ         CX, AX
+	VADDPD       (AX), Z6, Z6
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y7, Y7
+	ADDQ         CX, AX
+	VADDPD       (AX), Z8, Z8
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y9, Y9
+	ADDQ         CX, AX
+	VADDPD       (AX), Z10, Z10
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y11, Y11
+	ADDQ         CX, AX
+	VADDPD       (AX), Z12, Z12
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y13, Y13
+	ADDQ         CX, AX
+	VADDPD       (AX), Z14, Z14
+	VMOVUPD.Z    64(AX), K1, Y17
+	VADDPD       Y17, Y15, Y15
+	MOVQ         16(SP), AX
+
+chain_st_291:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z2, (AX)
+	VMOVUPD Y3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, (AX)
+	VMOVUPD Y5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Y7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z8, (AX)
+	VMOVUPD Y9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z10, (AX)
+	VMOVUPD Y11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z12, (AX)
+	VMOVUPD Y13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z14, (AX)
+	VMOVUPD Y15, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000008, (SP)
+	JMP     panelAvx512_rows_288
+
+panelAvx512_r_289:
+	CMPQ   (SP), $0x00000004
+	JL     panelAvx512_r_292
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), BX
+	SHLQ   $0x03, BX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	LEAQ   (CX)(CX*2), DX
+	MOVQ   b+40(FP), SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x03, DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   k+8(FP), R8
+
+chain_loop_293:
+	VMOVUPD      (SI), Z8
+	VMOVUPD.Z    64(SI), K1, Y9
+	VBROADCASTSD (AX), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD (AX)(CX*1), Z11
+	VFMADD231PD  Z8, Z11, Z2
+	VFMADD231PD  Y9, Y11, Y3
+	VBROADCASTSD (AX)(CX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Y9, Y10, Y5
+	VBROADCASTSD (AX)(DX*1), Z11
+	VFMADD231PD  Z8, Z11, Z6
+	VFMADD231PD  Y9, Y11, Y7
+	ADDQ         BX, AX
+	ADDQ         DI, SI
+	DECQ         R8
+	JNZ          chain_loop_293
+	VBROADCASTSD alpha+72(FP), Z8
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Z8, Z0, Z0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Z8, Z2, Z2
+	VMULPD       Y8, Y3, Y3
+	VMULPD       Z8, Z4, Z4
+	VMULPD       Y8, Y5, Y5
+	VMULPD       Z8, Z6, Z6
+	VMULPD       Y8, Y7, Y7
+	TESTQ        DX, DX
+	JZ           chain_st_294
+	VADDPD       (AX), Z0, Z0
+	VMOVUPD.Z    64(AX), K1, Y9
+	VADDPD       Y9, Y1, Y1
+	ADDQ         CX, AX
+	VADDPD       (AX), Z2, Z2
+	VMOVUPD.Z    64(AX), K1, Y9
+	VADDPD       Y9, Y3, Y3
+	ADDQ         CX, AX
+	VADDPD       (AX), Z4, Z4
+	VMOVUPD.Z    64(AX), K1, Y9
+	VADDPD       Y9, Y5, Y5
+	ADDQ         CX, AX
+	VADDPD       (AX), Z6, Z6
+	VMOVUPD.Z    64(AX), K1, Y9
+	VADDPD       Y9, Y7, Y7
+	MOVQ         16(SP), AX
+
+chain_st_294:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z2, (AX)
+	VMOVUPD Y3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, (AX)
+	VMOVUPD Y5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Y7, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000004, (SP)
+	JMP     panelAvx512_rows_288
+
+panelAvx512_r_292:
+	CMPQ   (SP), $0x00000002
+	JL     panelAvx512_r_295
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), BX
+	MOVQ   ldb+48(FP), SI
+	SHLQ   $0x03, SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   k+8(FP), DI
+
+chain_loop_296:
+	VMOVUPD      (BX), Z4
+	VMOVUPD.Z    64(BX), K1, Y5
+	VBROADCASTSD (AX), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VFMADD231PD  Y5, Y6, Y1
+	VBROADCASTSD (AX)(CX*1), Z7
+	VFMADD231PD  Z4, Z7, Z2
+	VFMADD231PD  Y5, Y7, Y3
+	ADDQ         DX, AX
+	ADDQ         SI, BX
+	DECQ         DI
+	JNZ          chain_loop_296
+	VBROADCASTSD alpha+72(FP), Z4
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Z4, Z0, Z0
+	VMULPD       Y4, Y1, Y1
+	VMULPD       Z4, Z2, Z2
+	VMULPD       Y4, Y3, Y3
+	TESTQ        DX, DX
+	JZ           chain_st_297
+	VADDPD       (AX), Z0, Z0
+	VMOVUPD.Z    64(AX), K1, Y5
+	VADDPD       Y5, Y1, Y1
+	ADDQ         CX, AX
+	VADDPD       (AX), Z2, Z2
+	VMOVUPD.Z    64(AX), K1, Y5
+	VADDPD       Y5, Y3, Y3
+	MOVQ         16(SP), AX
+
+chain_st_297:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z2, (AX)
+	VMOVUPD Y3, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000002, (SP)
+	JMP     panelAvx512_rows_288
+
+panelAvx512_r_295:
+	CMPQ   (SP), $0x00000000
+	JE     panelAvx512_done_256
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   k+8(FP), SI
+
+chain_loop_299:
+	VBROADCASTSD (AX), Z2
+	VFMADD231PD  (DX), Z2, Z0
+	VFMADD231PD  64(DX), Y2, K1, Y1
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_299
+	VBROADCASTSD alpha+72(FP), Z2
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Z2, Z0, Z0
+	VMULPD       Y2, Y1, Y1
+	TESTQ        CX, CX
+	JZ           chain_st_300
+	VADDPD       (AX), Z0, Z0
+	VMOVUPD.Z    64(AX), K1, Y3
+	VADDPD       Y3, Y1, Y1
+	MOVQ         16(SP), AX
+
+chain_st_300:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000001, (SP)
+	JMP     panelAvx512_rows_288
+	JMP panelAvx512_done_256
+
+panelAvx512_wide_287:
+panelAvx512_rows_302:
+	CMPQ   (SP), $0x00000008
+	JL     panelAvx512_r_303
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   rsA+24(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (AX)(DX*4), CX
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   k+8(FP), R9
+
+chain_loop_304:
 	VMOVUPD      (DI), Z16
 	VMOVUPD.Z    64(DI), K1, Z17
 	VBROADCASTSD (AX), Z18
@@ -5339,7 +6189,7 @@ chain_loop_271:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_271
+	JNZ          chain_loop_304
 	VBROADCASTSD alpha+72(FP), Z16
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5362,7 +6212,7 @@ chain_loop_271:
 	VMULPD       Z16, Z14, Z14
 	VMULPD       Z16, Z15, Z15
 	TESTQ        DX, DX
-	JZ           chain_st_272
+	JZ           chain_st_305
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z17
 	VADDPD       Z17, Z1, Z1
@@ -5396,7 +6246,7 @@ chain_loop_271:
 	VADDPD       Z17, Z15, Z15
 	MOVQ         16(SP), AX
 
-chain_st_272:
+chain_st_305:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5429,11 +6279,11 @@ chain_st_272:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_269
+	JMP     panelAvx512_rows_302
 
-panelAvx512_r_270:
+panelAvx512_r_303:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_273
+	JL     panelAvx512_r_306
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5457,7 +6307,7 @@ panelAvx512_r_270:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), R8
 
-chain_loop_274:
+chain_loop_307:
 	VMOVUPD      (SI), Z8
 	VMOVUPD.Z    64(SI), K1, Z9
 	VBROADCASTSD (AX), Z10
@@ -5475,7 +6325,7 @@ chain_loop_274:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_274
+	JNZ          chain_loop_307
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5490,7 +6340,7 @@ chain_loop_274:
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
 	TESTQ        DX, DX
-	JZ           chain_st_275
+	JZ           chain_st_308
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z9
 	VADDPD       Z9, Z1, Z1
@@ -5508,7 +6358,7 @@ chain_loop_274:
 	VADDPD       Z9, Z7, Z7
 	MOVQ         16(SP), AX
 
-chain_st_275:
+chain_st_308:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5529,11 +6379,11 @@ chain_st_275:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_269
+	JMP     panelAvx512_rows_302
 
-panelAvx512_r_273:
+panelAvx512_r_306:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_276
+	JL     panelAvx512_r_309
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5552,7 +6402,7 @@ panelAvx512_r_273:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), DI
 
-chain_loop_277:
+chain_loop_310:
 	VMOVUPD      (BX), Z4
 	VMOVUPD.Z    64(BX), K1, Z5
 	VBROADCASTSD (AX), Z6
@@ -5564,7 +6414,7 @@ chain_loop_277:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_277
+	JNZ          chain_loop_310
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5575,7 +6425,7 @@ chain_loop_277:
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
 	TESTQ        DX, DX
-	JZ           chain_st_278
+	JZ           chain_st_311
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z5
 	VADDPD       Z5, Z1, Z1
@@ -5585,7 +6435,7 @@ chain_loop_277:
 	VADDPD       Z5, Z3, Z3
 	MOVQ         16(SP), AX
 
-chain_st_278:
+chain_st_311:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5600,11 +6450,11 @@ chain_st_278:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_269
+	JMP     panelAvx512_rows_302
 
-panelAvx512_r_276:
+panelAvx512_r_309:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_253
+	JE     panelAvx512_done_256
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5619,14 +6469,14 @@ panelAvx512_r_276:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), SI
 
-chain_loop_280:
+chain_loop_313:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VFMADD231PD  64(DX), Z2, K1, Z1
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_280
+	JNZ          chain_loop_313
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5635,13 +6485,13 @@ chain_loop_280:
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
 	TESTQ        CX, CX
-	JZ           chain_st_281
+	JZ           chain_st_314
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z3
 	VADDPD       Z3, Z1, Z1
 	MOVQ         16(SP), AX
 
-chain_st_281:
+chain_st_314:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	MOVQ    rsA+24(FP), AX
@@ -5653,13 +6503,16 @@ chain_st_281:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_269
-	JMP panelAvx512_done_253
+	JMP     panelAvx512_rows_302
+	JMP panelAvx512_done_256
 
-panelAvx512_v_268:
-panelAvx512_rows_283:
+panelAvx512_v_286:
+	CMPQ AX, $0x00000004
+	JG   panelAvx512_wide_316
+
+panelAvx512_rows_317:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_284
+	JL     panelAvx512_r_318
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5684,7 +6537,313 @@ panelAvx512_rows_283:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), R9
 
-chain_loop_285:
+chain_loop_319:
+	VMOVUPD.Z    (DI), K1, Y8
+	VBROADCASTSD (AX), Z9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD (AX)(DX*1), Z10
+	VFMADD231PD  Y8, Y10, Y1
+	VBROADCASTSD (AX)(DX*2), Z9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD (AX)(BX*1), Z10
+	VFMADD231PD  Y8, Y10, Y3
+	VBROADCASTSD (CX), Z9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD (CX)(DX*1), Z10
+	VFMADD231PD  Y8, Y10, Y5
+	VBROADCASTSD (CX)(DX*2), Z9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD (CX)(BX*1), Z10
+	VFMADD231PD  Y8, Y10, Y7
+	ADDQ         SI, AX
+	ADDQ         SI, CX
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          chain_loop_319
+	VBROADCASTSD alpha+72(FP), Z8
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Y8, Y0, Y0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Y8, Y2, Y2
+	VMULPD       Y8, Y3, Y3
+	VMULPD       Y8, Y4, Y4
+	VMULPD       Y8, Y5, Y5
+	VMULPD       Y8, Y6, Y6
+	VMULPD       Y8, Y7, Y7
+	TESTQ        DX, DX
+	JZ           chain_st_320
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y0, Y0
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y1, Y1
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y2, Y2
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y3, Y3
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y4, Y4
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y5, Y5
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y6, Y6
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y9
+	VADDPD       Y9, Y7, Y7
+	MOVQ         16(SP), AX
+
+chain_st_320:
+	VMOVUPD Y0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y7, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000008, (SP)
+	JMP     panelAvx512_rows_317
+
+panelAvx512_r_318:
+	CMPQ   (SP), $0x00000004
+	JL     panelAvx512_r_321
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), BX
+	SHLQ   $0x03, BX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	LEAQ   (CX)(CX*2), DX
+	MOVQ   b+40(FP), SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x03, DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   k+8(FP), R8
+
+chain_loop_322:
+	VMOVUPD.Z    (SI), K1, Y4
+	VBROADCASTSD (AX), Z5
+	VFMADD231PD  Y4, Y5, Y0
+	VBROADCASTSD (AX)(CX*1), Z6
+	VFMADD231PD  Y4, Y6, Y1
+	VBROADCASTSD (AX)(CX*2), Z5
+	VFMADD231PD  Y4, Y5, Y2
+	VBROADCASTSD (AX)(DX*1), Z6
+	VFMADD231PD  Y4, Y6, Y3
+	ADDQ         BX, AX
+	ADDQ         DI, SI
+	DECQ         R8
+	JNZ          chain_loop_322
+	VBROADCASTSD alpha+72(FP), Z4
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Y4, Y0, Y0
+	VMULPD       Y4, Y1, Y1
+	VMULPD       Y4, Y2, Y2
+	VMULPD       Y4, Y3, Y3
+	TESTQ        DX, DX
+	JZ           chain_st_323
+	VMOVUPD.Z    (AX), K1, Y5
+	VADDPD       Y5, Y0, Y0
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y5
+	VADDPD       Y5, Y1, Y1
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y5
+	VADDPD       Y5, Y2, Y2
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y5
+	VADDPD       Y5, Y3, Y3
+	MOVQ         16(SP), AX
+
+chain_st_323:
+	VMOVUPD Y0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y3, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000004, (SP)
+	JMP     panelAvx512_rows_317
+
+panelAvx512_r_321:
+	CMPQ   (SP), $0x00000002
+	JL     panelAvx512_r_324
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), BX
+	MOVQ   ldb+48(FP), SI
+	SHLQ   $0x03, SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   k+8(FP), DI
+
+chain_loop_325:
+	VMOVUPD.Z    (BX), K1, Y2
+	VBROADCASTSD (AX), Z3
+	VFMADD231PD  Y2, Y3, Y0
+	VBROADCASTSD (AX)(CX*1), Z4
+	VFMADD231PD  Y2, Y4, Y1
+	ADDQ         DX, AX
+	ADDQ         SI, BX
+	DECQ         DI
+	JNZ          chain_loop_325
+	VBROADCASTSD alpha+72(FP), Z2
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), DX
+	VMULPD       Y2, Y0, Y0
+	VMULPD       Y2, Y1, Y1
+	TESTQ        DX, DX
+	JZ           chain_st_326
+	VMOVUPD.Z    (AX), K1, Y3
+	VADDPD       Y3, Y0, Y0
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Y3
+	VADDPD       Y3, Y1, Y1
+	MOVQ         16(SP), AX
+
+chain_st_326:
+	VMOVUPD Y0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y1, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000002, (SP)
+	JMP     panelAvx512_rows_317
+
+panelAvx512_r_324:
+	CMPQ   (SP), $0x00000000
+	JE     panelAvx512_done_256
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	MOVQ   k+8(FP), SI
+
+chain_loop_328:
+	VBROADCASTSD (AX), Z1
+	VFMADD231PD  (DX), Y1, K1, Y0
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_328
+	VBROADCASTSD alpha+72(FP), Z1
+	MOVQ         16(SP), AX
+	MOVQ         ldc+64(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         acc+80(FP), CX
+	VMULPD       Y1, Y0, Y0
+	TESTQ        CX, CX
+	JZ           chain_st_329
+	VMOVUPD.Z    (AX), K1, Y2
+	VADDPD       Y2, Y0, Y0
+	MOVQ         16(SP), AX
+
+chain_st_329:
+	VMOVUPD Y0, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000001, (SP)
+	JMP     panelAvx512_rows_317
+	JMP panelAvx512_done_256
+
+panelAvx512_wide_316:
+panelAvx512_rows_331:
+	CMPQ   (SP), $0x00000008
+	JL     panelAvx512_r_332
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   rsA+24(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (AX)(DX*4), CX
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   k+8(FP), R9
+
+chain_loop_333:
 	VMOVUPD.Z    (DI), K1, Z8
 	VBROADCASTSD (AX), Z9
 	VFMADD231PD  Z8, Z9, Z0
@@ -5706,7 +6865,7 @@ chain_loop_285:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_285
+	JNZ          chain_loop_333
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5721,7 +6880,7 @@ chain_loop_285:
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
 	TESTQ        DX, DX
-	JZ           chain_st_286
+	JZ           chain_st_334
 	VMOVUPD.Z    (AX), K1, Z9
 	VADDPD       Z9, Z0, Z0
 	ADDQ         CX, AX
@@ -5747,7 +6906,7 @@ chain_loop_285:
 	VADDPD       Z9, Z7, Z7
 	MOVQ         16(SP), AX
 
-chain_st_286:
+chain_st_334:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5772,11 +6931,11 @@ chain_st_286:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_283
+	JMP     panelAvx512_rows_331
 
-panelAvx512_r_284:
+panelAvx512_r_332:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_287
+	JL     panelAvx512_r_335
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5796,7 +6955,7 @@ panelAvx512_r_284:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), R8
 
-chain_loop_288:
+chain_loop_336:
 	VMOVUPD.Z    (SI), K1, Z4
 	VBROADCASTSD (AX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -5809,7 +6968,7 @@ chain_loop_288:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_288
+	JNZ          chain_loop_336
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5820,7 +6979,7 @@ chain_loop_288:
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
 	TESTQ        DX, DX
-	JZ           chain_st_289
+	JZ           chain_st_337
 	VMOVUPD.Z    (AX), K1, Z5
 	VADDPD       Z5, Z0, Z0
 	ADDQ         CX, AX
@@ -5834,7 +6993,7 @@ chain_loop_288:
 	VADDPD       Z5, Z3, Z3
 	MOVQ         16(SP), AX
 
-chain_st_289:
+chain_st_337:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5851,11 +7010,11 @@ chain_st_289:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_283
+	JMP     panelAvx512_rows_331
 
-panelAvx512_r_287:
+panelAvx512_r_335:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_290
+	JL     panelAvx512_r_338
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5872,7 +7031,7 @@ panelAvx512_r_287:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), DI
 
-chain_loop_291:
+chain_loop_339:
 	VMOVUPD.Z    (BX), K1, Z2
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -5881,7 +7040,7 @@ chain_loop_291:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_291
+	JNZ          chain_loop_339
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5890,7 +7049,7 @@ chain_loop_291:
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
 	TESTQ        DX, DX
-	JZ           chain_st_292
+	JZ           chain_st_340
 	VMOVUPD.Z    (AX), K1, Z3
 	VADDPD       Z3, Z0, Z0
 	ADDQ         CX, AX
@@ -5898,7 +7057,7 @@ chain_loop_291:
 	VADDPD       Z3, Z1, Z1
 	MOVQ         16(SP), AX
 
-chain_st_292:
+chain_st_340:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5911,11 +7070,11 @@ chain_st_292:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_283
+	JMP     panelAvx512_rows_331
 
-panelAvx512_r_290:
+panelAvx512_r_338:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_253
+	JE     panelAvx512_done_256
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5929,13 +7088,13 @@ panelAvx512_r_290:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+8(FP), SI
 
-chain_loop_294:
+chain_loop_342:
 	VBROADCASTSD (AX), Z1
 	VFMADD231PD  (DX), Z1, K1, Z0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_294
+	JNZ          chain_loop_342
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         16(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -5943,12 +7102,12 @@ chain_loop_294:
 	MOVQ         acc+80(FP), CX
 	VMULPD       Z1, Z0, Z0
 	TESTQ        CX, CX
-	JZ           chain_st_295
+	JZ           chain_st_343
 	VMOVUPD.Z    (AX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	MOVQ         16(SP), AX
 
-chain_st_295:
+chain_st_343:
 	VMOVUPD Z0, K1, (AX)
 	MOVQ    rsA+24(FP), AX
 	SHLQ    $0x03, AX
@@ -5959,10 +7118,10 @@ chain_st_295:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_283
-	JMP panelAvx512_done_253
+	JMP     panelAvx512_rows_331
+	JMP panelAvx512_done_256
 
-panelAvx512_done_253:
+panelAvx512_done_256:
 	VZEROUPPER
 	RET
 
@@ -5975,15 +7134,15 @@ TEXT ·rowChainAvx512(SB), NOSPLIT, $16-96
 	MOVQ   AX, 8(SP)
 	MOVQ   w+88(FP), AX
 	CMPQ   AX, $0x00000060
-	JG     rowChainAvx512_v_297
+	JG     rowChainAvx512_v_345
 	CMPQ   AX, $0x00000030
-	JG     rowChainAvx512_v_298
+	JG     rowChainAvx512_v_346
 	CMPQ   AX, $0x00000018
-	JG     rowChainAvx512_v_299
+	JG     rowChainAvx512_v_347
 	CMPQ   AX, $0x00000010
-	JG     rowChainAvx512_v_300
+	JG     rowChainAvx512_v_348
 	CMPQ   AX, $0x00000008
-	JG     rowChainAvx512_v_301
+	JG     rowChainAvx512_v_349
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5997,13 +7156,13 @@ TEXT ·rowChainAvx512(SB), NOSPLIT, $16-96
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+8(FP), SI
 
-chain_loop_302:
+chain_loop_350:
 	VBROADCASTSD (AX), Z1
 	VFMADD231PD  (DX), Z1, K1, Z0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_302
+	JNZ          chain_loop_350
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6011,16 +7170,16 @@ chain_loop_302:
 	MOVQ         acc+80(FP), CX
 	VMULPD       Z1, Z0, Z0
 	TESTQ        CX, CX
-	JZ           chain_st_303
+	JZ           chain_st_351
 	VMOVUPD.Z    (AX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	MOVQ         8(SP), AX
 
-chain_st_303:
+chain_st_351:
 	VMOVUPD Z0, K1, (AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_301:
+rowChainAvx512_v_349:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6035,14 +7194,14 @@ rowChainAvx512_v_301:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), SI
 
-chain_loop_304:
+chain_loop_352:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VFMADD231PD  64(DX), Z2, K1, Z1
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_304
+	JNZ          chain_loop_352
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6051,18 +7210,18 @@ chain_loop_304:
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
 	TESTQ        CX, CX
-	JZ           chain_st_305
+	JZ           chain_st_353
 	VADDPD       (AX), Z0, Z0
 	VMOVUPD.Z    64(AX), K1, Z3
 	VADDPD       Z3, Z1, Z1
 	MOVQ         8(SP), AX
 
-chain_st_305:
+chain_st_353:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_300:
+rowChainAvx512_v_348:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6078,7 +7237,7 @@ rowChainAvx512_v_300:
 	VXORPD Z2, Z2, Z2
 	MOVQ   k+8(FP), SI
 
-chain_loop_306:
+chain_loop_354:
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -6086,7 +7245,7 @@ chain_loop_306:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_306
+	JNZ          chain_loop_354
 	VBROADCASTSD alpha+72(FP), Z3
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6096,24 +7255,24 @@ chain_loop_306:
 	VMULPD       Z3, Z1, Z1
 	VMULPD       Z3, Z2, Z2
 	TESTQ        CX, CX
-	JZ           chain_st_307
+	JZ           chain_st_355
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VMOVUPD.Z    128(AX), K1, Z4
 	VADDPD       Z4, Z2, Z2
 	MOVQ         8(SP), AX
 
-chain_st_307:
+chain_st_355:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_299:
+rowChainAvx512_v_347:
 	CMPQ   AX, $0x00000028
-	JG     rowChainAvx512_v_308
+	JG     rowChainAvx512_v_356
 	CMPQ   AX, $0x00000020
-	JG     rowChainAvx512_v_309
+	JG     rowChainAvx512_v_357
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000018, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6130,7 +7289,7 @@ rowChainAvx512_v_299:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), SI
 
-chain_loop_310:
+chain_loop_358:
 	VBROADCASTSD (AX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
@@ -6139,7 +7298,7 @@ chain_loop_310:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_310
+	JNZ          chain_loop_358
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6150,7 +7309,7 @@ chain_loop_310:
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
 	TESTQ        CX, CX
-	JZ           chain_st_311
+	JZ           chain_st_359
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6158,14 +7317,14 @@ chain_loop_310:
 	VADDPD       Z5, Z3, Z3
 	MOVQ         8(SP), AX
 
-chain_st_311:
+chain_st_359:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
 	VMOVUPD Z3, K1, 192(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_309:
+rowChainAvx512_v_357:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000020, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6183,7 +7342,7 @@ rowChainAvx512_v_309:
 	VXORPD Z4, Z4, Z4
 	MOVQ   k+8(FP), SI
 
-chain_loop_312:
+chain_loop_360:
 	VBROADCASTSD (AX), Z5
 	VFMADD231PD  (DX), Z5, Z0
 	VFMADD231PD  64(DX), Z5, Z1
@@ -6193,7 +7352,7 @@ chain_loop_312:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_312
+	JNZ          chain_loop_360
 	VBROADCASTSD alpha+72(FP), Z5
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6205,7 +7364,7 @@ chain_loop_312:
 	VMULPD       Z5, Z3, Z3
 	VMULPD       Z5, Z4, Z4
 	TESTQ        CX, CX
-	JZ           chain_st_313
+	JZ           chain_st_361
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6214,15 +7373,15 @@ chain_loop_312:
 	VADDPD       Z6, Z4, Z4
 	MOVQ         8(SP), AX
 
-chain_st_313:
+chain_st_361:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
 	VMOVUPD Z3, 192(AX)
 	VMOVUPD Z4, K1, 256(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_308:
+rowChainAvx512_v_356:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000028, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6241,7 +7400,7 @@ rowChainAvx512_v_308:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+8(FP), SI
 
-chain_loop_314:
+chain_loop_362:
 	VBROADCASTSD (AX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -6252,7 +7411,7 @@ chain_loop_314:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_314
+	JNZ          chain_loop_362
 	VBROADCASTSD alpha+72(FP), Z6
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6265,7 +7424,7 @@ chain_loop_314:
 	VMULPD       Z6, Z4, Z4
 	VMULPD       Z6, Z5, Z5
 	TESTQ        CX, CX
-	JZ           chain_st_315
+	JZ           chain_st_363
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6275,22 +7434,22 @@ chain_loop_314:
 	VADDPD       Z7, Z5, Z5
 	MOVQ         8(SP), AX
 
-chain_st_315:
+chain_st_363:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
 	VMOVUPD Z3, 192(AX)
 	VMOVUPD Z4, 256(AX)
 	VMOVUPD Z5, K1, 320(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_298:
+rowChainAvx512_v_346:
 	CMPQ   AX, $0x00000048
-	JG     rowChainAvx512_v_316
+	JG     rowChainAvx512_v_364
 	CMPQ   AX, $0x00000040
-	JG     rowChainAvx512_v_317
+	JG     rowChainAvx512_v_365
 	CMPQ   AX, $0x00000038
-	JG     rowChainAvx512_v_318
+	JG     rowChainAvx512_v_366
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000030, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6310,7 +7469,7 @@ rowChainAvx512_v_298:
 	VXORPD Z6, Z6, Z6
 	MOVQ   k+8(FP), SI
 
-chain_loop_319:
+chain_loop_367:
 	VBROADCASTSD (AX), Z7
 	VFMADD231PD  (DX), Z7, Z0
 	VFMADD231PD  64(DX), Z7, Z1
@@ -6322,7 +7481,7 @@ chain_loop_319:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_319
+	JNZ          chain_loop_367
 	VBROADCASTSD alpha+72(FP), Z7
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6336,7 +7495,7 @@ chain_loop_319:
 	VMULPD       Z7, Z5, Z5
 	VMULPD       Z7, Z6, Z6
 	TESTQ        CX, CX
-	JZ           chain_st_320
+	JZ           chain_st_368
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6347,7 +7506,7 @@ chain_loop_319:
 	VADDPD       Z8, Z6, Z6
 	MOVQ         8(SP), AX
 
-chain_st_320:
+chain_st_368:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6355,9 +7514,9 @@ chain_st_320:
 	VMOVUPD Z4, 256(AX)
 	VMOVUPD Z5, 320(AX)
 	VMOVUPD Z6, K1, 384(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_318:
+rowChainAvx512_v_366:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000038, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6378,7 +7537,7 @@ rowChainAvx512_v_318:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), SI
 
-chain_loop_321:
+chain_loop_369:
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -6391,7 +7550,7 @@ chain_loop_321:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_321
+	JNZ          chain_loop_369
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6406,7 +7565,7 @@ chain_loop_321:
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
 	TESTQ        CX, CX
-	JZ           chain_st_322
+	JZ           chain_st_370
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6418,7 +7577,7 @@ chain_loop_321:
 	VADDPD       Z9, Z7, Z7
 	MOVQ         8(SP), AX
 
-chain_st_322:
+chain_st_370:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6427,9 +7586,9 @@ chain_st_322:
 	VMOVUPD Z5, 320(AX)
 	VMOVUPD Z6, 384(AX)
 	VMOVUPD Z7, K1, 448(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_317:
+rowChainAvx512_v_365:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000040, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6451,7 +7610,7 @@ rowChainAvx512_v_317:
 	VXORPD Z8, Z8, Z8
 	MOVQ   k+8(FP), SI
 
-chain_loop_323:
+chain_loop_371:
 	VBROADCASTSD (AX), Z9
 	VFMADD231PD  (DX), Z9, Z0
 	VFMADD231PD  64(DX), Z9, Z1
@@ -6465,7 +7624,7 @@ chain_loop_323:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_323
+	JNZ          chain_loop_371
 	VBROADCASTSD alpha+72(FP), Z9
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6481,7 +7640,7 @@ chain_loop_323:
 	VMULPD       Z9, Z7, Z7
 	VMULPD       Z9, Z8, Z8
 	TESTQ        CX, CX
-	JZ           chain_st_324
+	JZ           chain_st_372
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6494,7 +7653,7 @@ chain_loop_323:
 	VADDPD       Z10, Z8, Z8
 	MOVQ         8(SP), AX
 
-chain_st_324:
+chain_st_372:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6504,13 +7663,13 @@ chain_st_324:
 	VMOVUPD Z6, 384(AX)
 	VMOVUPD Z7, 448(AX)
 	VMOVUPD Z8, K1, 512(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_316:
+rowChainAvx512_v_364:
 	CMPQ   AX, $0x00000058
-	JG     rowChainAvx512_v_325
+	JG     rowChainAvx512_v_373
 	CMPQ   AX, $0x00000050
-	JG     rowChainAvx512_v_326
+	JG     rowChainAvx512_v_374
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000048, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6533,7 +7692,7 @@ rowChainAvx512_v_316:
 	VXORPD Z9, Z9, Z9
 	MOVQ   k+8(FP), SI
 
-chain_loop_327:
+chain_loop_375:
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -6548,7 +7707,7 @@ chain_loop_327:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_327
+	JNZ          chain_loop_375
 	VBROADCASTSD alpha+72(FP), Z10
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6565,7 +7724,7 @@ chain_loop_327:
 	VMULPD       Z10, Z8, Z8
 	VMULPD       Z10, Z9, Z9
 	TESTQ        CX, CX
-	JZ           chain_st_328
+	JZ           chain_st_376
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6579,7 +7738,7 @@ chain_loop_327:
 	VADDPD       Z11, Z9, Z9
 	MOVQ         8(SP), AX
 
-chain_st_328:
+chain_st_376:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6590,9 +7749,9 @@ chain_st_328:
 	VMOVUPD Z7, 448(AX)
 	VMOVUPD Z8, 512(AX)
 	VMOVUPD Z9, K1, 576(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_326:
+rowChainAvx512_v_374:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000050, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6616,7 +7775,7 @@ rowChainAvx512_v_326:
 	VXORPD Z10, Z10, Z10
 	MOVQ   k+8(FP), SI
 
-chain_loop_329:
+chain_loop_377:
 	VBROADCASTSD (AX), Z11
 	VFMADD231PD  (DX), Z11, Z0
 	VFMADD231PD  64(DX), Z11, Z1
@@ -6632,7 +7791,7 @@ chain_loop_329:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_329
+	JNZ          chain_loop_377
 	VBROADCASTSD alpha+72(FP), Z11
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6650,7 +7809,7 @@ chain_loop_329:
 	VMULPD       Z11, Z9, Z9
 	VMULPD       Z11, Z10, Z10
 	TESTQ        CX, CX
-	JZ           chain_st_330
+	JZ           chain_st_378
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6665,7 +7824,7 @@ chain_loop_329:
 	VADDPD       Z12, Z10, Z10
 	MOVQ         8(SP), AX
 
-chain_st_330:
+chain_st_378:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6677,9 +7836,9 @@ chain_st_330:
 	VMOVUPD Z8, 512(AX)
 	VMOVUPD Z9, 576(AX)
 	VMOVUPD Z10, K1, 640(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_325:
+rowChainAvx512_v_373:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000058, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6704,7 +7863,7 @@ rowChainAvx512_v_325:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+8(FP), SI
 
-chain_loop_331:
+chain_loop_379:
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -6721,7 +7880,7 @@ chain_loop_331:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_331
+	JNZ          chain_loop_379
 	VBROADCASTSD alpha+72(FP), Z12
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6740,7 +7899,7 @@ chain_loop_331:
 	VMULPD       Z12, Z10, Z10
 	VMULPD       Z12, Z11, Z11
 	TESTQ        CX, CX
-	JZ           chain_st_332
+	JZ           chain_st_380
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6756,7 +7915,7 @@ chain_loop_331:
 	VADDPD       Z13, Z11, Z11
 	MOVQ         8(SP), AX
 
-chain_st_332:
+chain_st_380:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6769,17 +7928,17 @@ chain_st_332:
 	VMOVUPD Z9, 576(AX)
 	VMOVUPD Z10, 640(AX)
 	VMOVUPD Z11, K1, 704(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_297:
+rowChainAvx512_v_345:
 	CMPQ   AX, $0x00000090
-	JG     rowChainAvx512_v_333
+	JG     rowChainAvx512_v_381
 	CMPQ   AX, $0x00000078
-	JG     rowChainAvx512_v_334
+	JG     rowChainAvx512_v_382
 	CMPQ   AX, $0x00000070
-	JG     rowChainAvx512_v_335
+	JG     rowChainAvx512_v_383
 	CMPQ   AX, $0x00000068
-	JG     rowChainAvx512_v_336
+	JG     rowChainAvx512_v_384
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000060, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6805,7 +7964,7 @@ rowChainAvx512_v_297:
 	VXORPD Z12, Z12, Z12
 	MOVQ   k+8(FP), SI
 
-chain_loop_337:
+chain_loop_385:
 	VBROADCASTSD (AX), Z13
 	VFMADD231PD  (DX), Z13, Z0
 	VFMADD231PD  64(DX), Z13, Z1
@@ -6823,7 +7982,7 @@ chain_loop_337:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_337
+	JNZ          chain_loop_385
 	VBROADCASTSD alpha+72(FP), Z13
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6843,7 +8002,7 @@ chain_loop_337:
 	VMULPD       Z13, Z11, Z11
 	VMULPD       Z13, Z12, Z12
 	TESTQ        CX, CX
-	JZ           chain_st_338
+	JZ           chain_st_386
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6860,7 +8019,7 @@ chain_loop_337:
 	VADDPD       Z14, Z12, Z12
 	MOVQ         8(SP), AX
 
-chain_st_338:
+chain_st_386:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6874,9 +8033,9 @@ chain_st_338:
 	VMOVUPD Z10, 640(AX)
 	VMOVUPD Z11, 704(AX)
 	VMOVUPD Z12, K1, 768(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_336:
+rowChainAvx512_v_384:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000068, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6903,7 +8062,7 @@ rowChainAvx512_v_336:
 	VXORPD Z13, Z13, Z13
 	MOVQ   k+8(FP), SI
 
-chain_loop_339:
+chain_loop_387:
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -6922,7 +8081,7 @@ chain_loop_339:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_339
+	JNZ          chain_loop_387
 	VBROADCASTSD alpha+72(FP), Z14
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -6943,7 +8102,7 @@ chain_loop_339:
 	VMULPD       Z14, Z12, Z12
 	VMULPD       Z14, Z13, Z13
 	TESTQ        CX, CX
-	JZ           chain_st_340
+	JZ           chain_st_388
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -6961,7 +8120,7 @@ chain_loop_339:
 	VADDPD       Z15, Z13, Z13
 	MOVQ         8(SP), AX
 
-chain_st_340:
+chain_st_388:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6976,9 +8135,9 @@ chain_st_340:
 	VMOVUPD Z11, 704(AX)
 	VMOVUPD Z12, 768(AX)
 	VMOVUPD Z13, K1, 832(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_335:
+rowChainAvx512_v_383:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000070, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7006,7 +8165,7 @@ rowChainAvx512_v_335:
 	VXORPD Z14, Z14, Z14
 	MOVQ   k+8(FP), SI
 
-chain_loop_341:
+chain_loop_389:
 	VBROADCASTSD (AX), Z15
 	VFMADD231PD  (DX), Z15, Z0
 	VFMADD231PD  64(DX), Z15, Z1
@@ -7026,7 +8185,7 @@ chain_loop_341:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_341
+	JNZ          chain_loop_389
 	VBROADCASTSD alpha+72(FP), Z15
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7048,7 +8207,7 @@ chain_loop_341:
 	VMULPD       Z15, Z13, Z13
 	VMULPD       Z15, Z14, Z14
 	TESTQ        CX, CX
-	JZ           chain_st_342
+	JZ           chain_st_390
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7067,7 +8226,7 @@ chain_loop_341:
 	VADDPD       Z16, Z14, Z14
 	MOVQ         8(SP), AX
 
-chain_st_342:
+chain_st_390:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7083,13 +8242,13 @@ chain_st_342:
 	VMOVUPD Z12, 768(AX)
 	VMOVUPD Z13, 832(AX)
 	VMOVUPD Z14, K1, 896(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_334:
+rowChainAvx512_v_382:
 	CMPQ   AX, $0x00000088
-	JG     rowChainAvx512_v_343
+	JG     rowChainAvx512_v_391
 	CMPQ   AX, $0x00000080
-	JG     rowChainAvx512_v_344
+	JG     rowChainAvx512_v_392
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000078, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7118,7 +8277,7 @@ rowChainAvx512_v_334:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+8(FP), SI
 
-chain_loop_345:
+chain_loop_393:
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7139,7 +8298,7 @@ chain_loop_345:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_345
+	JNZ          chain_loop_393
 	VBROADCASTSD alpha+72(FP), Z16
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7162,7 +8321,7 @@ chain_loop_345:
 	VMULPD       Z16, Z14, Z14
 	VMULPD       Z16, Z15, Z15
 	TESTQ        CX, CX
-	JZ           chain_st_346
+	JZ           chain_st_394
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7182,7 +8341,7 @@ chain_loop_345:
 	VADDPD       Z17, Z15, Z15
 	MOVQ         8(SP), AX
 
-chain_st_346:
+chain_st_394:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7199,9 +8358,9 @@ chain_st_346:
 	VMOVUPD Z13, 832(AX)
 	VMOVUPD Z14, 896(AX)
 	VMOVUPD Z15, K1, 960(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_344:
+rowChainAvx512_v_392:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000080, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7231,7 +8390,7 @@ rowChainAvx512_v_344:
 	VXORPD Z16, Z16, Z16
 	MOVQ   k+8(FP), SI
 
-chain_loop_347:
+chain_loop_395:
 	VBROADCASTSD (AX), Z17
 	VFMADD231PD  (DX), Z17, Z0
 	VFMADD231PD  64(DX), Z17, Z1
@@ -7253,7 +8412,7 @@ chain_loop_347:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_347
+	JNZ          chain_loop_395
 	VBROADCASTSD alpha+72(FP), Z17
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7277,7 +8436,7 @@ chain_loop_347:
 	VMULPD       Z17, Z15, Z15
 	VMULPD       Z17, Z16, Z16
 	TESTQ        CX, CX
-	JZ           chain_st_348
+	JZ           chain_st_396
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7298,7 +8457,7 @@ chain_loop_347:
 	VADDPD       Z18, Z16, Z16
 	MOVQ         8(SP), AX
 
-chain_st_348:
+chain_st_396:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7316,9 +8475,9 @@ chain_st_348:
 	VMOVUPD Z14, 896(AX)
 	VMOVUPD Z15, 960(AX)
 	VMOVUPD Z16, K1, 1024(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_343:
+rowChainAvx512_v_391:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000088, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7349,7 +8508,7 @@ rowChainAvx512_v_343:
 	VXORPD Z17, Z17, Z17
 	MOVQ   k+8(FP), SI
 
-chain_loop_349:
+chain_loop_397:
 	VBROADCASTSD (AX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -7372,7 +8531,7 @@ chain_loop_349:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_349
+	JNZ          chain_loop_397
 	VBROADCASTSD alpha+72(FP), Z18
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7397,7 +8556,7 @@ chain_loop_349:
 	VMULPD       Z18, Z16, Z16
 	VMULPD       Z18, Z17, Z17
 	TESTQ        CX, CX
-	JZ           chain_st_350
+	JZ           chain_st_398
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7419,7 +8578,7 @@ chain_loop_349:
 	VADDPD       Z19, Z17, Z17
 	MOVQ         8(SP), AX
 
-chain_st_350:
+chain_st_398:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7438,15 +8597,15 @@ chain_st_350:
 	VMOVUPD Z15, 960(AX)
 	VMOVUPD Z16, 1024(AX)
 	VMOVUPD Z17, K1, 1088(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_333:
+rowChainAvx512_v_381:
 	CMPQ   AX, $0x000000a8
-	JG     rowChainAvx512_v_351
+	JG     rowChainAvx512_v_399
 	CMPQ   AX, $0x000000a0
-	JG     rowChainAvx512_v_352
+	JG     rowChainAvx512_v_400
 	CMPQ   AX, $0x00000098
-	JG     rowChainAvx512_v_353
+	JG     rowChainAvx512_v_401
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000090, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7478,7 +8637,7 @@ rowChainAvx512_v_333:
 	VXORPD Z18, Z18, Z18
 	MOVQ   k+8(FP), SI
 
-chain_loop_354:
+chain_loop_402:
 	VBROADCASTSD (AX), Z19
 	VFMADD231PD  (DX), Z19, Z0
 	VFMADD231PD  64(DX), Z19, Z1
@@ -7502,7 +8661,7 @@ chain_loop_354:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_354
+	JNZ          chain_loop_402
 	VBROADCASTSD alpha+72(FP), Z19
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7528,7 +8687,7 @@ chain_loop_354:
 	VMULPD       Z19, Z17, Z17
 	VMULPD       Z19, Z18, Z18
 	TESTQ        CX, CX
-	JZ           chain_st_355
+	JZ           chain_st_403
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7551,7 +8710,7 @@ chain_loop_354:
 	VADDPD       Z20, Z18, Z18
 	MOVQ         8(SP), AX
 
-chain_st_355:
+chain_st_403:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7571,9 +8730,9 @@ chain_st_355:
 	VMOVUPD Z16, 1024(AX)
 	VMOVUPD Z17, 1088(AX)
 	VMOVUPD Z18, K1, 1152(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_353:
+rowChainAvx512_v_401:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000098, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7606,7 +8765,7 @@ rowChainAvx512_v_353:
 	VXORPD Z19, Z19, Z19
 	MOVQ   k+8(FP), SI
 
-chain_loop_356:
+chain_loop_404:
 	VBROADCASTSD (AX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -7631,7 +8790,7 @@ chain_loop_356:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_356
+	JNZ          chain_loop_404
 	VBROADCASTSD alpha+72(FP), Z20
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7658,7 +8817,7 @@ chain_loop_356:
 	VMULPD       Z20, Z18, Z18
 	VMULPD       Z20, Z19, Z19
 	TESTQ        CX, CX
-	JZ           chain_st_357
+	JZ           chain_st_405
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7682,7 +8841,7 @@ chain_loop_356:
 	VADDPD       Z21, Z19, Z19
 	MOVQ         8(SP), AX
 
-chain_st_357:
+chain_st_405:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7703,9 +8862,9 @@ chain_st_357:
 	VMOVUPD Z17, 1088(AX)
 	VMOVUPD Z18, 1152(AX)
 	VMOVUPD Z19, K1, 1216(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_352:
+rowChainAvx512_v_400:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000a0, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7739,7 +8898,7 @@ rowChainAvx512_v_352:
 	VXORPD Z20, Z20, Z20
 	MOVQ   k+8(FP), SI
 
-chain_loop_358:
+chain_loop_406:
 	VBROADCASTSD (AX), Z21
 	VFMADD231PD  (DX), Z21, Z0
 	VFMADD231PD  64(DX), Z21, Z1
@@ -7765,7 +8924,7 @@ chain_loop_358:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_358
+	JNZ          chain_loop_406
 	VBROADCASTSD alpha+72(FP), Z21
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7793,7 +8952,7 @@ chain_loop_358:
 	VMULPD       Z21, Z19, Z19
 	VMULPD       Z21, Z20, Z20
 	TESTQ        CX, CX
-	JZ           chain_st_359
+	JZ           chain_st_407
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7818,7 +8977,7 @@ chain_loop_358:
 	VADDPD       Z22, Z20, Z20
 	MOVQ         8(SP), AX
 
-chain_st_359:
+chain_st_407:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7840,13 +8999,13 @@ chain_st_359:
 	VMOVUPD Z18, 1152(AX)
 	VMOVUPD Z19, 1216(AX)
 	VMOVUPD Z20, K1, 1280(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_351:
+rowChainAvx512_v_399:
 	CMPQ   AX, $0x000000b8
-	JG     rowChainAvx512_v_360
+	JG     rowChainAvx512_v_408
 	CMPQ   AX, $0x000000b0
-	JG     rowChainAvx512_v_361
+	JG     rowChainAvx512_v_409
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000a8, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7881,7 +9040,7 @@ rowChainAvx512_v_351:
 	VXORPD Z21, Z21, Z21
 	MOVQ   k+8(FP), SI
 
-chain_loop_362:
+chain_loop_410:
 	VBROADCASTSD (AX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -7908,7 +9067,7 @@ chain_loop_362:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_362
+	JNZ          chain_loop_410
 	VBROADCASTSD alpha+72(FP), Z22
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -7937,7 +9096,7 @@ chain_loop_362:
 	VMULPD       Z22, Z20, Z20
 	VMULPD       Z22, Z21, Z21
 	TESTQ        CX, CX
-	JZ           chain_st_363
+	JZ           chain_st_411
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -7963,7 +9122,7 @@ chain_loop_362:
 	VADDPD       Z23, Z21, Z21
 	MOVQ         8(SP), AX
 
-chain_st_363:
+chain_st_411:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7986,9 +9145,9 @@ chain_st_363:
 	VMOVUPD Z19, 1216(AX)
 	VMOVUPD Z20, 1280(AX)
 	VMOVUPD Z21, K1, 1344(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_361:
+rowChainAvx512_v_409:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000b0, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -8024,7 +9183,7 @@ rowChainAvx512_v_361:
 	VXORPD Z22, Z22, Z22
 	MOVQ   k+8(FP), SI
 
-chain_loop_364:
+chain_loop_412:
 	VBROADCASTSD (AX), Z23
 	VFMADD231PD  (DX), Z23, Z0
 	VFMADD231PD  64(DX), Z23, Z1
@@ -8052,7 +9211,7 @@ chain_loop_364:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_364
+	JNZ          chain_loop_412
 	VBROADCASTSD alpha+72(FP), Z23
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -8082,7 +9241,7 @@ chain_loop_364:
 	VMULPD       Z23, Z21, Z21
 	VMULPD       Z23, Z22, Z22
 	TESTQ        CX, CX
-	JZ           chain_st_365
+	JZ           chain_st_413
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -8109,7 +9268,7 @@ chain_loop_364:
 	VADDPD       Z24, Z22, Z22
 	MOVQ         8(SP), AX
 
-chain_st_365:
+chain_st_413:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -8133,9 +9292,9 @@ chain_st_365:
 	VMOVUPD Z20, 1280(AX)
 	VMOVUPD Z21, 1344(AX)
 	VMOVUPD Z22, K1, 1408(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_344
 
-rowChainAvx512_v_360:
+rowChainAvx512_v_408:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000b8, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -8172,7 +9331,7 @@ rowChainAvx512_v_360:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+8(FP), SI
 
-chain_loop_366:
+chain_loop_414:
 	VBROADCASTSD (AX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -8201,7 +9360,7 @@ chain_loop_366:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_366
+	JNZ          chain_loop_414
 	VBROADCASTSD alpha+72(FP), Z24
 	MOVQ         8(SP), AX
 	MOVQ         ldc+64(FP), CX
@@ -8232,7 +9391,7 @@ chain_loop_366:
 	VMULPD       Z24, Z22, Z22
 	VMULPD       Z24, Z23, Z23
 	TESTQ        CX, CX
-	JZ           chain_st_367
+	JZ           chain_st_415
 	VADDPD       (AX), Z0, Z0
 	VADDPD       64(AX), Z1, Z1
 	VADDPD       128(AX), Z2, Z2
@@ -8260,7 +9419,7 @@ chain_loop_366:
 	VADDPD       Z25, Z23, Z23
 	MOVQ         8(SP), AX
 
-chain_st_367:
+chain_st_415:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -8286,6 +9445,6 @@ chain_st_367:
 	VMOVUPD Z22, 1408(AX)
 	VMOVUPD Z23, K1, 1472(AX)
 
-rowChainAvx512_done_296:
+rowChainAvx512_done_344:
 	VZEROUPPER
 	RET
