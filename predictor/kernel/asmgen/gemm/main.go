@@ -782,15 +782,23 @@ func chainTile(s *isa, rt, v int, masked, narrow bool, m mask, arow, crow Mem) {
 	VBROADCASTSD(NewParamAddr("alpha", 9*8), alpha)
 	tmp := s.vec(nacc + 1)
 	cp, ldc, accFlag := GP64(), GP64(), GP64()
-	MOVQ(crow, cp)
-	Load(Param("ldc"), ldc)
-	SHLQ(U8(3), ldc)
 	Load(Param("acc"), accFlag)
+	// alpha·s is s when alpha = 1 (s, the result of a fused multiply–add,
+	// is never a signalling NaN), so the products are skipped then.
+	one := label("chain_one")
+	MOVQ(NewParamAddr("alpha", 9*8), cp)
+	MOVQ(U64(0x3ff0000000000000), ldc)
+	CMPQ(cp, ldc)
+	JE(LabelRef(one))
 	for i := 0; i < rt; i++ {
 		for j := 0; j < v; j++ {
 			VMULPD(nw(j, alpha), acc(i, j), acc(i, j))
 		}
 	}
+	Label(one)
+	MOVQ(crow, cp)
+	Load(Param("ldc"), ldc)
+	SHLQ(U8(3), ldc)
 	st := label("chain_st")
 	TESTQ(accFlag, accFlag)
 	JZ(LabelRef(st))
