@@ -50,8 +50,8 @@ type planLayer struct {
 	// groups of rows whose length is a whole number of vectors (no
 	// partial vector at the end of every row); nil when the group is 1.
 	bg, ag []float64
-	coef []float64 // GRB spline coefficients
-	tp   []float64 // GRB tail parameters
+	coef   []float64 // GRB spline coefficients
+	tp     []float64 // GRB tail parameters
 }
 
 // Compile builds the inference plan of the model's current parameters.
