@@ -46,8 +46,12 @@ type planLayer struct {
 	mt   []float64 // 2d×k, Mᵀ (batches)
 	nu   []float64 // k×2d, h·[M_P | −M_Q] (batches)
 	b, a []float64 // GR: bias and amplitude (k)
-	coef []float64 // GRB spline coefficients
-	tp   []float64 // GRB tail parameters
+	// GR: b and a repeated sech2Group(k) times, so that Sech2 runs over
+	// groups of rows whose length is a whole number of vectors (no
+	// partial vector at the end of every row); nil when the group is 1.
+	bg, ag []float64
+	coef   []float64 // GRB spline coefficients
+	tp     []float64 // GRB tail parameters
 }
 
 // Compile builds the inference plan of the model's current parameters.
@@ -93,6 +97,12 @@ func (m *Model) Compile() (*Plan, error) {
 			left = w
 			pl.b = append([]float64(nil), bb...)
 			pl.a = append([]float64(nil), aa...)
+			if g := sech2Group(p.k); g > 1 {
+				for range g {
+					pl.bg = append(pl.bg, bb...)
+					pl.ag = append(pl.ag, aa...)
+				}
+			}
 		case KindGRB:
 			md := m.Arch.RidgeDim
 			left = rp[:md*d]
@@ -217,11 +227,31 @@ func (p *Plan) layerOne(w *workspace, pl *planLayer) {
 // extra kernel calls cost more than the skipped products.
 const sectionSkipMin = 32
 
+// sech2Group returns the number of rows of k entries whose total length is
+// a multiple of 8 (the vector length of the widest kernel set).
+func sech2Group(k int) int {
+	g := 1
+	for g*k%8 != 0 {
+		g *= 2
+	}
+	return g
+}
+
 // ridge writes g = ∇K̂(y) for rows rows.
 func (p *Plan) ridge(w *workspace, pl *planLayer, rows int) {
 	k := p.k
 	switch p.Kind {
 	case KindGR:
+		// y and g are contiguous: a group of rows is one row of g·k
+		// entries with b and a repeated (the same operations per entry).
+		g := len(pl.bg) / k
+		if q := rows - rows%max(g, 1); g > 1 && q > 0 {
+			kernel.Sech2(q/g, g*k, w.y, g*k, pl.bg, pl.ag, w.g, g*k)
+			if q < rows {
+				kernel.Sech2(rows-q, k, w.y[q*k:], k, pl.b, pl.a, w.g[q*k:], k)
+			}
+			return
+		}
 		kernel.Sech2(rows, k, w.y, k, pl.b, pl.a, w.g, k)
 	case KindGRB:
 		tw, tb, ta := p.tail.split(pl.tp)

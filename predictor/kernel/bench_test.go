@@ -145,13 +145,16 @@ func (s gemmShape) String() string {
 
 // gemmShapes are the products of the predictor: the rollout of a block of 8
 // quadruped trajectories (NT then NN with the folded 66×264 layer matrix) and
-// the training passes over a batch of 256 (forward NT/NN, weight gradient TN).
+// the training passes over a batch of 256 (forward NT/NN, weight gradient TN);
+// the NN products of one layer of the batch rollout on blocks of 128 rows.
 var gemmShapes = []gemmShape{
 	{false, true, 8, 66, 264}, {false, false, 8, 264, 66},
 	{false, true, 128, 66, 264}, {false, false, 128, 264, 66},
 	{false, true, 256, 132, 132}, {false, false, 256, 132, 132}, {true, false, 132, 132, 256},
 	{true, false, 36, 36, 1024},
 	{false, true, 256, 66, 66}, {false, false, 256, 66, 66}, {true, false, 66, 66, 256},
+	// the batch rollout's layer of the quadruped (blocks of 128 rows)
+	{false, false, 128, 66, 132}, {false, false, 128, 132, 66},
 }
 
 func BenchmarkGemm(b *testing.B) {

@@ -1088,9 +1088,9 @@ TEXT ·panelAvx2(SB), NOSPLIT, $24-96
 	CMPQ AX, $0x00000008
 	JLE  panelAvx2_v_72
 
-panelAvx2_rows_73:
+panelAvx2_rows_74:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx2_r_74
+	JL     panelAvx2_r_75
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), BX
 	SHLQ   $0x03, BX
@@ -1114,7 +1114,7 @@ panelAvx2_rows_73:
 	VXORPD Y11, Y11, Y11
 	MOVQ   k+8(FP), R8
 
-chain_loop_75:
+chain_loop_76:
 	VMOVUPD      (SI), Y12
 	VMOVUPD      32(SI), Y13
 	VMOVUPD      64(SI), Y14
@@ -1137,12 +1137,13 @@ chain_loop_75:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_75
+	JNZ          chain_loop_76
 	VBROADCASTSD alpha+72(FP), Y12
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_77
 	VMULPD       Y12, Y0, Y0
 	VMULPD       Y12, Y1, Y1
 	VMULPD       Y12, Y2, Y2
@@ -1155,26 +1156,31 @@ chain_loop_75:
 	VMULPD       Y12, Y9, Y9
 	VMULPD       Y12, Y10, Y10
 	VMULPD       Y12, Y11, Y11
-	TESTQ        DX, DX
-	JZ           chain_st_76
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	ADDQ         CX, AX
-	VADDPD       (AX), Y3, Y3
-	VADDPD       32(AX), Y4, Y4
-	VADDPD       64(AX), Y5, Y5
-	ADDQ         CX, AX
-	VADDPD       (AX), Y6, Y6
-	VADDPD       32(AX), Y7, Y7
-	VADDPD       64(AX), Y8, Y8
-	ADDQ         CX, AX
-	VADDPD       (AX), Y9, Y9
-	VADDPD       32(AX), Y10, Y10
-	VADDPD       64(AX), Y11, Y11
-	MOVQ         16(SP), AX
 
-chain_st_76:
+chain_one_77:
+	MOVQ   16(SP), AX
+	MOVQ   ldc+64(FP), CX
+	SHLQ   $0x03, CX
+	TESTQ  DX, DX
+	JZ     chain_st_78
+	VADDPD (AX), Y0, Y0
+	VADDPD 32(AX), Y1, Y1
+	VADDPD 64(AX), Y2, Y2
+	ADDQ   CX, AX
+	VADDPD (AX), Y3, Y3
+	VADDPD 32(AX), Y4, Y4
+	VADDPD 64(AX), Y5, Y5
+	ADDQ   CX, AX
+	VADDPD (AX), Y6, Y6
+	VADDPD 32(AX), Y7, Y7
+	VADDPD 64(AX), Y8, Y8
+	ADDQ   CX, AX
+	VADDPD (AX), Y9, Y9
+	VADDPD 32(AX), Y10, Y10
+	VADDPD 64(AX), Y11, Y11
+	MOVQ   16(SP), AX
+
+chain_st_78:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1199,11 +1205,11 @@ chain_st_76:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx2_rows_73
+	JMP     panelAvx2_rows_74
 
-panelAvx2_r_74:
+panelAvx2_r_75:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx2_r_77
+	JL     panelAvx2_r_79
 	MOVQ   8(SP), AX
 	MOVQ   csA+32(FP), DX
 	SHLQ   $0x03, DX
@@ -1220,7 +1226,7 @@ panelAvx2_r_74:
 	VXORPD Y5, Y5, Y5
 	MOVQ   k+8(FP), DI
 
-chain_loop_78:
+chain_loop_80:
 	VMOVUPD      (BX), Y6
 	VMOVUPD      32(BX), Y7
 	VMOVUPD      64(BX), Y8
@@ -1235,30 +1241,36 @@ chain_loop_78:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_78
+	JNZ          chain_loop_80
 	VBROADCASTSD alpha+72(FP), Y6
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_81
 	VMULPD       Y6, Y0, Y0
 	VMULPD       Y6, Y1, Y1
 	VMULPD       Y6, Y2, Y2
 	VMULPD       Y6, Y3, Y3
 	VMULPD       Y6, Y4, Y4
 	VMULPD       Y6, Y5, Y5
-	TESTQ        DX, DX
-	JZ           chain_st_79
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	ADDQ         CX, AX
-	VADDPD       (AX), Y3, Y3
-	VADDPD       32(AX), Y4, Y4
-	VADDPD       64(AX), Y5, Y5
-	MOVQ         16(SP), AX
 
-chain_st_79:
+chain_one_81:
+	MOVQ   16(SP), AX
+	MOVQ   ldc+64(FP), CX
+	SHLQ   $0x03, CX
+	TESTQ  DX, DX
+	JZ     chain_st_82
+	VADDPD (AX), Y0, Y0
+	VADDPD 32(AX), Y1, Y1
+	VADDPD 64(AX), Y2, Y2
+	ADDQ   CX, AX
+	VADDPD (AX), Y3, Y3
+	VADDPD 32(AX), Y4, Y4
+	VADDPD 64(AX), Y5, Y5
+	MOVQ   16(SP), AX
+
+chain_st_82:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1275,9 +1287,9 @@ chain_st_79:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx2_rows_73
+	JMP     panelAvx2_rows_74
 
-panelAvx2_r_77:
+panelAvx2_r_79:
 	CMPQ   (SP), $0x00000000
 	JE     panelAvx2_done_71
 	MOVQ   8(SP), AX
@@ -1291,7 +1303,7 @@ panelAvx2_r_77:
 	VXORPD Y2, Y2, Y2
 	MOVQ   k+8(FP), SI
 
-chain_loop_81:
+chain_loop_84:
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y0
 	VFMADD231PD  32(DX), Y3, Y1
@@ -1299,23 +1311,29 @@ chain_loop_81:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_81
+	JNZ          chain_loop_84
 	VBROADCASTSD alpha+72(FP), Y3
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_85
 	VMULPD       Y3, Y0, Y0
 	VMULPD       Y3, Y1, Y1
 	VMULPD       Y3, Y2, Y2
-	TESTQ        CX, CX
-	JZ           chain_st_82
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	MOVQ         16(SP), AX
 
-chain_st_82:
+chain_one_85:
+	MOVQ   16(SP), AX
+	MOVQ   ldc+64(FP), CX
+	SHLQ   $0x03, CX
+	TESTQ  DX, DX
+	JZ     chain_st_86
+	VADDPD (AX), Y0, Y0
+	VADDPD 32(AX), Y1, Y1
+	VADDPD 64(AX), Y2, Y2
+	MOVQ   16(SP), AX
+
+chain_st_86:
 	VMOVUPD Y0, (AX)
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
@@ -1328,16 +1346,16 @@ chain_st_82:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx2_rows_73
+	JMP     panelAvx2_rows_74
 	JMP panelAvx2_done_71
 
 panelAvx2_v_72:
 	CMPQ AX, $0x00000004
-	JLE  panelAvx2_v_83
+	JLE  panelAvx2_v_87
 
-panelAvx2_rows_84:
+panelAvx2_rows_89:
 	CMPQ    (SP), $0x00000004
-	JL      panelAvx2_r_85
+	JL      panelAvx2_r_90
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1363,7 +1381,7 @@ panelAvx2_rows_84:
 	VXORPD  Y7, Y7, Y7
 	MOVQ    k+8(FP), R8
 
-chain_loop_86:
+chain_loop_91:
 	VMOVUPD      (SI), Y8
 	VMASKMOVPD   32(SI), Y15, Y9
 	VBROADCASTSD (AX), Y10
@@ -1381,12 +1399,13 @@ chain_loop_86:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_86
+	JNZ          chain_loop_91
 	VBROADCASTSD alpha+72(FP), Y8
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_92
 	VMULPD       Y8, Y0, Y0
 	VMULPD       Y8, Y1, Y1
 	VMULPD       Y8, Y2, Y2
@@ -1395,26 +1414,31 @@ chain_loop_86:
 	VMULPD       Y8, Y5, Y5
 	VMULPD       Y8, Y6, Y6
 	VMULPD       Y8, Y7, Y7
-	TESTQ        DX, DX
-	JZ           chain_st_87
-	VADDPD       (AX), Y0, Y0
-	VMASKMOVPD   32(AX), Y15, Y9
-	VADDPD       Y9, Y1, Y1
-	ADDQ         CX, AX
-	VADDPD       (AX), Y2, Y2
-	VMASKMOVPD   32(AX), Y15, Y9
-	VADDPD       Y9, Y3, Y3
-	ADDQ         CX, AX
-	VADDPD       (AX), Y4, Y4
-	VMASKMOVPD   32(AX), Y15, Y9
-	VADDPD       Y9, Y5, Y5
-	ADDQ         CX, AX
-	VADDPD       (AX), Y6, Y6
-	VMASKMOVPD   32(AX), Y15, Y9
-	VADDPD       Y9, Y7, Y7
-	MOVQ         16(SP), AX
 
-chain_st_87:
+chain_one_92:
+	MOVQ       16(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_93
+	VADDPD     (AX), Y0, Y0
+	VMASKMOVPD 32(AX), Y15, Y9
+	VADDPD     Y9, Y1, Y1
+	ADDQ       CX, AX
+	VADDPD     (AX), Y2, Y2
+	VMASKMOVPD 32(AX), Y15, Y9
+	VADDPD     Y9, Y3, Y3
+	ADDQ       CX, AX
+	VADDPD     (AX), Y4, Y4
+	VMASKMOVPD 32(AX), Y15, Y9
+	VADDPD     Y9, Y5, Y5
+	ADDQ       CX, AX
+	VADDPD     (AX), Y6, Y6
+	VMASKMOVPD 32(AX), Y15, Y9
+	VADDPD     Y9, Y7, Y7
+	MOVQ       16(SP), AX
+
+chain_st_93:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	ADDQ       CX, AX
@@ -1435,11 +1459,11 @@ chain_st_87:
 	IMUL3Q     $0x00000004, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000004, (SP)
-	JMP        panelAvx2_rows_84
+	JMP        panelAvx2_rows_89
 
-panelAvx2_r_85:
+panelAvx2_r_90:
 	CMPQ    (SP), $0x00000002
-	JL      panelAvx2_r_88
+	JL      panelAvx2_r_94
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1460,7 +1484,7 @@ panelAvx2_r_85:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), DI
 
-chain_loop_89:
+chain_loop_95:
 	VMOVUPD      (BX), Y4
 	VMASKMOVPD   32(BX), Y15, Y5
 	VBROADCASTSD (AX), Y6
@@ -1472,28 +1496,34 @@ chain_loop_89:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_89
+	JNZ          chain_loop_95
 	VBROADCASTSD alpha+72(FP), Y4
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_96
 	VMULPD       Y4, Y0, Y0
 	VMULPD       Y4, Y1, Y1
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
-	TESTQ        DX, DX
-	JZ           chain_st_90
-	VADDPD       (AX), Y0, Y0
-	VMASKMOVPD   32(AX), Y15, Y5
-	VADDPD       Y5, Y1, Y1
-	ADDQ         CX, AX
-	VADDPD       (AX), Y2, Y2
-	VMASKMOVPD   32(AX), Y15, Y5
-	VADDPD       Y5, Y3, Y3
-	MOVQ         16(SP), AX
 
-chain_st_90:
+chain_one_96:
+	MOVQ       16(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_97
+	VADDPD     (AX), Y0, Y0
+	VMASKMOVPD 32(AX), Y15, Y5
+	VADDPD     Y5, Y1, Y1
+	ADDQ       CX, AX
+	VADDPD     (AX), Y2, Y2
+	VMASKMOVPD 32(AX), Y15, Y5
+	VADDPD     Y5, Y3, Y3
+	MOVQ       16(SP), AX
+
+chain_st_97:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	ADDQ       CX, AX
@@ -1508,9 +1538,9 @@ chain_st_90:
 	IMUL3Q     $0x00000002, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000002, (SP)
-	JMP        panelAvx2_rows_84
+	JMP        panelAvx2_rows_89
 
-panelAvx2_r_88:
+panelAvx2_r_94:
 	CMPQ    (SP), $0x00000000
 	JE      panelAvx2_done_71
 	MOVQ    w+88(FP), AX
@@ -1529,7 +1559,7 @@ panelAvx2_r_88:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), SI
 
-chain_loop_92:
+chain_loop_99:
 	VBROADCASTSD (AX), Y2
 	VFMADD231PD  (DX), Y2, Y0
 	VMASKMOVPD   32(DX), Y15, Y4
@@ -1537,22 +1567,28 @@ chain_loop_92:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_92
+	JNZ          chain_loop_99
 	VBROADCASTSD alpha+72(FP), Y2
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_100
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
-	TESTQ        CX, CX
-	JZ           chain_st_93
-	VADDPD       (AX), Y0, Y0
-	VMASKMOVPD   32(AX), Y15, Y3
-	VADDPD       Y3, Y1, Y1
-	MOVQ         16(SP), AX
 
-chain_st_93:
+chain_one_100:
+	MOVQ       16(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_101
+	VADDPD     (AX), Y0, Y0
+	VMASKMOVPD 32(AX), Y15, Y3
+	VADDPD     Y3, Y1, Y1
+	MOVQ       16(SP), AX
+
+chain_st_101:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
 	MOVQ       rsA+24(FP), AX
@@ -1564,13 +1600,13 @@ chain_st_93:
 	IMUL3Q     $0x00000001, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000001, (SP)
-	JMP        panelAvx2_rows_84
+	JMP        panelAvx2_rows_89
 	JMP panelAvx2_done_71
 
-panelAvx2_v_83:
-panelAvx2_rows_95:
+panelAvx2_v_87:
+panelAvx2_rows_104:
 	CMPQ    (SP), $0x00000004
-	JL      panelAvx2_r_96
+	JL      panelAvx2_r_105
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1592,7 +1628,7 @@ panelAvx2_rows_95:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), R8
 
-chain_loop_97:
+chain_loop_106:
 	VMASKMOVPD   (SI), Y15, Y4
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  Y4, Y5, Y0
@@ -1605,32 +1641,38 @@ chain_loop_97:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_97
+	JNZ          chain_loop_106
 	VBROADCASTSD alpha+72(FP), Y4
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_107
 	VMULPD       Y4, Y0, Y0
 	VMULPD       Y4, Y1, Y1
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
-	TESTQ        DX, DX
-	JZ           chain_st_98
-	VMASKMOVPD   (AX), Y15, Y5
-	VADDPD       Y5, Y0, Y0
-	ADDQ         CX, AX
-	VMASKMOVPD   (AX), Y15, Y5
-	VADDPD       Y5, Y1, Y1
-	ADDQ         CX, AX
-	VMASKMOVPD   (AX), Y15, Y5
-	VADDPD       Y5, Y2, Y2
-	ADDQ         CX, AX
-	VMASKMOVPD   (AX), Y15, Y5
-	VADDPD       Y5, Y3, Y3
-	MOVQ         16(SP), AX
 
-chain_st_98:
+chain_one_107:
+	MOVQ       16(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_108
+	VMASKMOVPD (AX), Y15, Y5
+	VADDPD     Y5, Y0, Y0
+	ADDQ       CX, AX
+	VMASKMOVPD (AX), Y15, Y5
+	VADDPD     Y5, Y1, Y1
+	ADDQ       CX, AX
+	VMASKMOVPD (AX), Y15, Y5
+	VADDPD     Y5, Y2, Y2
+	ADDQ       CX, AX
+	VMASKMOVPD (AX), Y15, Y5
+	VADDPD     Y5, Y3, Y3
+	MOVQ       16(SP), AX
+
+chain_st_108:
 	VMASKMOVPD Y0, Y15, (AX)
 	ADDQ       CX, AX
 	VMASKMOVPD Y1, Y15, (AX)
@@ -1647,11 +1689,11 @@ chain_st_98:
 	IMUL3Q     $0x00000004, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000004, (SP)
-	JMP        panelAvx2_rows_95
+	JMP        panelAvx2_rows_104
 
-panelAvx2_r_96:
+panelAvx2_r_105:
 	CMPQ    (SP), $0x00000002
-	JL      panelAvx2_r_99
+	JL      panelAvx2_r_109
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1670,7 +1712,7 @@ panelAvx2_r_96:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), DI
 
-chain_loop_100:
+chain_loop_110:
 	VMASKMOVPD   (BX), Y15, Y2
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  Y2, Y3, Y0
@@ -1679,24 +1721,30 @@ chain_loop_100:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_100
+	JNZ          chain_loop_110
 	VBROADCASTSD alpha+72(FP), Y2
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_111
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
-	TESTQ        DX, DX
-	JZ           chain_st_101
-	VMASKMOVPD   (AX), Y15, Y3
-	VADDPD       Y3, Y0, Y0
-	ADDQ         CX, AX
-	VMASKMOVPD   (AX), Y15, Y3
-	VADDPD       Y3, Y1, Y1
-	MOVQ         16(SP), AX
 
-chain_st_101:
+chain_one_111:
+	MOVQ       16(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_112
+	VMASKMOVPD (AX), Y15, Y3
+	VADDPD     Y3, Y0, Y0
+	ADDQ       CX, AX
+	VMASKMOVPD (AX), Y15, Y3
+	VADDPD     Y3, Y1, Y1
+	MOVQ       16(SP), AX
+
+chain_st_112:
 	VMASKMOVPD Y0, Y15, (AX)
 	ADDQ       CX, AX
 	VMASKMOVPD Y1, Y15, (AX)
@@ -1709,9 +1757,9 @@ chain_st_101:
 	IMUL3Q     $0x00000002, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000002, (SP)
-	JMP        panelAvx2_rows_95
+	JMP        panelAvx2_rows_104
 
-panelAvx2_r_99:
+panelAvx2_r_109:
 	CMPQ    (SP), $0x00000000
 	JE      panelAvx2_done_71
 	MOVQ    w+88(FP), AX
@@ -1729,27 +1777,33 @@ panelAvx2_r_99:
 	VXORPD  Y0, Y0, Y0
 	MOVQ    k+8(FP), SI
 
-chain_loop_103:
+chain_loop_114:
 	VBROADCASTSD (AX), Y1
 	VMASKMOVPD   (DX), Y15, Y3
 	VFMADD231PD  Y3, Y1, Y0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_103
+	JNZ          chain_loop_114
 	VBROADCASTSD alpha+72(FP), Y1
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_115
 	VMULPD       Y1, Y0, Y0
-	TESTQ        CX, CX
-	JZ           chain_st_104
-	VMASKMOVPD   (AX), Y15, Y2
-	VADDPD       Y2, Y0, Y0
-	MOVQ         16(SP), AX
 
-chain_st_104:
+chain_one_115:
+	MOVQ       16(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_116
+	VMASKMOVPD (AX), Y15, Y2
+	VADDPD     Y2, Y0, Y0
+	MOVQ       16(SP), AX
+
+chain_st_116:
 	VMASKMOVPD Y0, Y15, (AX)
 	MOVQ       rsA+24(FP), AX
 	SHLQ       $0x03, AX
@@ -1760,7 +1814,7 @@ chain_st_104:
 	IMUL3Q     $0x00000001, AX, AX
 	ADDQ       AX, 16(SP)
 	SUBQ       $0x00000001, (SP)
-	JMP        panelAvx2_rows_95
+	JMP        panelAvx2_rows_104
 	JMP panelAvx2_done_71
 
 panelAvx2_done_71:
@@ -1776,13 +1830,13 @@ TEXT ·rowChainAvx2(SB), NOSPLIT, $16-96
 	MOVQ    AX, 8(SP)
 	MOVQ    w+88(FP), AX
 	CMPQ    AX, $0x00000018
-	JG      rowChainAvx2_v_106
+	JG      rowChainAvx2_v_118
 	CMPQ    AX, $0x0000000c
-	JG      rowChainAvx2_v_107
+	JG      rowChainAvx2_v_119
 	CMPQ    AX, $0x00000008
-	JG      rowChainAvx2_v_108
+	JG      rowChainAvx2_v_120
 	CMPQ    AX, $0x00000004
-	JG      rowChainAvx2_v_109
+	JG      rowChainAvx2_v_121
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000000, AX
 	SHLQ    $0x03, AX
@@ -1798,31 +1852,37 @@ TEXT ·rowChainAvx2(SB), NOSPLIT, $16-96
 	VXORPD  Y0, Y0, Y0
 	MOVQ    k+8(FP), SI
 
-chain_loop_110:
+chain_loop_122:
 	VBROADCASTSD (AX), Y1
 	VMASKMOVPD   (DX), Y15, Y3
 	VFMADD231PD  Y3, Y1, Y0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_110
+	JNZ          chain_loop_122
 	VBROADCASTSD alpha+72(FP), Y1
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_123
 	VMULPD       Y1, Y0, Y0
-	TESTQ        CX, CX
-	JZ           chain_st_111
-	VMASKMOVPD   (AX), Y15, Y2
-	VADDPD       Y2, Y0, Y0
-	MOVQ         8(SP), AX
 
-chain_st_111:
+chain_one_123:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_124
+	VMASKMOVPD (AX), Y15, Y2
+	VADDPD     Y2, Y0, Y0
+	MOVQ       8(SP), AX
+
+chain_st_124:
 	VMASKMOVPD Y0, Y15, (AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_109:
+rowChainAvx2_v_121:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000004, AX
 	SHLQ    $0x03, AX
@@ -1839,7 +1899,7 @@ rowChainAvx2_v_109:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    k+8(FP), SI
 
-chain_loop_112:
+chain_loop_125:
 	VBROADCASTSD (AX), Y2
 	VFMADD231PD  (DX), Y2, Y0
 	VMASKMOVPD   32(DX), Y15, Y4
@@ -1847,27 +1907,33 @@ chain_loop_112:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_112
+	JNZ          chain_loop_125
 	VBROADCASTSD alpha+72(FP), Y2
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_126
 	VMULPD       Y2, Y0, Y0
 	VMULPD       Y2, Y1, Y1
-	TESTQ        CX, CX
-	JZ           chain_st_113
-	VADDPD       (AX), Y0, Y0
-	VMASKMOVPD   32(AX), Y15, Y3
-	VADDPD       Y3, Y1, Y1
-	MOVQ         8(SP), AX
 
-chain_st_113:
+chain_one_126:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_127
+	VADDPD     (AX), Y0, Y0
+	VMASKMOVPD 32(AX), Y15, Y3
+	VADDPD     Y3, Y1, Y1
+	MOVQ       8(SP), AX
+
+chain_st_127:
 	VMOVUPD    Y0, (AX)
 	VMASKMOVPD Y1, Y15, 32(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_108:
+rowChainAvx2_v_120:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000008, AX
 	SHLQ    $0x03, AX
@@ -1885,7 +1951,7 @@ rowChainAvx2_v_108:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    k+8(FP), SI
 
-chain_loop_114:
+chain_loop_128:
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y0
 	VFMADD231PD  32(DX), Y3, Y1
@@ -1894,34 +1960,40 @@ chain_loop_114:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_114
+	JNZ          chain_loop_128
 	VBROADCASTSD alpha+72(FP), Y3
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_129
 	VMULPD       Y3, Y0, Y0
 	VMULPD       Y3, Y1, Y1
 	VMULPD       Y3, Y2, Y2
-	TESTQ        CX, CX
-	JZ           chain_st_115
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VMASKMOVPD   64(AX), Y15, Y4
-	VADDPD       Y4, Y2, Y2
-	MOVQ         8(SP), AX
 
-chain_st_115:
+chain_one_129:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_130
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VMASKMOVPD 64(AX), Y15, Y4
+	VADDPD     Y4, Y2, Y2
+	MOVQ       8(SP), AX
+
+chain_st_130:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMASKMOVPD Y2, Y15, 64(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_107:
+rowChainAvx2_v_119:
 	CMPQ    AX, $0x00000014
-	JG      rowChainAvx2_v_116
+	JG      rowChainAvx2_v_131
 	CMPQ    AX, $0x00000010
-	JG      rowChainAvx2_v_117
+	JG      rowChainAvx2_v_132
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000000c, AX
 	SHLQ    $0x03, AX
@@ -1940,7 +2012,7 @@ rowChainAvx2_v_107:
 	VXORPD  Y3, Y3, Y3
 	MOVQ    k+8(FP), SI
 
-chain_loop_118:
+chain_loop_133:
 	VBROADCASTSD (AX), Y4
 	VFMADD231PD  (DX), Y4, Y0
 	VFMADD231PD  32(DX), Y4, Y1
@@ -1950,33 +2022,39 @@ chain_loop_118:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_118
+	JNZ          chain_loop_133
 	VBROADCASTSD alpha+72(FP), Y4
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_134
 	VMULPD       Y4, Y0, Y0
 	VMULPD       Y4, Y1, Y1
 	VMULPD       Y4, Y2, Y2
 	VMULPD       Y4, Y3, Y3
-	TESTQ        CX, CX
-	JZ           chain_st_119
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VMASKMOVPD   96(AX), Y15, Y5
-	VADDPD       Y5, Y3, Y3
-	MOVQ         8(SP), AX
 
-chain_st_119:
+chain_one_134:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_135
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VMASKMOVPD 96(AX), Y15, Y5
+	VADDPD     Y5, Y3, Y3
+	MOVQ       8(SP), AX
+
+chain_st_135:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
 	VMASKMOVPD Y3, Y15, 96(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_117:
+rowChainAvx2_v_132:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000010, AX
 	SHLQ    $0x03, AX
@@ -1996,7 +2074,7 @@ rowChainAvx2_v_117:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    k+8(FP), SI
 
-chain_loop_120:
+chain_loop_136:
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  (DX), Y5, Y0
 	VFMADD231PD  32(DX), Y5, Y1
@@ -2007,36 +2085,42 @@ chain_loop_120:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_120
+	JNZ          chain_loop_136
 	VBROADCASTSD alpha+72(FP), Y5
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_137
 	VMULPD       Y5, Y0, Y0
 	VMULPD       Y5, Y1, Y1
 	VMULPD       Y5, Y2, Y2
 	VMULPD       Y5, Y3, Y3
 	VMULPD       Y5, Y4, Y4
-	TESTQ        CX, CX
-	JZ           chain_st_121
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VMASKMOVPD   128(AX), Y15, Y6
-	VADDPD       Y6, Y4, Y4
-	MOVQ         8(SP), AX
 
-chain_st_121:
+chain_one_137:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_138
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VMASKMOVPD 128(AX), Y15, Y6
+	VADDPD     Y6, Y4, Y4
+	MOVQ       8(SP), AX
+
+chain_st_138:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
 	VMOVUPD    Y3, 96(AX)
 	VMASKMOVPD Y4, Y15, 128(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_116:
+rowChainAvx2_v_131:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000014, AX
 	SHLQ    $0x03, AX
@@ -2057,7 +2141,7 @@ rowChainAvx2_v_116:
 	VXORPD  Y5, Y5, Y5
 	MOVQ    k+8(FP), SI
 
-chain_loop_122:
+chain_loop_139:
 	VBROADCASTSD (AX), Y6
 	VFMADD231PD  (DX), Y6, Y0
 	VFMADD231PD  32(DX), Y6, Y1
@@ -2069,45 +2153,51 @@ chain_loop_122:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_122
+	JNZ          chain_loop_139
 	VBROADCASTSD alpha+72(FP), Y6
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_140
 	VMULPD       Y6, Y0, Y0
 	VMULPD       Y6, Y1, Y1
 	VMULPD       Y6, Y2, Y2
 	VMULPD       Y6, Y3, Y3
 	VMULPD       Y6, Y4, Y4
 	VMULPD       Y6, Y5, Y5
-	TESTQ        CX, CX
-	JZ           chain_st_123
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VMASKMOVPD   160(AX), Y15, Y7
-	VADDPD       Y7, Y5, Y5
-	MOVQ         8(SP), AX
 
-chain_st_123:
+chain_one_140:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_141
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VMASKMOVPD 160(AX), Y15, Y7
+	VADDPD     Y7, Y5, Y5
+	MOVQ       8(SP), AX
+
+chain_st_141:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
 	VMOVUPD    Y3, 96(AX)
 	VMOVUPD    Y4, 128(AX)
 	VMASKMOVPD Y5, Y15, 160(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_106:
+rowChainAvx2_v_118:
 	CMPQ    AX, $0x00000024
-	JG      rowChainAvx2_v_124
+	JG      rowChainAvx2_v_142
 	CMPQ    AX, $0x00000020
-	JG      rowChainAvx2_v_125
+	JG      rowChainAvx2_v_143
 	CMPQ    AX, $0x0000001c
-	JG      rowChainAvx2_v_126
+	JG      rowChainAvx2_v_144
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000018, AX
 	SHLQ    $0x03, AX
@@ -2129,7 +2219,7 @@ rowChainAvx2_v_106:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    k+8(FP), SI
 
-chain_loop_127:
+chain_loop_145:
 	VBROADCASTSD (AX), Y7
 	VFMADD231PD  (DX), Y7, Y0
 	VFMADD231PD  32(DX), Y7, Y1
@@ -2142,12 +2232,13 @@ chain_loop_127:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_127
+	JNZ          chain_loop_145
 	VBROADCASTSD alpha+72(FP), Y7
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_146
 	VMULPD       Y7, Y0, Y0
 	VMULPD       Y7, Y1, Y1
 	VMULPD       Y7, Y2, Y2
@@ -2155,19 +2246,24 @@ chain_loop_127:
 	VMULPD       Y7, Y4, Y4
 	VMULPD       Y7, Y5, Y5
 	VMULPD       Y7, Y6, Y6
-	TESTQ        CX, CX
-	JZ           chain_st_128
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VMASKMOVPD   192(AX), Y15, Y8
-	VADDPD       Y8, Y6, Y6
-	MOVQ         8(SP), AX
 
-chain_st_128:
+chain_one_146:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_147
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VADDPD     160(AX), Y5, Y5
+	VMASKMOVPD 192(AX), Y15, Y8
+	VADDPD     Y8, Y6, Y6
+	MOVQ       8(SP), AX
+
+chain_st_147:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2175,9 +2271,9 @@ chain_st_128:
 	VMOVUPD    Y4, 128(AX)
 	VMOVUPD    Y5, 160(AX)
 	VMASKMOVPD Y6, Y15, 192(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_126:
+rowChainAvx2_v_144:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000001c, AX
 	SHLQ    $0x03, AX
@@ -2200,7 +2296,7 @@ rowChainAvx2_v_126:
 	VXORPD  Y7, Y7, Y7
 	MOVQ    k+8(FP), SI
 
-chain_loop_129:
+chain_loop_148:
 	VBROADCASTSD (AX), Y8
 	VFMADD231PD  (DX), Y8, Y0
 	VFMADD231PD  32(DX), Y8, Y1
@@ -2214,12 +2310,13 @@ chain_loop_129:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_129
+	JNZ          chain_loop_148
 	VBROADCASTSD alpha+72(FP), Y8
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_149
 	VMULPD       Y8, Y0, Y0
 	VMULPD       Y8, Y1, Y1
 	VMULPD       Y8, Y2, Y2
@@ -2228,20 +2325,25 @@ chain_loop_129:
 	VMULPD       Y8, Y5, Y5
 	VMULPD       Y8, Y6, Y6
 	VMULPD       Y8, Y7, Y7
-	TESTQ        CX, CX
-	JZ           chain_st_130
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VMASKMOVPD   224(AX), Y15, Y9
-	VADDPD       Y9, Y7, Y7
-	MOVQ         8(SP), AX
 
-chain_st_130:
+chain_one_149:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_150
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VADDPD     160(AX), Y5, Y5
+	VADDPD     192(AX), Y6, Y6
+	VMASKMOVPD 224(AX), Y15, Y9
+	VADDPD     Y9, Y7, Y7
+	MOVQ       8(SP), AX
+
+chain_st_150:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2250,9 +2352,9 @@ chain_st_130:
 	VMOVUPD    Y5, 160(AX)
 	VMOVUPD    Y6, 192(AX)
 	VMASKMOVPD Y7, Y15, 224(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_125:
+rowChainAvx2_v_143:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000020, AX
 	SHLQ    $0x03, AX
@@ -2276,7 +2378,7 @@ rowChainAvx2_v_125:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    k+8(FP), SI
 
-chain_loop_131:
+chain_loop_151:
 	VBROADCASTSD (AX), Y9
 	VFMADD231PD  (DX), Y9, Y0
 	VFMADD231PD  32(DX), Y9, Y1
@@ -2291,12 +2393,13 @@ chain_loop_131:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_131
+	JNZ          chain_loop_151
 	VBROADCASTSD alpha+72(FP), Y9
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_152
 	VMULPD       Y9, Y0, Y0
 	VMULPD       Y9, Y1, Y1
 	VMULPD       Y9, Y2, Y2
@@ -2306,21 +2409,26 @@ chain_loop_131:
 	VMULPD       Y9, Y6, Y6
 	VMULPD       Y9, Y7, Y7
 	VMULPD       Y9, Y8, Y8
-	TESTQ        CX, CX
-	JZ           chain_st_132
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VMASKMOVPD   256(AX), Y15, Y10
-	VADDPD       Y10, Y8, Y8
-	MOVQ         8(SP), AX
 
-chain_st_132:
+chain_one_152:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_153
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VADDPD     160(AX), Y5, Y5
+	VADDPD     192(AX), Y6, Y6
+	VADDPD     224(AX), Y7, Y7
+	VMASKMOVPD 256(AX), Y15, Y10
+	VADDPD     Y10, Y8, Y8
+	MOVQ       8(SP), AX
+
+chain_st_153:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2330,13 +2438,13 @@ chain_st_132:
 	VMOVUPD    Y6, 192(AX)
 	VMOVUPD    Y7, 224(AX)
 	VMASKMOVPD Y8, Y15, 256(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_124:
+rowChainAvx2_v_142:
 	CMPQ    AX, $0x0000002c
-	JG      rowChainAvx2_v_133
+	JG      rowChainAvx2_v_154
 	CMPQ    AX, $0x00000028
-	JG      rowChainAvx2_v_134
+	JG      rowChainAvx2_v_155
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000024, AX
 	SHLQ    $0x03, AX
@@ -2361,7 +2469,7 @@ rowChainAvx2_v_124:
 	VXORPD  Y9, Y9, Y9
 	MOVQ    k+8(FP), SI
 
-chain_loop_135:
+chain_loop_156:
 	VBROADCASTSD (AX), Y10
 	VFMADD231PD  (DX), Y10, Y0
 	VFMADD231PD  32(DX), Y10, Y1
@@ -2377,12 +2485,13 @@ chain_loop_135:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_135
+	JNZ          chain_loop_156
 	VBROADCASTSD alpha+72(FP), Y10
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_157
 	VMULPD       Y10, Y0, Y0
 	VMULPD       Y10, Y1, Y1
 	VMULPD       Y10, Y2, Y2
@@ -2393,22 +2502,27 @@ chain_loop_135:
 	VMULPD       Y10, Y7, Y7
 	VMULPD       Y10, Y8, Y8
 	VMULPD       Y10, Y9, Y9
-	TESTQ        CX, CX
-	JZ           chain_st_136
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VADDPD       256(AX), Y8, Y8
-	VMASKMOVPD   288(AX), Y15, Y11
-	VADDPD       Y11, Y9, Y9
-	MOVQ         8(SP), AX
 
-chain_st_136:
+chain_one_157:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_158
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VADDPD     160(AX), Y5, Y5
+	VADDPD     192(AX), Y6, Y6
+	VADDPD     224(AX), Y7, Y7
+	VADDPD     256(AX), Y8, Y8
+	VMASKMOVPD 288(AX), Y15, Y11
+	VADDPD     Y11, Y9, Y9
+	MOVQ       8(SP), AX
+
+chain_st_158:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2419,9 +2533,9 @@ chain_st_136:
 	VMOVUPD    Y7, 224(AX)
 	VMOVUPD    Y8, 256(AX)
 	VMASKMOVPD Y9, Y15, 288(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_134:
+rowChainAvx2_v_155:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x00000028, AX
 	SHLQ    $0x03, AX
@@ -2447,7 +2561,7 @@ rowChainAvx2_v_134:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    k+8(FP), SI
 
-chain_loop_137:
+chain_loop_159:
 	VBROADCASTSD (AX), Y11
 	VFMADD231PD  (DX), Y11, Y0
 	VFMADD231PD  32(DX), Y11, Y1
@@ -2464,12 +2578,13 @@ chain_loop_137:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_137
+	JNZ          chain_loop_159
 	VBROADCASTSD alpha+72(FP), Y11
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_160
 	VMULPD       Y11, Y0, Y0
 	VMULPD       Y11, Y1, Y1
 	VMULPD       Y11, Y2, Y2
@@ -2481,23 +2596,28 @@ chain_loop_137:
 	VMULPD       Y11, Y8, Y8
 	VMULPD       Y11, Y9, Y9
 	VMULPD       Y11, Y10, Y10
-	TESTQ        CX, CX
-	JZ           chain_st_138
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VADDPD       256(AX), Y8, Y8
-	VADDPD       288(AX), Y9, Y9
-	VMASKMOVPD   320(AX), Y15, Y12
-	VADDPD       Y12, Y10, Y10
-	MOVQ         8(SP), AX
 
-chain_st_138:
+chain_one_160:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_161
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VADDPD     160(AX), Y5, Y5
+	VADDPD     192(AX), Y6, Y6
+	VADDPD     224(AX), Y7, Y7
+	VADDPD     256(AX), Y8, Y8
+	VADDPD     288(AX), Y9, Y9
+	VMASKMOVPD 320(AX), Y15, Y12
+	VADDPD     Y12, Y10, Y10
+	MOVQ       8(SP), AX
+
+chain_st_161:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2509,9 +2629,9 @@ chain_st_138:
 	VMOVUPD    Y8, 256(AX)
 	VMOVUPD    Y9, 288(AX)
 	VMASKMOVPD Y10, Y15, 320(AX)
-	JMP        rowChainAvx2_done_105
+	JMP        rowChainAvx2_done_117
 
-rowChainAvx2_v_133:
+rowChainAvx2_v_154:
 	MOVQ    w+88(FP), AX
 	SUBQ    $0x0000002c, AX
 	SHLQ    $0x03, AX
@@ -2538,7 +2658,7 @@ rowChainAvx2_v_133:
 	VXORPD  Y11, Y11, Y11
 	MOVQ    k+8(FP), SI
 
-chain_loop_139:
+chain_loop_162:
 	VBROADCASTSD (AX), Y12
 	VFMADD231PD  (DX), Y12, Y0
 	VFMADD231PD  32(DX), Y12, Y1
@@ -2556,12 +2676,13 @@ chain_loop_139:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_139
+	JNZ          chain_loop_162
 	VBROADCASTSD alpha+72(FP), Y12
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_163
 	VMULPD       Y12, Y0, Y0
 	VMULPD       Y12, Y1, Y1
 	VMULPD       Y12, Y2, Y2
@@ -2574,24 +2695,29 @@ chain_loop_139:
 	VMULPD       Y12, Y9, Y9
 	VMULPD       Y12, Y10, Y10
 	VMULPD       Y12, Y11, Y11
-	TESTQ        CX, CX
-	JZ           chain_st_140
-	VADDPD       (AX), Y0, Y0
-	VADDPD       32(AX), Y1, Y1
-	VADDPD       64(AX), Y2, Y2
-	VADDPD       96(AX), Y3, Y3
-	VADDPD       128(AX), Y4, Y4
-	VADDPD       160(AX), Y5, Y5
-	VADDPD       192(AX), Y6, Y6
-	VADDPD       224(AX), Y7, Y7
-	VADDPD       256(AX), Y8, Y8
-	VADDPD       288(AX), Y9, Y9
-	VADDPD       320(AX), Y10, Y10
-	VMASKMOVPD   352(AX), Y15, Y13
-	VADDPD       Y13, Y11, Y11
-	MOVQ         8(SP), AX
 
-chain_st_140:
+chain_one_163:
+	MOVQ       8(SP), AX
+	MOVQ       ldc+64(FP), CX
+	SHLQ       $0x03, CX
+	TESTQ      DX, DX
+	JZ         chain_st_164
+	VADDPD     (AX), Y0, Y0
+	VADDPD     32(AX), Y1, Y1
+	VADDPD     64(AX), Y2, Y2
+	VADDPD     96(AX), Y3, Y3
+	VADDPD     128(AX), Y4, Y4
+	VADDPD     160(AX), Y5, Y5
+	VADDPD     192(AX), Y6, Y6
+	VADDPD     224(AX), Y7, Y7
+	VADDPD     256(AX), Y8, Y8
+	VADDPD     288(AX), Y9, Y9
+	VADDPD     320(AX), Y10, Y10
+	VMASKMOVPD 352(AX), Y15, Y13
+	VADDPD     Y13, Y11, Y11
+	MOVQ       8(SP), AX
+
+chain_st_164:
 	VMOVUPD    Y0, (AX)
 	VMOVUPD    Y1, 32(AX)
 	VMOVUPD    Y2, 64(AX)
@@ -2605,7 +2731,7 @@ chain_st_140:
 	VMOVUPD    Y10, 320(AX)
 	VMASKMOVPD Y11, Y15, 352(AX)
 
-rowChainAvx2_done_105:
+rowChainAvx2_done_117:
 	VZEROUPPER
 	RET
 
@@ -2619,7 +2745,7 @@ TEXT ·dotAvx512(SB), NOSPLIT, $48-88
 	MOVQ y+56(FP), AX
 	MOVQ AX, 16(SP)
 
-dotAvx512_cols_141:
+dotAvx512_cols_165:
 	MOVQ R+0(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ x+24(FP), AX
@@ -2627,11 +2753,11 @@ dotAvx512_cols_141:
 	MOVQ 16(SP), AX
 	MOVQ AX, 40(SP)
 	CMPQ (SP), $0x00000006
-	JL   dotAvx512_c_143
+	JL   dotAvx512_c_167
 
-dotAvx512_rows_144:
+dotAvx512_rows_168:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_146
+	JL     dotAvx512_r_170
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), BX
@@ -2667,9 +2793,9 @@ dotAvx512_rows_144:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+16(FP), R9
 	SHRQ   $0x03, R9
-	JZ     dot_tail_147
+	JZ     dot_tail_171
 
-dot_loop_148:
+dot_loop_172:
 	VMOVUPD     (AX), Z24
 	VMOVUPD     (AX)(BX*1), Z25
 	VMOVUPD     (AX)(BX*2), Z26
@@ -2708,12 +2834,12 @@ dot_loop_148:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        R9
-	JNZ         dot_loop_148
+	JNZ         dot_loop_172
 
-dot_tail_147:
+dot_tail_171:
 	MOVQ        k+16(FP), R9
 	ANDQ        $0x00000007, R9
-	JZ          dot_reduce_149
+	JZ          dot_reduce_173
 	LEAQ        gemmKMaskTab<>+0(SB), R10
 	KMOVB       (R10)(R9*1), K1
 	VMOVUPD.Z   (AX), K1, Z24
@@ -2751,7 +2877,7 @@ dot_tail_147:
 	VFMADD231PD Z29, Z26, Z17
 	VFMADD231PD Z29, Z27, Z23
 
-dot_reduce_149:
+dot_reduce_173:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -2782,11 +2908,11 @@ dot_reduce_149:
 	VADDPD       Z30, Z29, Z29
 	VMULPD       Z24, Z29, Z29
 	TESTQ        DX, DX
-	JZ           dot_st_150
+	JZ           dot_st_174
 	VMOVUPD.Z    (AX), K2, Z31
 	VADDPD       Z31, Z29, Z29
 
-dot_st_150:
+dot_st_174:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z8, Z6, Z25
@@ -2812,11 +2938,11 @@ dot_st_150:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_151
+	JZ         dot_st_175
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_151:
+dot_st_175:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z14, Z12, Z25
@@ -2842,11 +2968,11 @@ dot_st_151:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_152
+	JZ         dot_st_176
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_152:
+dot_st_176:
 	VMOVUPD    Z29, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z20, Z18, Z25
@@ -2872,11 +2998,11 @@ dot_st_152:
 	VADDPD     Z30, Z29, Z29
 	VMULPD     Z24, Z29, Z29
 	TESTQ      DX, DX
-	JZ         dot_st_153
+	JZ         dot_st_177
 	VMOVUPD.Z  (AX), K2, Z31
 	VADDPD     Z31, Z29, Z29
 
-dot_st_153:
+dot_st_177:
 	VMOVUPD Z29, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -2887,11 +3013,11 @@ dot_st_153:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_144
+	JMP     dotAvx512_rows_168
 
-dotAvx512_r_146:
+dotAvx512_r_170:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_154
+	JL     dotAvx512_r_178
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), BX
@@ -2914,9 +3040,9 @@ dotAvx512_r_146:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_155
+	JZ     dot_tail_179
 
-dot_loop_156:
+dot_loop_180:
 	VMOVUPD     (AX), Z12
 	VMOVUPD     (AX)(BX*1), Z13
 	VMOVUPD     (CX), Z14
@@ -2941,12 +3067,12 @@ dot_loop_156:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        R8
-	JNZ         dot_loop_156
+	JNZ         dot_loop_180
 
-dot_tail_155:
+dot_tail_179:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_157
+	JZ          dot_reduce_181
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (AX), K1, Z12
@@ -2970,7 +3096,7 @@ dot_tail_155:
 	VFMADD231PD Z15, Z12, Z5
 	VFMADD231PD Z15, Z13, Z11
 
-dot_reduce_157:
+dot_reduce_181:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3001,11 +3127,11 @@ dot_reduce_157:
 	VADDPD       Z18, Z17, Z17
 	VMULPD       Z12, Z17, Z17
 	TESTQ        DX, DX
-	JZ           dot_st_158
+	JZ           dot_st_182
 	VMOVUPD.Z    (AX), K2, Z19
 	VADDPD       Z19, Z17, Z17
 
-dot_st_158:
+dot_st_182:
 	VMOVUPD    Z17, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z8, Z6, Z13
@@ -3031,11 +3157,11 @@ dot_st_158:
 	VADDPD     Z18, Z17, Z17
 	VMULPD     Z12, Z17, Z17
 	TESTQ      DX, DX
-	JZ         dot_st_159
+	JZ         dot_st_183
 	VMOVUPD.Z  (AX), K2, Z19
 	VADDPD     Z19, Z17, Z17
 
-dot_st_159:
+dot_st_183:
 	VMOVUPD Z17, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3046,11 +3172,11 @@ dot_st_159:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_144
+	JMP     dotAvx512_rows_168
 
-dotAvx512_r_154:
+dotAvx512_r_178:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_145
+	JE     dotAvx512_cdone_169
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), BX
@@ -3065,9 +3191,9 @@ dotAvx512_r_154:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_161
+	JZ     dot_tail_185
 
-dot_loop_162:
+dot_loop_186:
 	VMOVUPD     (AX), Z6
 	VFMADD231PD (CX), Z6, Z0
 	VFMADD231PD (CX)(BX*1), Z6, Z1
@@ -3079,12 +3205,12 @@ dot_loop_162:
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	DECQ        DI
-	JNZ         dot_loop_162
+	JNZ         dot_loop_186
 
-dot_tail_161:
+dot_tail_185:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_163
+	JZ          dot_reduce_187
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z6
@@ -3101,7 +3227,7 @@ dot_tail_161:
 	VMOVUPD.Z   (DX)(BX*1), K1, Z8
 	VFMADD231PD Z8, Z6, Z5
 
-dot_reduce_163:
+dot_reduce_187:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z6
 	MOVQ         $0x000000000000003f, CX
@@ -3130,11 +3256,11 @@ dot_reduce_163:
 	VADDPD       Z12, Z11, Z11
 	VMULPD       Z6, Z11, Z11
 	TESTQ        CX, CX
-	JZ           dot_st_164
+	JZ           dot_st_188
 	VMOVUPD.Z    (AX), K2, Z13
 	VADDPD       Z13, Z11, Z11
 
-dot_st_164:
+dot_st_188:
 	VMOVUPD Z11, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3145,25 +3271,25 @@ dot_st_164:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_144
+	JMP     dotAvx512_rows_168
 
-dotAvx512_cdone_145:
+dotAvx512_cdone_169:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000006, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000030, 16(SP)
 	SUBQ   $0x00000006, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_165
+	JMP    dotAvx512_done_166
 
-dotAvx512_c_143:
+dotAvx512_c_167:
 	CMPQ (SP), $0x00000004
-	JL   dotAvx512_c_165
+	JL   dotAvx512_c_189
 
-dotAvx512_rows_166:
+dotAvx512_rows_190:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_168
+	JL     dotAvx512_r_192
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3190,9 +3316,9 @@ dotAvx512_rows_166:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_169
+	JZ     dot_tail_193
 
-dot_loop_170:
+dot_loop_194:
 	VMOVUPD     (AX), Z16
 	VMOVUPD     (AX)(DX*1), Z17
 	VMOVUPD     (AX)(DX*2), Z18
@@ -3220,12 +3346,12 @@ dot_loop_170:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        R8
-	JNZ         dot_loop_170
+	JNZ         dot_loop_194
 
-dot_tail_169:
+dot_tail_193:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_171
+	JZ          dot_reduce_195
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (AX), K1, Z16
@@ -3253,7 +3379,7 @@ dot_tail_169:
 	VFMADD231PD Z21, Z18, Z11
 	VFMADD231PD Z21, Z19, Z15
 
-dot_reduce_171:
+dot_reduce_195:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3284,11 +3410,11 @@ dot_reduce_171:
 	VADDPD       Z22, Z21, Z21
 	VMULPD       Z16, Z21, Z21
 	TESTQ        DX, DX
-	JZ           dot_st_172
+	JZ           dot_st_196
 	VMOVUPD.Z    (AX), K2, Z23
 	VADDPD       Z23, Z21, Z21
 
-dot_st_172:
+dot_st_196:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z4, Z17
@@ -3314,11 +3440,11 @@ dot_st_172:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_173
+	JZ         dot_st_197
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_173:
+dot_st_197:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z10, Z8, Z17
@@ -3344,11 +3470,11 @@ dot_st_173:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_174
+	JZ         dot_st_198
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_174:
+dot_st_198:
 	VMOVUPD    Z21, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z14, Z12, Z17
@@ -3374,11 +3500,11 @@ dot_st_174:
 	VADDPD     Z22, Z21, Z21
 	VMULPD     Z16, Z21, Z21
 	TESTQ      DX, DX
-	JZ         dot_st_175
+	JZ         dot_st_199
 	VMOVUPD.Z  (AX), K2, Z23
 	VADDPD     Z23, Z21, Z21
 
-dot_st_175:
+dot_st_199:
 	VMOVUPD Z21, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3389,11 +3515,11 @@ dot_st_175:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_166
+	JMP     dotAvx512_rows_190
 
-dotAvx512_r_168:
+dotAvx512_r_192:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_176
+	JL     dotAvx512_r_200
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3411,9 +3537,9 @@ dotAvx512_r_168:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_177
+	JZ     dot_tail_201
 
-dot_loop_178:
+dot_loop_202:
 	VMOVUPD     (AX), Z8
 	VMOVUPD     (AX)(DX*1), Z9
 	VMOVUPD     (CX), Z10
@@ -3431,12 +3557,12 @@ dot_loop_178:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DI
-	JNZ         dot_loop_178
+	JNZ         dot_loop_202
 
-dot_tail_177:
+dot_tail_201:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_179
+	JZ          dot_reduce_203
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z8
@@ -3454,7 +3580,7 @@ dot_tail_177:
 	VFMADD231PD Z11, Z8, Z3
 	VFMADD231PD Z11, Z9, Z7
 
-dot_reduce_179:
+dot_reduce_203:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3485,11 +3611,11 @@ dot_reduce_179:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DX, DX
-	JZ           dot_st_180
+	JZ           dot_st_204
 	VMOVUPD.Z    (AX), K2, Z15
 	VADDPD       Z15, Z13, Z13
 
-dot_st_180:
+dot_st_204:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z4, Z9
@@ -3515,11 +3641,11 @@ dot_st_180:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_181
+	JZ         dot_st_205
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_181:
+dot_st_205:
 	VMOVUPD Z13, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3530,11 +3656,11 @@ dot_st_181:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_166
+	JMP     dotAvx512_rows_190
 
-dotAvx512_r_176:
+dotAvx512_r_200:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_167
+	JE     dotAvx512_cdone_191
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), DX
@@ -3546,9 +3672,9 @@ dotAvx512_r_176:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_183
+	JZ     dot_tail_207
 
-dot_loop_184:
+dot_loop_208:
 	VMOVUPD     (AX), Z4
 	VFMADD231PD (CX), Z4, Z0
 	VFMADD231PD (CX)(DX*1), Z4, Z1
@@ -3557,12 +3683,12 @@ dot_loop_184:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_184
+	JNZ         dot_loop_208
 
-dot_tail_183:
+dot_tail_207:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_185
+	JZ          dot_reduce_209
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -3575,7 +3701,7 @@ dot_tail_183:
 	VMOVUPD.Z   (CX)(BX*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z3
 
-dot_reduce_185:
+dot_reduce_209:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         $0x000000000000000f, CX
@@ -3604,11 +3730,11 @@ dot_reduce_185:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        CX, CX
-	JZ           dot_st_186
+	JZ           dot_st_210
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_186:
+dot_st_210:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3619,25 +3745,25 @@ dot_st_186:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_166
+	JMP     dotAvx512_rows_190
 
-dotAvx512_cdone_167:
+dotAvx512_cdone_191:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000004, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000020, 16(SP)
 	SUBQ   $0x00000004, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_165
+	JMP    dotAvx512_done_166
 
-dotAvx512_c_165:
+dotAvx512_c_189:
 	CMPQ (SP), $0x00000002
-	JL   dotAvx512_c_187
+	JL   dotAvx512_c_211
 
-dotAvx512_rows_188:
+dotAvx512_rows_212:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_190
+	JL     dotAvx512_r_214
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3655,9 +3781,9 @@ dotAvx512_rows_188:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), DI
 	SHRQ   $0x03, DI
-	JZ     dot_tail_191
+	JZ     dot_tail_215
 
-dot_loop_192:
+dot_loop_216:
 	VMOVUPD     (AX), Z8
 	VMOVUPD     (AX)(DX*1), Z9
 	VMOVUPD     (AX)(DX*2), Z10
@@ -3675,12 +3801,12 @@ dot_loop_192:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DI
-	JNZ         dot_loop_192
+	JNZ         dot_loop_216
 
-dot_tail_191:
+dot_tail_215:
 	MOVQ        k+16(FP), DI
 	ANDQ        $0x00000007, DI
-	JZ          dot_reduce_193
+	JZ          dot_reduce_217
 	LEAQ        gemmKMaskTab<>+0(SB), R8
 	KMOVB       (R8)(DI*1), K1
 	VMOVUPD.Z   (AX), K1, Z8
@@ -3698,7 +3824,7 @@ dot_tail_191:
 	VFMADD231PD Z13, Z10, Z5
 	VFMADD231PD Z13, Z11, Z7
 
-dot_reduce_193:
+dot_reduce_217:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3729,11 +3855,11 @@ dot_reduce_193:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DX, DX
-	JZ           dot_st_194
+	JZ           dot_st_218
 	VMOVUPD.Z    (AX), K2, Z15
 	VADDPD       Z15, Z13, Z13
 
-dot_st_194:
+dot_st_218:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z9
@@ -3759,11 +3885,11 @@ dot_st_194:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_195
+	JZ         dot_st_219
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_195:
+dot_st_219:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z4, Z4, Z9
@@ -3789,11 +3915,11 @@ dot_st_195:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_196
+	JZ         dot_st_220
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_196:
+dot_st_220:
 	VMOVUPD    Z13, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z6, Z6, Z9
@@ -3819,11 +3945,11 @@ dot_st_196:
 	VADDPD     Z14, Z13, Z13
 	VMULPD     Z8, Z13, Z13
 	TESTQ      DX, DX
-	JZ         dot_st_197
+	JZ         dot_st_221
 	VMOVUPD.Z  (AX), K2, Z15
 	VADDPD     Z15, Z13, Z13
 
-dot_st_197:
+dot_st_221:
 	VMOVUPD Z13, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3834,11 +3960,11 @@ dot_st_197:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_188
+	JMP     dotAvx512_rows_212
 
-dotAvx512_r_190:
+dotAvx512_r_214:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_198
+	JL     dotAvx512_r_222
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -3851,9 +3977,9 @@ dotAvx512_r_190:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_199
+	JZ     dot_tail_223
 
-dot_loop_200:
+dot_loop_224:
 	VMOVUPD     (AX), Z4
 	VMOVUPD     (AX)(DX*1), Z5
 	VMOVUPD     (CX), Z6
@@ -3865,12 +3991,12 @@ dot_loop_200:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_200
+	JNZ         dot_loop_224
 
-dot_tail_199:
+dot_tail_223:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_201
+	JZ          dot_reduce_225
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -3882,7 +4008,7 @@ dot_tail_199:
 	VFMADD231PD Z7, Z4, Z1
 	VFMADD231PD Z7, Z5, Z3
 
-dot_reduce_201:
+dot_reduce_225:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -3913,11 +4039,11 @@ dot_reduce_201:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DX, DX
-	JZ           dot_st_202
+	JZ           dot_st_226
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_202:
+dot_st_226:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z5
@@ -3943,11 +4069,11 @@ dot_st_202:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_203
+	JZ         dot_st_227
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_203:
+dot_st_227:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -3958,11 +4084,11 @@ dot_st_203:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_188
+	JMP     dotAvx512_rows_212
 
-dotAvx512_r_198:
+dotAvx512_r_222:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_189
+	JE     dotAvx512_cdone_213
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), DX
@@ -3971,21 +4097,21 @@ dotAvx512_r_198:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), BX
 	SHRQ   $0x03, BX
-	JZ     dot_tail_205
+	JZ     dot_tail_229
 
-dot_loop_206:
+dot_loop_230:
 	VMOVUPD     (AX), Z2
 	VFMADD231PD (CX), Z2, Z0
 	VFMADD231PD (CX)(DX*1), Z2, Z1
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        BX
-	JNZ         dot_loop_206
+	JNZ         dot_loop_230
 
-dot_tail_205:
+dot_tail_229:
 	MOVQ        k+16(FP), BX
 	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_207
+	JZ          dot_reduce_231
 	LEAQ        gemmKMaskTab<>+0(SB), SI
 	KMOVB       (SI)(BX*1), K1
 	VMOVUPD.Z   (AX), K1, Z2
@@ -3994,7 +4120,7 @@ dot_tail_205:
 	VMOVUPD.Z   (CX)(DX*1), K1, Z4
 	VFMADD231PD Z4, Z2, Z1
 
-dot_reduce_207:
+dot_reduce_231:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         $0x0000000000000003, CX
@@ -4023,11 +4149,11 @@ dot_reduce_207:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        CX, CX
-	JZ           dot_st_208
+	JZ           dot_st_232
 	VMOVUPD.Z    (AX), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_208:
+dot_st_232:
 	VMOVUPD Z7, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4038,22 +4164,22 @@ dot_st_208:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_188
+	JMP     dotAvx512_rows_212
 
-dotAvx512_cdone_189:
+dotAvx512_cdone_213:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000002, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000010, 16(SP)
 	SUBQ   $0x00000002, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_165
+	JMP    dotAvx512_done_166
 
-dotAvx512_c_187:
-dotAvx512_rows_210:
+dotAvx512_c_211:
+dotAvx512_rows_234:
 	CMPQ   24(SP), $0x00000004
-	JL     dotAvx512_r_212
+	JL     dotAvx512_r_236
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -4067,9 +4193,9 @@ dotAvx512_rows_210:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), SI
 	SHRQ   $0x03, SI
-	JZ     dot_tail_213
+	JZ     dot_tail_237
 
-dot_loop_214:
+dot_loop_238:
 	VMOVUPD     (AX), Z4
 	VMOVUPD     (AX)(DX*1), Z5
 	VMOVUPD     (AX)(DX*2), Z6
@@ -4082,12 +4208,12 @@ dot_loop_214:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        SI
-	JNZ         dot_loop_214
+	JNZ         dot_loop_238
 
-dot_tail_213:
+dot_tail_237:
 	MOVQ        k+16(FP), SI
 	ANDQ        $0x00000007, SI
-	JZ          dot_reduce_215
+	JZ          dot_reduce_239
 	LEAQ        gemmKMaskTab<>+0(SB), DI
 	KMOVB       (DI)(SI*1), K1
 	VMOVUPD.Z   (AX), K1, Z4
@@ -4100,7 +4226,7 @@ dot_tail_213:
 	VFMADD231PD Z8, Z6, Z2
 	VFMADD231PD Z8, Z7, Z3
 
-dot_reduce_215:
+dot_reduce_239:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4131,11 +4257,11 @@ dot_reduce_215:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DX, DX
-	JZ           dot_st_216
+	JZ           dot_st_240
 	VMOVUPD.Z    (AX), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_216:
+dot_st_240:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z1, Z1, Z5
@@ -4161,11 +4287,11 @@ dot_st_216:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_217
+	JZ         dot_st_241
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_217:
+dot_st_241:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z2, Z2, Z5
@@ -4191,11 +4317,11 @@ dot_st_217:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_218
+	JZ         dot_st_242
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_218:
+dot_st_242:
 	VMOVUPD    Z9, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z3, Z3, Z5
@@ -4221,11 +4347,11 @@ dot_st_218:
 	VADDPD     Z10, Z9, Z9
 	VMULPD     Z4, Z9, Z9
 	TESTQ      DX, DX
-	JZ         dot_st_219
+	JZ         dot_st_243
 	VMOVUPD.Z  (AX), K2, Z11
 	VADDPD     Z11, Z9, Z9
 
-dot_st_219:
+dot_st_243:
 	VMOVUPD Z9, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4236,11 +4362,11 @@ dot_st_219:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000004, 24(SP)
-	JMP     dotAvx512_rows_210
+	JMP     dotAvx512_rows_234
 
-dotAvx512_r_212:
+dotAvx512_r_236:
 	CMPQ   24(SP), $0x00000002
-	JL     dotAvx512_r_220
+	JL     dotAvx512_r_244
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldx+32(FP), DX
@@ -4251,9 +4377,9 @@ dotAvx512_r_212:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), BX
 	SHRQ   $0x03, BX
-	JZ     dot_tail_221
+	JZ     dot_tail_245
 
-dot_loop_222:
+dot_loop_246:
 	VMOVUPD     (AX), Z2
 	VMOVUPD     (AX)(DX*1), Z3
 	VMOVUPD     (CX), Z4
@@ -4262,12 +4388,12 @@ dot_loop_222:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        BX
-	JNZ         dot_loop_222
+	JNZ         dot_loop_246
 
-dot_tail_221:
+dot_tail_245:
 	MOVQ        k+16(FP), BX
 	ANDQ        $0x00000007, BX
-	JZ          dot_reduce_223
+	JZ          dot_reduce_247
 	LEAQ        gemmKMaskTab<>+0(SB), SI
 	KMOVB       (SI)(BX*1), K1
 	VMOVUPD.Z   (AX), K1, Z2
@@ -4276,7 +4402,7 @@ dot_tail_221:
 	VFMADD231PD Z4, Z2, Z0
 	VFMADD231PD Z4, Z3, Z1
 
-dot_reduce_223:
+dot_reduce_247:
 	MOVQ         40(SP), AX
 	MOVQ         ldy+64(FP), CX
 	SHLQ         $0x03, CX
@@ -4307,11 +4433,11 @@ dot_reduce_223:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        DX, DX
-	JZ           dot_st_224
+	JZ           dot_st_248
 	VMOVUPD.Z    (AX), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_224:
+dot_st_248:
 	VMOVUPD    Z7, K2, (AX)
 	ADDQ       CX, AX
 	VSHUFF64X2 $0x44, Z1, Z1, Z3
@@ -4337,11 +4463,11 @@ dot_st_224:
 	VADDPD     Z8, Z7, Z7
 	VMULPD     Z2, Z7, Z7
 	TESTQ      DX, DX
-	JZ         dot_st_225
+	JZ         dot_st_249
 	VMOVUPD.Z  (AX), K2, Z9
 	VADDPD     Z9, Z7, Z7
 
-dot_st_225:
+dot_st_249:
 	VMOVUPD Z7, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4352,11 +4478,11 @@ dot_st_225:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000002, 24(SP)
-	JMP     dotAvx512_rows_210
+	JMP     dotAvx512_rows_234
 
-dotAvx512_r_220:
+dotAvx512_r_244:
 	CMPQ   24(SP), $0x00000000
-	JE     dotAvx512_cdone_211
+	JE     dotAvx512_cdone_235
 	MOVQ   32(SP), AX
 	MOVQ   8(SP), CX
 	MOVQ   ldb+48(FP), DX
@@ -4364,27 +4490,27 @@ dotAvx512_r_220:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+16(FP), DX
 	SHRQ   $0x03, DX
-	JZ     dot_tail_227
+	JZ     dot_tail_251
 
-dot_loop_228:
+dot_loop_252:
 	VMOVUPD     (AX), Z1
 	VFMADD231PD (CX), Z1, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	DECQ        DX
-	JNZ         dot_loop_228
+	JNZ         dot_loop_252
 
-dot_tail_227:
+dot_tail_251:
 	MOVQ        k+16(FP), DX
 	ANDQ        $0x00000007, DX
-	JZ          dot_reduce_229
+	JZ          dot_reduce_253
 	LEAQ        gemmKMaskTab<>+0(SB), BX
 	KMOVB       (BX)(DX*1), K1
 	VMOVUPD.Z   (AX), K1, Z1
 	VMOVUPD.Z   (CX), K1, Z2
 	VFMADD231PD Z2, Z1, Z0
 
-dot_reduce_229:
+dot_reduce_253:
 	MOVQ         40(SP), AX
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         $0x0000000000000001, CX
@@ -4413,11 +4539,11 @@ dot_reduce_229:
 	VADDPD       Z7, Z6, Z6
 	VMULPD       Z1, Z6, Z6
 	TESTQ        CX, CX
-	JZ           dot_st_230
+	JZ           dot_st_254
 	VMOVUPD.Z    (AX), K2, Z8
 	VADDPD       Z8, Z6, Z6
 
-dot_st_230:
+dot_st_254:
 	VMOVUPD Z6, K2, (AX)
 	MOVQ    ldx+32(FP), AX
 	SHLQ    $0x03, AX
@@ -4428,19 +4554,19 @@ dot_st_230:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 40(SP)
 	SUBQ    $0x00000001, 24(SP)
-	JMP     dotAvx512_rows_210
+	JMP     dotAvx512_rows_234
 
-dotAvx512_cdone_211:
+dotAvx512_cdone_235:
 	MOVQ   ldb+48(FP), AX
 	SHLQ   $0x03, AX
 	IMUL3Q $0x00000001, AX, AX
 	ADDQ   AX, 8(SP)
 	ADDQ   $0x00000008, 16(SP)
 	SUBQ   $0x00000001, (SP)
-	JNE    dotAvx512_cols_141
-	JMP    dotAvx512_done_142
+	JNE    dotAvx512_cols_165
+	JMP    dotAvx512_done_166
 
-dotAvx512_done_142:
+dotAvx512_done_166:
 	VZEROUPPER
 	RET
 
@@ -4452,9 +4578,9 @@ TEXT ·matVecAvx512(SB), NOSPLIT, $0-88
 	MOVQ b+40(FP), DX
 	MOVQ y+56(FP), BX
 
-matVecAvx512_cols_231:
+matVecAvx512_cols_255:
 	CMPQ   AX, $0x00000008
-	JL     matVecAvx512_c_233
+	JL     matVecAvx512_c_257
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R9
@@ -4471,9 +4597,9 @@ matVecAvx512_cols_231:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+16(FP), R11
 	SHRQ   $0x03, R11
-	JZ     dot_tail_234
+	JZ     dot_tail_258
 
-dot_loop_235:
+dot_loop_259:
 	VMOVUPD     (SI), Z8
 	VFMADD231PD (DI), Z8, Z0
 	VFMADD231PD (DI)(R9*1), Z8, Z1
@@ -4487,12 +4613,12 @@ dot_loop_235:
 	ADDQ        $0x00000040, DI
 	ADDQ        $0x00000040, R8
 	DECQ        R11
-	JNZ         dot_loop_235
+	JNZ         dot_loop_259
 
-dot_tail_234:
+dot_tail_258:
 	MOVQ        k+16(FP), R11
 	ANDQ        $0x00000007, R11
-	JZ          dot_reduce_236
+	JZ          dot_reduce_260
 	LEAQ        gemmKMaskTab<>+0(SB), R12
 	KMOVB       (R12)(R11*1), K1
 	VMOVUPD.Z   (SI), K1, Z8
@@ -4513,7 +4639,7 @@ dot_tail_234:
 	VMOVUPD.Z   (R8)(R10*1), K1, Z10
 	VFMADD231PD Z10, Z8, Z7
 
-dot_reduce_236:
+dot_reduce_260:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z8
 	MOVQ         acc+80(FP), DI
@@ -4540,10 +4666,10 @@ dot_reduce_236:
 	VADDPD       Z14, Z13, Z13
 	VMULPD       Z8, Z13, Z13
 	TESTQ        DI, DI
-	JZ           dot_st_237
+	JZ           dot_st_261
 	VADDPD       (SI), Z13, Z13
 
-dot_st_237:
+dot_st_261:
 	VMOVUPD Z13, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4551,12 +4677,12 @@ dot_st_237:
 	ADDQ    SI, DX
 	ADDQ    $0x00000040, BX
 	SUBQ    $0x00000008, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_255
+	JMP     matVecAvx512_done_256
 
-matVecAvx512_c_233:
+matVecAvx512_c_257:
 	CMPQ   AX, $0x00000004
-	JL     matVecAvx512_c_238
+	JL     matVecAvx512_c_262
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R8
@@ -4568,9 +4694,9 @@ matVecAvx512_c_233:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+16(FP), R10
 	SHRQ   $0x03, R10
-	JZ     dot_tail_239
+	JZ     dot_tail_263
 
-dot_loop_240:
+dot_loop_264:
 	VMOVUPD     (SI), Z4
 	VFMADD231PD (DI), Z4, Z0
 	VFMADD231PD (DI)(R8*1), Z4, Z1
@@ -4579,12 +4705,12 @@ dot_loop_240:
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DI
 	DECQ        R10
-	JNZ         dot_loop_240
+	JNZ         dot_loop_264
 
-dot_tail_239:
+dot_tail_263:
 	MOVQ        k+16(FP), R10
 	ANDQ        $0x00000007, R10
-	JZ          dot_reduce_241
+	JZ          dot_reduce_265
 	LEAQ        gemmKMaskTab<>+0(SB), R11
 	KMOVB       (R11)(R10*1), K1
 	VMOVUPD.Z   (SI), K1, Z4
@@ -4597,7 +4723,7 @@ dot_tail_239:
 	VMOVUPD.Z   (DI)(R9*1), K1, Z6
 	VFMADD231PD Z6, Z4, Z3
 
-dot_reduce_241:
+dot_reduce_265:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z4
 	MOVQ         $0x000000000000000f, DI
@@ -4626,11 +4752,11 @@ dot_reduce_241:
 	VADDPD       Z10, Z9, Z9
 	VMULPD       Z4, Z9, Z9
 	TESTQ        DI, DI
-	JZ           dot_st_242
+	JZ           dot_st_266
 	VMOVUPD.Z    (SI), K2, Z11
 	VADDPD       Z11, Z9, Z9
 
-dot_st_242:
+dot_st_266:
 	VMOVUPD Z9, K2, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4638,12 +4764,12 @@ dot_st_242:
 	ADDQ    SI, DX
 	ADDQ    $0x00000020, BX
 	SUBQ    $0x00000004, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_255
+	JMP     matVecAvx512_done_256
 
-matVecAvx512_c_238:
+matVecAvx512_c_262:
 	CMPQ   AX, $0x00000002
-	JL     matVecAvx512_c_243
+	JL     matVecAvx512_c_267
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R8
@@ -4652,21 +4778,21 @@ matVecAvx512_c_238:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+16(FP), R9
 	SHRQ   $0x03, R9
-	JZ     dot_tail_244
+	JZ     dot_tail_268
 
-dot_loop_245:
+dot_loop_269:
 	VMOVUPD     (SI), Z2
 	VFMADD231PD (DI), Z2, Z0
 	VFMADD231PD (DI)(R8*1), Z2, Z1
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DI
 	DECQ        R9
-	JNZ         dot_loop_245
+	JNZ         dot_loop_269
 
-dot_tail_244:
+dot_tail_268:
 	MOVQ        k+16(FP), R9
 	ANDQ        $0x00000007, R9
-	JZ          dot_reduce_246
+	JZ          dot_reduce_270
 	LEAQ        gemmKMaskTab<>+0(SB), R10
 	KMOVB       (R10)(R9*1), K1
 	VMOVUPD.Z   (SI), K1, Z2
@@ -4675,7 +4801,7 @@ dot_tail_244:
 	VMOVUPD.Z   (DI)(R8*1), K1, Z4
 	VFMADD231PD Z4, Z2, Z1
 
-dot_reduce_246:
+dot_reduce_270:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z2
 	MOVQ         $0x0000000000000003, DI
@@ -4704,11 +4830,11 @@ dot_reduce_246:
 	VADDPD       Z8, Z7, Z7
 	VMULPD       Z2, Z7, Z7
 	TESTQ        DI, DI
-	JZ           dot_st_247
+	JZ           dot_st_271
 	VMOVUPD.Z    (SI), K2, Z9
 	VADDPD       Z9, Z7, Z7
 
-dot_st_247:
+dot_st_271:
 	VMOVUPD Z7, K2, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4716,10 +4842,10 @@ dot_st_247:
 	ADDQ    SI, DX
 	ADDQ    $0x00000010, BX
 	SUBQ    $0x00000002, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_255
+	JMP     matVecAvx512_done_256
 
-matVecAvx512_c_243:
+matVecAvx512_c_267:
 	MOVQ   CX, SI
 	MOVQ   DX, DI
 	MOVQ   ldb+48(FP), R8
@@ -4727,27 +4853,27 @@ matVecAvx512_c_243:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+16(FP), R8
 	SHRQ   $0x03, R8
-	JZ     dot_tail_249
+	JZ     dot_tail_273
 
-dot_loop_250:
+dot_loop_274:
 	VMOVUPD     (SI), Z1
 	VFMADD231PD (DI), Z1, Z0
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DI
 	DECQ        R8
-	JNZ         dot_loop_250
+	JNZ         dot_loop_274
 
-dot_tail_249:
+dot_tail_273:
 	MOVQ        k+16(FP), R8
 	ANDQ        $0x00000007, R8
-	JZ          dot_reduce_251
+	JZ          dot_reduce_275
 	LEAQ        gemmKMaskTab<>+0(SB), R9
 	KMOVB       (R9)(R8*1), K1
 	VMOVUPD.Z   (SI), K1, Z1
 	VMOVUPD.Z   (DI), K1, Z2
 	VFMADD231PD Z2, Z1, Z0
 
-dot_reduce_251:
+dot_reduce_275:
 	MOVQ         BX, SI
 	VBROADCASTSD alpha+72(FP), Z1
 	MOVQ         $0x0000000000000001, DI
@@ -4776,11 +4902,11 @@ dot_reduce_251:
 	VADDPD       Z7, Z6, Z6
 	VMULPD       Z1, Z6, Z6
 	TESTQ        DI, DI
-	JZ           dot_st_252
+	JZ           dot_st_276
 	VMOVUPD.Z    (SI), K2, Z8
 	VADDPD       Z8, Z6, Z6
 
-dot_st_252:
+dot_st_276:
 	VMOVUPD Z6, K2, (SI)
 	MOVQ    ldb+48(FP), SI
 	SHLQ    $0x03, SI
@@ -4788,15 +4914,15 @@ dot_st_252:
 	ADDQ    SI, DX
 	ADDQ    $0x00000008, BX
 	SUBQ    $0x00000001, AX
-	JNE     matVecAvx512_cols_231
-	JMP     matVecAvx512_done_232
+	JNE     matVecAvx512_cols_255
+	JMP     matVecAvx512_done_256
 
-matVecAvx512_done_232:
+matVecAvx512_done_256:
 	VZEROUPPER
 	RET
 
 // func panelAvx512(m int, k int, a *float64, rsA int, csA int, b *float64, ldb int, c *float64, ldc int, alpha float64, acc int, w int)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, FMA3
 TEXT ·panelAvx512(SB), NOSPLIT, $24-96
 	MOVQ m+0(FP), AX
 	MOVQ AX, (SP)
@@ -4806,11 +4932,13 @@ TEXT ·panelAvx512(SB), NOSPLIT, $24-96
 	MOVQ AX, 16(SP)
 	MOVQ w+88(FP), AX
 	CMPQ AX, $0x00000010
-	JLE  panelAvx512_v_254
+	JLE  panelAvx512_v_278
+	CMPQ AX, $0x00000014
+	JG   panelAvx512_wide_279
 
-panelAvx512_rows_255:
+panelAvx512_rows_280:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_256
+	JL     panelAvx512_r_281
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -4851,7 +4979,493 @@ panelAvx512_rows_255:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+8(FP), R9
 
-chain_loop_257:
+chain_loop_282:
+	VMOVUPD      (DI), Z24
+	VMOVUPD      64(DI), Z25
+	VMOVUPD.Z    128(DI), K1, Y26
+	VBROADCASTSD (AX), Z27
+	VFMADD231PD  Z24, Z27, Z0
+	VFMADD231PD  Z25, Z27, Z1
+	VFMADD231PD  Y26, Y27, Y2
+	VBROADCASTSD (AX)(DX*1), Z28
+	VFMADD231PD  Z24, Z28, Z3
+	VFMADD231PD  Z25, Z28, Z4
+	VFMADD231PD  Y26, Y28, Y5
+	VBROADCASTSD (AX)(DX*2), Z27
+	VFMADD231PD  Z24, Z27, Z6
+	VFMADD231PD  Z25, Z27, Z7
+	VFMADD231PD  Y26, Y27, Y8
+	VBROADCASTSD (AX)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z9
+	VFMADD231PD  Z25, Z28, Z10
+	VFMADD231PD  Y26, Y28, Y11
+	VBROADCASTSD (CX), Z27
+	VFMADD231PD  Z24, Z27, Z12
+	VFMADD231PD  Z25, Z27, Z13
+	VFMADD231PD  Y26, Y27, Y14
+	VBROADCASTSD (CX)(DX*1), Z28
+	VFMADD231PD  Z24, Z28, Z15
+	VFMADD231PD  Z25, Z28, Z16
+	VFMADD231PD  Y26, Y28, Y17
+	VBROADCASTSD (CX)(DX*2), Z27
+	VFMADD231PD  Z24, Z27, Z18
+	VFMADD231PD  Z25, Z27, Z19
+	VFMADD231PD  Y26, Y27, Y20
+	VBROADCASTSD (CX)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z21
+	VFMADD231PD  Z25, Z28, Z22
+	VFMADD231PD  Y26, Y28, Y23
+	ADDQ         SI, AX
+	ADDQ         SI, CX
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          chain_loop_282
+	VBROADCASTSD alpha+72(FP), Z24
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_283
+	VMULPD       Z24, Z0, Z0
+	VMULPD       Z24, Z1, Z1
+	VMULPD       Y24, Y2, Y2
+	VMULPD       Z24, Z3, Z3
+	VMULPD       Z24, Z4, Z4
+	VMULPD       Y24, Y5, Y5
+	VMULPD       Z24, Z6, Z6
+	VMULPD       Z24, Z7, Z7
+	VMULPD       Y24, Y8, Y8
+	VMULPD       Z24, Z9, Z9
+	VMULPD       Z24, Z10, Z10
+	VMULPD       Y24, Y11, Y11
+	VMULPD       Z24, Z12, Z12
+	VMULPD       Z24, Z13, Z13
+	VMULPD       Y24, Y14, Y14
+	VMULPD       Z24, Z15, Z15
+	VMULPD       Z24, Z16, Z16
+	VMULPD       Y24, Y17, Y17
+	VMULPD       Z24, Z18, Z18
+	VMULPD       Z24, Z19, Z19
+	VMULPD       Y24, Y20, Y20
+	VMULPD       Z24, Z21, Z21
+	VMULPD       Z24, Z22, Z22
+	VMULPD       Y24, Y23, Y23
+
+chain_one_283:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_284
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y2, Y2
+	ADDQ      CX, AX
+	VADDPD    (AX), Z3, Z3
+	VADDPD    64(AX), Z4, Z4
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y5, Y5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VADDPD    64(AX), Z7, Z7
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y8, Y8
+	ADDQ      CX, AX
+	VADDPD    (AX), Z9, Z9
+	VADDPD    64(AX), Z10, Z10
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y11, Y11
+	ADDQ      CX, AX
+	VADDPD    (AX), Z12, Z12
+	VADDPD    64(AX), Z13, Z13
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y14, Y14
+	ADDQ      CX, AX
+	VADDPD    (AX), Z15, Z15
+	VADDPD    64(AX), Z16, Z16
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y17, Y17
+	ADDQ      CX, AX
+	VADDPD    (AX), Z18, Z18
+	VADDPD    64(AX), Z19, Z19
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y20, Y20
+	ADDQ      CX, AX
+	VADDPD    (AX), Z21, Z21
+	VADDPD    64(AX), Z22, Z22
+	VMOVUPD.Z 128(AX), K1, Y25
+	VADDPD    Y25, Y23, Y23
+	MOVQ      16(SP), AX
+
+chain_st_284:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z3, (AX)
+	VMOVUPD Z4, 64(AX)
+	VMOVUPD Y5, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Z7, 64(AX)
+	VMOVUPD Y8, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, 64(AX)
+	VMOVUPD Y11, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z12, (AX)
+	VMOVUPD Z13, 64(AX)
+	VMOVUPD Y14, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z15, (AX)
+	VMOVUPD Z16, 64(AX)
+	VMOVUPD Y17, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z18, (AX)
+	VMOVUPD Z19, 64(AX)
+	VMOVUPD Y20, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z21, (AX)
+	VMOVUPD Z22, 64(AX)
+	VMOVUPD Y23, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000008, (SP)
+	JMP     panelAvx512_rows_280
+
+panelAvx512_r_281:
+	CMPQ   (SP), $0x00000004
+	JL     panelAvx512_r_285
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), BX
+	SHLQ   $0x03, BX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	LEAQ   (CX)(CX*2), DX
+	MOVQ   b+40(FP), SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x03, DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   k+8(FP), R8
+
+chain_loop_286:
+	VMOVUPD      (SI), Z12
+	VMOVUPD      64(SI), Z13
+	VMOVUPD.Z    128(SI), K1, Y14
+	VBROADCASTSD (AX), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Y14, Y15, Y2
+	VBROADCASTSD (AX)(CX*1), Z16
+	VFMADD231PD  Z12, Z16, Z3
+	VFMADD231PD  Z13, Z16, Z4
+	VFMADD231PD  Y14, Y16, Y5
+	VBROADCASTSD (AX)(CX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Y14, Y15, Y8
+	VBROADCASTSD (AX)(DX*1), Z16
+	VFMADD231PD  Z12, Z16, Z9
+	VFMADD231PD  Z13, Z16, Z10
+	VFMADD231PD  Y14, Y16, Y11
+	ADDQ         BX, AX
+	ADDQ         DI, SI
+	DECQ         R8
+	JNZ          chain_loop_286
+	VBROADCASTSD alpha+72(FP), Z12
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_287
+	VMULPD       Z12, Z0, Z0
+	VMULPD       Z12, Z1, Z1
+	VMULPD       Y12, Y2, Y2
+	VMULPD       Z12, Z3, Z3
+	VMULPD       Z12, Z4, Z4
+	VMULPD       Y12, Y5, Y5
+	VMULPD       Z12, Z6, Z6
+	VMULPD       Z12, Z7, Z7
+	VMULPD       Y12, Y8, Y8
+	VMULPD       Z12, Z9, Z9
+	VMULPD       Z12, Z10, Z10
+	VMULPD       Y12, Y11, Y11
+
+chain_one_287:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_288
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Y13
+	VADDPD    Y13, Y2, Y2
+	ADDQ      CX, AX
+	VADDPD    (AX), Z3, Z3
+	VADDPD    64(AX), Z4, Z4
+	VMOVUPD.Z 128(AX), K1, Y13
+	VADDPD    Y13, Y5, Y5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VADDPD    64(AX), Z7, Z7
+	VMOVUPD.Z 128(AX), K1, Y13
+	VADDPD    Y13, Y8, Y8
+	ADDQ      CX, AX
+	VADDPD    (AX), Z9, Z9
+	VADDPD    64(AX), Z10, Z10
+	VMOVUPD.Z 128(AX), K1, Y13
+	VADDPD    Y13, Y11, Y11
+	MOVQ      16(SP), AX
+
+chain_st_288:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z3, (AX)
+	VMOVUPD Z4, 64(AX)
+	VMOVUPD Y5, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Z7, 64(AX)
+	VMOVUPD Y8, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, 64(AX)
+	VMOVUPD Y11, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000004, (SP)
+	JMP     panelAvx512_rows_280
+
+panelAvx512_r_285:
+	CMPQ   (SP), $0x00000002
+	JL     panelAvx512_r_289
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), BX
+	MOVQ   ldb+48(FP), SI
+	SHLQ   $0x03, SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   k+8(FP), DI
+
+chain_loop_290:
+	VMOVUPD      (BX), Z6
+	VMOVUPD      64(BX), Z7
+	VMOVUPD.Z    128(BX), K1, Y8
+	VBROADCASTSD (AX), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD (AX)(CX*1), Z10
+	VFMADD231PD  Z6, Z10, Z3
+	VFMADD231PD  Z7, Z10, Z4
+	VFMADD231PD  Y8, Y10, Y5
+	ADDQ         DX, AX
+	ADDQ         SI, BX
+	DECQ         DI
+	JNZ          chain_loop_290
+	VBROADCASTSD alpha+72(FP), Z6
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_291
+	VMULPD       Z6, Z0, Z0
+	VMULPD       Z6, Z1, Z1
+	VMULPD       Y6, Y2, Y2
+	VMULPD       Z6, Z3, Z3
+	VMULPD       Z6, Z4, Z4
+	VMULPD       Y6, Y5, Y5
+
+chain_one_291:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_292
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Y7
+	VADDPD    Y7, Y2, Y2
+	ADDQ      CX, AX
+	VADDPD    (AX), Z3, Z3
+	VADDPD    64(AX), Z4, Z4
+	VMOVUPD.Z 128(AX), K1, Y7
+	VADDPD    Y7, Y5, Y5
+	MOVQ      16(SP), AX
+
+chain_st_292:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z3, (AX)
+	VMOVUPD Z4, 64(AX)
+	VMOVUPD Y5, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000002, (SP)
+	JMP     panelAvx512_rows_280
+
+panelAvx512_r_289:
+	CMPQ   (SP), $0x00000000
+	JE     panelAvx512_done_277
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	MOVQ   k+8(FP), SI
+
+chain_loop_294:
+	VBROADCASTSD (AX), Z3
+	VFMADD231PD  (DX), Z3, Z0
+	VFMADD231PD  64(DX), Z3, Z1
+	VFMADD231PD  128(DX), Y3, K1, Y2
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_294
+	VBROADCASTSD alpha+72(FP), Z3
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_295
+	VMULPD       Z3, Z0, Z0
+	VMULPD       Z3, Z1, Z1
+	VMULPD       Y3, Y2, Y2
+
+chain_one_295:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_296
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Y4
+	VADDPD    Y4, Y2, Y2
+	MOVQ      16(SP), AX
+
+chain_st_296:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K1, 128(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000001, (SP)
+	JMP     panelAvx512_rows_280
+	JMP panelAvx512_done_277
+
+panelAvx512_wide_279:
+panelAvx512_rows_298:
+	CMPQ   (SP), $0x00000008
+	JL     panelAvx512_r_299
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000010, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   rsA+24(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (AX)(DX*4), CX
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   k+8(FP), R9
+
+chain_loop_300:
 	VMOVUPD      (DI), Z24
 	VMOVUPD      64(DI), Z25
 	VMOVUPD.Z    128(DI), K1, Z26
@@ -4891,12 +5505,13 @@ chain_loop_257:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_257
+	JNZ          chain_loop_300
 	VBROADCASTSD alpha+72(FP), Z24
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_301
 	VMULPD       Z24, Z0, Z0
 	VMULPD       Z24, Z1, Z1
 	VMULPD       Z24, Z2, Z2
@@ -4921,50 +5536,55 @@ chain_loop_257:
 	VMULPD       Z24, Z21, Z21
 	VMULPD       Z24, Z22, Z22
 	VMULPD       Z24, Z23, Z23
-	TESTQ        DX, DX
-	JZ           chain_st_258
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z2, Z2
-	ADDQ         CX, AX
-	VADDPD       (AX), Z3, Z3
-	VADDPD       64(AX), Z4, Z4
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z5, Z5
-	ADDQ         CX, AX
-	VADDPD       (AX), Z6, Z6
-	VADDPD       64(AX), Z7, Z7
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z8, Z8
-	ADDQ         CX, AX
-	VADDPD       (AX), Z9, Z9
-	VADDPD       64(AX), Z10, Z10
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z11, Z11
-	ADDQ         CX, AX
-	VADDPD       (AX), Z12, Z12
-	VADDPD       64(AX), Z13, Z13
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z14, Z14
-	ADDQ         CX, AX
-	VADDPD       (AX), Z15, Z15
-	VADDPD       64(AX), Z16, Z16
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z17, Z17
-	ADDQ         CX, AX
-	VADDPD       (AX), Z18, Z18
-	VADDPD       64(AX), Z19, Z19
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z20, Z20
-	ADDQ         CX, AX
-	VADDPD       (AX), Z21, Z21
-	VADDPD       64(AX), Z22, Z22
-	VMOVUPD.Z    128(AX), K1, Z25
-	VADDPD       Z25, Z23, Z23
-	MOVQ         16(SP), AX
 
-chain_st_258:
+chain_one_301:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_302
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z2, Z2
+	ADDQ      CX, AX
+	VADDPD    (AX), Z3, Z3
+	VADDPD    64(AX), Z4, Z4
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z5, Z5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VADDPD    64(AX), Z7, Z7
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z8, Z8
+	ADDQ      CX, AX
+	VADDPD    (AX), Z9, Z9
+	VADDPD    64(AX), Z10, Z10
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z11, Z11
+	ADDQ      CX, AX
+	VADDPD    (AX), Z12, Z12
+	VADDPD    64(AX), Z13, Z13
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z14, Z14
+	ADDQ      CX, AX
+	VADDPD    (AX), Z15, Z15
+	VADDPD    64(AX), Z16, Z16
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z17, Z17
+	ADDQ      CX, AX
+	VADDPD    (AX), Z18, Z18
+	VADDPD    64(AX), Z19, Z19
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z20, Z20
+	ADDQ      CX, AX
+	VADDPD    (AX), Z21, Z21
+	VADDPD    64(AX), Z22, Z22
+	VMOVUPD.Z 128(AX), K1, Z25
+	VADDPD    Z25, Z23, Z23
+	MOVQ      16(SP), AX
+
+chain_st_302:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5005,11 +5625,11 @@ chain_st_258:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_255
+	JMP     panelAvx512_rows_298
 
-panelAvx512_r_256:
+panelAvx512_r_299:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_259
+	JL     panelAvx512_r_303
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5037,7 +5657,7 @@ panelAvx512_r_256:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+8(FP), R8
 
-chain_loop_260:
+chain_loop_304:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VMOVUPD.Z    128(SI), K1, Z14
@@ -5060,12 +5680,13 @@ chain_loop_260:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_260
+	JNZ          chain_loop_304
 	VBROADCASTSD alpha+72(FP), Z12
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_305
 	VMULPD       Z12, Z0, Z0
 	VMULPD       Z12, Z1, Z1
 	VMULPD       Z12, Z2, Z2
@@ -5078,30 +5699,35 @@ chain_loop_260:
 	VMULPD       Z12, Z9, Z9
 	VMULPD       Z12, Z10, Z10
 	VMULPD       Z12, Z11, Z11
-	TESTQ        DX, DX
-	JZ           chain_st_261
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VMOVUPD.Z    128(AX), K1, Z13
-	VADDPD       Z13, Z2, Z2
-	ADDQ         CX, AX
-	VADDPD       (AX), Z3, Z3
-	VADDPD       64(AX), Z4, Z4
-	VMOVUPD.Z    128(AX), K1, Z13
-	VADDPD       Z13, Z5, Z5
-	ADDQ         CX, AX
-	VADDPD       (AX), Z6, Z6
-	VADDPD       64(AX), Z7, Z7
-	VMOVUPD.Z    128(AX), K1, Z13
-	VADDPD       Z13, Z8, Z8
-	ADDQ         CX, AX
-	VADDPD       (AX), Z9, Z9
-	VADDPD       64(AX), Z10, Z10
-	VMOVUPD.Z    128(AX), K1, Z13
-	VADDPD       Z13, Z11, Z11
-	MOVQ         16(SP), AX
 
-chain_st_261:
+chain_one_305:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_306
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Z13
+	VADDPD    Z13, Z2, Z2
+	ADDQ      CX, AX
+	VADDPD    (AX), Z3, Z3
+	VADDPD    64(AX), Z4, Z4
+	VMOVUPD.Z 128(AX), K1, Z13
+	VADDPD    Z13, Z5, Z5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VADDPD    64(AX), Z7, Z7
+	VMOVUPD.Z 128(AX), K1, Z13
+	VADDPD    Z13, Z8, Z8
+	ADDQ      CX, AX
+	VADDPD    (AX), Z9, Z9
+	VADDPD    64(AX), Z10, Z10
+	VMOVUPD.Z 128(AX), K1, Z13
+	VADDPD    Z13, Z11, Z11
+	MOVQ      16(SP), AX
+
+chain_st_306:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5126,11 +5752,11 @@ chain_st_261:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_255
+	JMP     panelAvx512_rows_298
 
-panelAvx512_r_259:
+panelAvx512_r_303:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_262
+	JL     panelAvx512_r_307
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5151,7 +5777,7 @@ panelAvx512_r_259:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+8(FP), DI
 
-chain_loop_263:
+chain_loop_308:
 	VMOVUPD      (BX), Z6
 	VMOVUPD      64(BX), Z7
 	VMOVUPD.Z    128(BX), K1, Z8
@@ -5166,32 +5792,38 @@ chain_loop_263:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_263
+	JNZ          chain_loop_308
 	VBROADCASTSD alpha+72(FP), Z6
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_309
 	VMULPD       Z6, Z0, Z0
 	VMULPD       Z6, Z1, Z1
 	VMULPD       Z6, Z2, Z2
 	VMULPD       Z6, Z3, Z3
 	VMULPD       Z6, Z4, Z4
 	VMULPD       Z6, Z5, Z5
-	TESTQ        DX, DX
-	JZ           chain_st_264
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VMOVUPD.Z    128(AX), K1, Z7
-	VADDPD       Z7, Z2, Z2
-	ADDQ         CX, AX
-	VADDPD       (AX), Z3, Z3
-	VADDPD       64(AX), Z4, Z4
-	VMOVUPD.Z    128(AX), K1, Z7
-	VADDPD       Z7, Z5, Z5
-	MOVQ         16(SP), AX
 
-chain_st_264:
+chain_one_309:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_310
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Z7
+	VADDPD    Z7, Z2, Z2
+	ADDQ      CX, AX
+	VADDPD    (AX), Z3, Z3
+	VADDPD    64(AX), Z4, Z4
+	VMOVUPD.Z 128(AX), K1, Z7
+	VADDPD    Z7, Z5, Z5
+	MOVQ      16(SP), AX
+
+chain_st_310:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5208,11 +5840,11 @@ chain_st_264:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_255
+	JMP     panelAvx512_rows_298
 
-panelAvx512_r_262:
+panelAvx512_r_307:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_253
+	JE     panelAvx512_done_277
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5228,7 +5860,7 @@ panelAvx512_r_262:
 	VXORPD Z2, Z2, Z2
 	MOVQ   k+8(FP), SI
 
-chain_loop_266:
+chain_loop_312:
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -5236,24 +5868,30 @@ chain_loop_266:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_266
+	JNZ          chain_loop_312
 	VBROADCASTSD alpha+72(FP), Z3
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_313
 	VMULPD       Z3, Z0, Z0
 	VMULPD       Z3, Z1, Z1
 	VMULPD       Z3, Z2, Z2
-	TESTQ        CX, CX
-	JZ           chain_st_267
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VMOVUPD.Z    128(AX), K1, Z4
-	VADDPD       Z4, Z2, Z2
-	MOVQ         16(SP), AX
 
-chain_st_267:
+chain_one_313:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_314
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Z4
+	VADDPD    Z4, Z2, Z2
+	MOVQ      16(SP), AX
+
+chain_st_314:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
@@ -5266,16 +5904,18 @@ chain_st_267:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_255
-	JMP panelAvx512_done_253
+	JMP     panelAvx512_rows_298
+	JMP panelAvx512_done_277
 
-panelAvx512_v_254:
+panelAvx512_v_278:
 	CMPQ AX, $0x00000008
-	JLE  panelAvx512_v_268
+	JLE  panelAvx512_v_315
+	CMPQ AX, $0x0000000c
+	JG   panelAvx512_wide_316
 
-panelAvx512_rows_269:
+panelAvx512_rows_317:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_270
+	JL     panelAvx512_r_318
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5308,7 +5948,415 @@ panelAvx512_rows_269:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+8(FP), R9
 
-chain_loop_271:
+chain_loop_319:
+	VMOVUPD      (DI), Z16
+	VMOVUPD.Z    64(DI), K1, Y17
+	VBROADCASTSD (AX), Z18
+	VFMADD231PD  Z16, Z18, Z0
+	VFMADD231PD  Y17, Y18, Y1
+	VBROADCASTSD (AX)(DX*1), Z19
+	VFMADD231PD  Z16, Z19, Z2
+	VFMADD231PD  Y17, Y19, Y3
+	VBROADCASTSD (AX)(DX*2), Z18
+	VFMADD231PD  Z16, Z18, Z4
+	VFMADD231PD  Y17, Y18, Y5
+	VBROADCASTSD (AX)(BX*1), Z19
+	VFMADD231PD  Z16, Z19, Z6
+	VFMADD231PD  Y17, Y19, Y7
+	VBROADCASTSD (CX), Z18
+	VFMADD231PD  Z16, Z18, Z8
+	VFMADD231PD  Y17, Y18, Y9
+	VBROADCASTSD (CX)(DX*1), Z19
+	VFMADD231PD  Z16, Z19, Z10
+	VFMADD231PD  Y17, Y19, Y11
+	VBROADCASTSD (CX)(DX*2), Z18
+	VFMADD231PD  Z16, Z18, Z12
+	VFMADD231PD  Y17, Y18, Y13
+	VBROADCASTSD (CX)(BX*1), Z19
+	VFMADD231PD  Z16, Z19, Z14
+	VFMADD231PD  Y17, Y19, Y15
+	ADDQ         SI, AX
+	ADDQ         SI, CX
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          chain_loop_319
+	VBROADCASTSD alpha+72(FP), Z16
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_320
+	VMULPD       Z16, Z0, Z0
+	VMULPD       Y16, Y1, Y1
+	VMULPD       Z16, Z2, Z2
+	VMULPD       Y16, Y3, Y3
+	VMULPD       Z16, Z4, Z4
+	VMULPD       Y16, Y5, Y5
+	VMULPD       Z16, Z6, Z6
+	VMULPD       Y16, Y7, Y7
+	VMULPD       Z16, Z8, Z8
+	VMULPD       Y16, Y9, Y9
+	VMULPD       Z16, Z10, Z10
+	VMULPD       Y16, Y11, Y11
+	VMULPD       Z16, Z12, Z12
+	VMULPD       Y16, Y13, Y13
+	VMULPD       Z16, Z14, Z14
+	VMULPD       Y16, Y15, Y15
+
+chain_one_320:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_321
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y1, Y1
+	ADDQ      CX, AX
+	VADDPD    (AX), Z2, Z2
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y3, Y3
+	ADDQ      CX, AX
+	VADDPD    (AX), Z4, Z4
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y5, Y5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y7, Y7
+	ADDQ      CX, AX
+	VADDPD    (AX), Z8, Z8
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y9, Y9
+	ADDQ      CX, AX
+	VADDPD    (AX), Z10, Z10
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y11, Y11
+	ADDQ      CX, AX
+	VADDPD    (AX), Z12, Z12
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y13, Y13
+	ADDQ      CX, AX
+	VADDPD    (AX), Z14, Z14
+	VMOVUPD.Z 64(AX), K1, Y17
+	VADDPD    Y17, Y15, Y15
+	MOVQ      16(SP), AX
+
+chain_st_321:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z2, (AX)
+	VMOVUPD Y3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, (AX)
+	VMOVUPD Y5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Y7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z8, (AX)
+	VMOVUPD Y9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z10, (AX)
+	VMOVUPD Y11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z12, (AX)
+	VMOVUPD Y13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z14, (AX)
+	VMOVUPD Y15, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000008, (SP)
+	JMP     panelAvx512_rows_317
+
+panelAvx512_r_318:
+	CMPQ   (SP), $0x00000004
+	JL     panelAvx512_r_322
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), BX
+	SHLQ   $0x03, BX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	LEAQ   (CX)(CX*2), DX
+	MOVQ   b+40(FP), SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x03, DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   k+8(FP), R8
+
+chain_loop_323:
+	VMOVUPD      (SI), Z8
+	VMOVUPD.Z    64(SI), K1, Y9
+	VBROADCASTSD (AX), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD (AX)(CX*1), Z11
+	VFMADD231PD  Z8, Z11, Z2
+	VFMADD231PD  Y9, Y11, Y3
+	VBROADCASTSD (AX)(CX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Y9, Y10, Y5
+	VBROADCASTSD (AX)(DX*1), Z11
+	VFMADD231PD  Z8, Z11, Z6
+	VFMADD231PD  Y9, Y11, Y7
+	ADDQ         BX, AX
+	ADDQ         DI, SI
+	DECQ         R8
+	JNZ          chain_loop_323
+	VBROADCASTSD alpha+72(FP), Z8
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_324
+	VMULPD       Z8, Z0, Z0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Z8, Z2, Z2
+	VMULPD       Y8, Y3, Y3
+	VMULPD       Z8, Z4, Z4
+	VMULPD       Y8, Y5, Y5
+	VMULPD       Z8, Z6, Z6
+	VMULPD       Y8, Y7, Y7
+
+chain_one_324:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_325
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Y9
+	VADDPD    Y9, Y1, Y1
+	ADDQ      CX, AX
+	VADDPD    (AX), Z2, Z2
+	VMOVUPD.Z 64(AX), K1, Y9
+	VADDPD    Y9, Y3, Y3
+	ADDQ      CX, AX
+	VADDPD    (AX), Z4, Z4
+	VMOVUPD.Z 64(AX), K1, Y9
+	VADDPD    Y9, Y5, Y5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VMOVUPD.Z 64(AX), K1, Y9
+	VADDPD    Y9, Y7, Y7
+	MOVQ      16(SP), AX
+
+chain_st_325:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z2, (AX)
+	VMOVUPD Y3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, (AX)
+	VMOVUPD Y5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z6, (AX)
+	VMOVUPD Y7, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000004, (SP)
+	JMP     panelAvx512_rows_317
+
+panelAvx512_r_322:
+	CMPQ   (SP), $0x00000002
+	JL     panelAvx512_r_326
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), BX
+	MOVQ   ldb+48(FP), SI
+	SHLQ   $0x03, SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   k+8(FP), DI
+
+chain_loop_327:
+	VMOVUPD      (BX), Z4
+	VMOVUPD.Z    64(BX), K1, Y5
+	VBROADCASTSD (AX), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VFMADD231PD  Y5, Y6, Y1
+	VBROADCASTSD (AX)(CX*1), Z7
+	VFMADD231PD  Z4, Z7, Z2
+	VFMADD231PD  Y5, Y7, Y3
+	ADDQ         DX, AX
+	ADDQ         SI, BX
+	DECQ         DI
+	JNZ          chain_loop_327
+	VBROADCASTSD alpha+72(FP), Z4
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_328
+	VMULPD       Z4, Z0, Z0
+	VMULPD       Y4, Y1, Y1
+	VMULPD       Z4, Z2, Z2
+	VMULPD       Y4, Y3, Y3
+
+chain_one_328:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_329
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Y5
+	VADDPD    Y5, Y1, Y1
+	ADDQ      CX, AX
+	VADDPD    (AX), Z2, Z2
+	VMOVUPD.Z 64(AX), K1, Y5
+	VADDPD    Y5, Y3, Y3
+	MOVQ      16(SP), AX
+
+chain_st_329:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z2, (AX)
+	VMOVUPD Y3, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000002, (SP)
+	JMP     panelAvx512_rows_317
+
+panelAvx512_r_326:
+	CMPQ   (SP), $0x00000000
+	JE     panelAvx512_done_277
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   k+8(FP), SI
+
+chain_loop_331:
+	VBROADCASTSD (AX), Z2
+	VFMADD231PD  (DX), Z2, Z0
+	VFMADD231PD  64(DX), Y2, K1, Y1
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_331
+	VBROADCASTSD alpha+72(FP), Z2
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_332
+	VMULPD       Z2, Z0, Z0
+	VMULPD       Y2, Y1, Y1
+
+chain_one_332:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_333
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Y3
+	VADDPD    Y3, Y1, Y1
+	MOVQ      16(SP), AX
+
+chain_st_333:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K1, 64(AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000001, (SP)
+	JMP     panelAvx512_rows_317
+	JMP panelAvx512_done_277
+
+panelAvx512_wide_316:
+panelAvx512_rows_335:
+	CMPQ   (SP), $0x00000008
+	JL     panelAvx512_r_336
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000008, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   rsA+24(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (AX)(DX*4), CX
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   k+8(FP), R9
+
+chain_loop_337:
 	VMOVUPD      (DI), Z16
 	VMOVUPD.Z    64(DI), K1, Z17
 	VBROADCASTSD (AX), Z18
@@ -5339,12 +6387,13 @@ chain_loop_271:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_271
+	JNZ          chain_loop_337
 	VBROADCASTSD alpha+72(FP), Z16
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_338
 	VMULPD       Z16, Z0, Z0
 	VMULPD       Z16, Z1, Z1
 	VMULPD       Z16, Z2, Z2
@@ -5361,42 +6410,47 @@ chain_loop_271:
 	VMULPD       Z16, Z13, Z13
 	VMULPD       Z16, Z14, Z14
 	VMULPD       Z16, Z15, Z15
-	TESTQ        DX, DX
-	JZ           chain_st_272
-	VADDPD       (AX), Z0, Z0
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z1, Z1
-	ADDQ         CX, AX
-	VADDPD       (AX), Z2, Z2
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z3, Z3
-	ADDQ         CX, AX
-	VADDPD       (AX), Z4, Z4
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z5, Z5
-	ADDQ         CX, AX
-	VADDPD       (AX), Z6, Z6
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z7, Z7
-	ADDQ         CX, AX
-	VADDPD       (AX), Z8, Z8
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z9, Z9
-	ADDQ         CX, AX
-	VADDPD       (AX), Z10, Z10
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z11, Z11
-	ADDQ         CX, AX
-	VADDPD       (AX), Z12, Z12
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z13, Z13
-	ADDQ         CX, AX
-	VADDPD       (AX), Z14, Z14
-	VMOVUPD.Z    64(AX), K1, Z17
-	VADDPD       Z17, Z15, Z15
-	MOVQ         16(SP), AX
 
-chain_st_272:
+chain_one_338:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_339
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z1, Z1
+	ADDQ      CX, AX
+	VADDPD    (AX), Z2, Z2
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z3, Z3
+	ADDQ      CX, AX
+	VADDPD    (AX), Z4, Z4
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z5, Z5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z7, Z7
+	ADDQ      CX, AX
+	VADDPD    (AX), Z8, Z8
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z9, Z9
+	ADDQ      CX, AX
+	VADDPD    (AX), Z10, Z10
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z11, Z11
+	ADDQ      CX, AX
+	VADDPD    (AX), Z12, Z12
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z13, Z13
+	ADDQ      CX, AX
+	VADDPD    (AX), Z14, Z14
+	VMOVUPD.Z 64(AX), K1, Z17
+	VADDPD    Z17, Z15, Z15
+	MOVQ      16(SP), AX
+
+chain_st_339:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5429,11 +6483,11 @@ chain_st_272:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_269
+	JMP     panelAvx512_rows_335
 
-panelAvx512_r_270:
+panelAvx512_r_336:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_273
+	JL     panelAvx512_r_340
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5457,7 +6511,7 @@ panelAvx512_r_270:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), R8
 
-chain_loop_274:
+chain_loop_341:
 	VMOVUPD      (SI), Z8
 	VMOVUPD.Z    64(SI), K1, Z9
 	VBROADCASTSD (AX), Z10
@@ -5475,12 +6529,13 @@ chain_loop_274:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_274
+	JNZ          chain_loop_341
 	VBROADCASTSD alpha+72(FP), Z8
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_342
 	VMULPD       Z8, Z0, Z0
 	VMULPD       Z8, Z1, Z1
 	VMULPD       Z8, Z2, Z2
@@ -5489,26 +6544,31 @@ chain_loop_274:
 	VMULPD       Z8, Z5, Z5
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
-	TESTQ        DX, DX
-	JZ           chain_st_275
-	VADDPD       (AX), Z0, Z0
-	VMOVUPD.Z    64(AX), K1, Z9
-	VADDPD       Z9, Z1, Z1
-	ADDQ         CX, AX
-	VADDPD       (AX), Z2, Z2
-	VMOVUPD.Z    64(AX), K1, Z9
-	VADDPD       Z9, Z3, Z3
-	ADDQ         CX, AX
-	VADDPD       (AX), Z4, Z4
-	VMOVUPD.Z    64(AX), K1, Z9
-	VADDPD       Z9, Z5, Z5
-	ADDQ         CX, AX
-	VADDPD       (AX), Z6, Z6
-	VMOVUPD.Z    64(AX), K1, Z9
-	VADDPD       Z9, Z7, Z7
-	MOVQ         16(SP), AX
 
-chain_st_275:
+chain_one_342:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_343
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Z9
+	VADDPD    Z9, Z1, Z1
+	ADDQ      CX, AX
+	VADDPD    (AX), Z2, Z2
+	VMOVUPD.Z 64(AX), K1, Z9
+	VADDPD    Z9, Z3, Z3
+	ADDQ      CX, AX
+	VADDPD    (AX), Z4, Z4
+	VMOVUPD.Z 64(AX), K1, Z9
+	VADDPD    Z9, Z5, Z5
+	ADDQ      CX, AX
+	VADDPD    (AX), Z6, Z6
+	VMOVUPD.Z 64(AX), K1, Z9
+	VADDPD    Z9, Z7, Z7
+	MOVQ      16(SP), AX
+
+chain_st_343:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5529,11 +6589,11 @@ chain_st_275:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_269
+	JMP     panelAvx512_rows_335
 
-panelAvx512_r_273:
+panelAvx512_r_340:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_276
+	JL     panelAvx512_r_344
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5552,7 +6612,7 @@ panelAvx512_r_273:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), DI
 
-chain_loop_277:
+chain_loop_345:
 	VMOVUPD      (BX), Z4
 	VMOVUPD.Z    64(BX), K1, Z5
 	VBROADCASTSD (AX), Z6
@@ -5564,28 +6624,34 @@ chain_loop_277:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_277
+	JNZ          chain_loop_345
 	VBROADCASTSD alpha+72(FP), Z4
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_346
 	VMULPD       Z4, Z0, Z0
 	VMULPD       Z4, Z1, Z1
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
-	TESTQ        DX, DX
-	JZ           chain_st_278
-	VADDPD       (AX), Z0, Z0
-	VMOVUPD.Z    64(AX), K1, Z5
-	VADDPD       Z5, Z1, Z1
-	ADDQ         CX, AX
-	VADDPD       (AX), Z2, Z2
-	VMOVUPD.Z    64(AX), K1, Z5
-	VADDPD       Z5, Z3, Z3
-	MOVQ         16(SP), AX
 
-chain_st_278:
+chain_one_346:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_347
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Z5
+	VADDPD    Z5, Z1, Z1
+	ADDQ      CX, AX
+	VADDPD    (AX), Z2, Z2
+	VMOVUPD.Z 64(AX), K1, Z5
+	VADDPD    Z5, Z3, Z3
+	MOVQ      16(SP), AX
+
+chain_st_347:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	ADDQ    CX, AX
@@ -5600,11 +6666,11 @@ chain_st_278:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_269
+	JMP     panelAvx512_rows_335
 
-panelAvx512_r_276:
+panelAvx512_r_344:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_253
+	JE     panelAvx512_done_277
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5619,29 +6685,35 @@ panelAvx512_r_276:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), SI
 
-chain_loop_280:
+chain_loop_349:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VFMADD231PD  64(DX), Z2, K1, Z1
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_280
+	JNZ          chain_loop_349
 	VBROADCASTSD alpha+72(FP), Z2
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_350
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
-	TESTQ        CX, CX
-	JZ           chain_st_281
-	VADDPD       (AX), Z0, Z0
-	VMOVUPD.Z    64(AX), K1, Z3
-	VADDPD       Z3, Z1, Z1
-	MOVQ         16(SP), AX
 
-chain_st_281:
+chain_one_350:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_351
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Z3
+	VADDPD    Z3, Z1, Z1
+	MOVQ      16(SP), AX
+
+chain_st_351:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
 	MOVQ    rsA+24(FP), AX
@@ -5653,13 +6725,16 @@ chain_st_281:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_269
-	JMP panelAvx512_done_253
+	JMP     panelAvx512_rows_335
+	JMP panelAvx512_done_277
 
-panelAvx512_v_268:
-panelAvx512_rows_283:
+panelAvx512_v_315:
+	CMPQ AX, $0x00000004
+	JG   panelAvx512_wide_353
+
+panelAvx512_rows_354:
 	CMPQ   (SP), $0x00000008
-	JL     panelAvx512_r_284
+	JL     panelAvx512_r_355
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5684,7 +6759,337 @@ panelAvx512_rows_283:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), R9
 
-chain_loop_285:
+chain_loop_356:
+	VMOVUPD.Z    (DI), K1, Y8
+	VBROADCASTSD (AX), Z9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD (AX)(DX*1), Z10
+	VFMADD231PD  Y8, Y10, Y1
+	VBROADCASTSD (AX)(DX*2), Z9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD (AX)(BX*1), Z10
+	VFMADD231PD  Y8, Y10, Y3
+	VBROADCASTSD (CX), Z9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD (CX)(DX*1), Z10
+	VFMADD231PD  Y8, Y10, Y5
+	VBROADCASTSD (CX)(DX*2), Z9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD (CX)(BX*1), Z10
+	VFMADD231PD  Y8, Y10, Y7
+	ADDQ         SI, AX
+	ADDQ         SI, CX
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          chain_loop_356
+	VBROADCASTSD alpha+72(FP), Z8
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_357
+	VMULPD       Y8, Y0, Y0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Y8, Y2, Y2
+	VMULPD       Y8, Y3, Y3
+	VMULPD       Y8, Y4, Y4
+	VMULPD       Y8, Y5, Y5
+	VMULPD       Y8, Y6, Y6
+	VMULPD       Y8, Y7, Y7
+
+chain_one_357:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_358
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y0, Y0
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y1, Y1
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y2, Y2
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y3, Y3
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y4, Y4
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y5, Y5
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y6, Y6
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y9
+	VADDPD    Y9, Y7, Y7
+	MOVQ      16(SP), AX
+
+chain_st_358:
+	VMOVUPD Y0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y7, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000008, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000008, (SP)
+	JMP     panelAvx512_rows_354
+
+panelAvx512_r_355:
+	CMPQ   (SP), $0x00000004
+	JL     panelAvx512_r_359
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), BX
+	SHLQ   $0x03, BX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	LEAQ   (CX)(CX*2), DX
+	MOVQ   b+40(FP), SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x03, DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   k+8(FP), R8
+
+chain_loop_360:
+	VMOVUPD.Z    (SI), K1, Y4
+	VBROADCASTSD (AX), Z5
+	VFMADD231PD  Y4, Y5, Y0
+	VBROADCASTSD (AX)(CX*1), Z6
+	VFMADD231PD  Y4, Y6, Y1
+	VBROADCASTSD (AX)(CX*2), Z5
+	VFMADD231PD  Y4, Y5, Y2
+	VBROADCASTSD (AX)(DX*1), Z6
+	VFMADD231PD  Y4, Y6, Y3
+	ADDQ         BX, AX
+	ADDQ         DI, SI
+	DECQ         R8
+	JNZ          chain_loop_360
+	VBROADCASTSD alpha+72(FP), Z4
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_361
+	VMULPD       Y4, Y0, Y0
+	VMULPD       Y4, Y1, Y1
+	VMULPD       Y4, Y2, Y2
+	VMULPD       Y4, Y3, Y3
+
+chain_one_361:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_362
+	VMOVUPD.Z (AX), K1, Y5
+	VADDPD    Y5, Y0, Y0
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y5
+	VADDPD    Y5, Y1, Y1
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y5
+	VADDPD    Y5, Y2, Y2
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y5
+	VADDPD    Y5, Y3, Y3
+	MOVQ      16(SP), AX
+
+chain_st_362:
+	VMOVUPD Y0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y3, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000004, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000004, (SP)
+	JMP     panelAvx512_rows_354
+
+panelAvx512_r_359:
+	CMPQ   (SP), $0x00000002
+	JL     panelAvx512_r_363
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   rsA+24(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), BX
+	MOVQ   ldb+48(FP), SI
+	SHLQ   $0x03, SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   k+8(FP), DI
+
+chain_loop_364:
+	VMOVUPD.Z    (BX), K1, Y2
+	VBROADCASTSD (AX), Z3
+	VFMADD231PD  Y2, Y3, Y0
+	VBROADCASTSD (AX)(CX*1), Z4
+	VFMADD231PD  Y2, Y4, Y1
+	ADDQ         DX, AX
+	ADDQ         SI, BX
+	DECQ         DI
+	JNZ          chain_loop_364
+	VBROADCASTSD alpha+72(FP), Z2
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_365
+	VMULPD       Y2, Y0, Y0
+	VMULPD       Y2, Y1, Y1
+
+chain_one_365:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_366
+	VMOVUPD.Z (AX), K1, Y3
+	VADDPD    Y3, Y0, Y0
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Y3
+	VADDPD    Y3, Y1, Y1
+	MOVQ      16(SP), AX
+
+chain_st_366:
+	VMOVUPD Y0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Y1, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000002, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000002, (SP)
+	JMP     panelAvx512_rows_354
+
+panelAvx512_r_363:
+	CMPQ   (SP), $0x00000000
+	JE     panelAvx512_done_277
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   b+40(FP), DX
+	MOVQ   ldb+48(FP), BX
+	SHLQ   $0x03, BX
+	VXORPD Z0, Z0, Z0
+	MOVQ   k+8(FP), SI
+
+chain_loop_368:
+	VBROADCASTSD (AX), Z1
+	VFMADD231PD  (DX), Y1, K1, Y0
+	ADDQ         CX, AX
+	ADDQ         BX, DX
+	DECQ         SI
+	JNZ          chain_loop_368
+	VBROADCASTSD alpha+72(FP), Z1
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_369
+	VMULPD       Y1, Y0, Y0
+
+chain_one_369:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_370
+	VMOVUPD.Z (AX), K1, Y2
+	VADDPD    Y2, Y0, Y0
+	MOVQ      16(SP), AX
+
+chain_st_370:
+	VMOVUPD Y0, K1, (AX)
+	MOVQ    rsA+24(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 8(SP)
+	MOVQ    ldc+64(FP), AX
+	SHLQ    $0x03, AX
+	IMUL3Q  $0x00000001, AX, AX
+	ADDQ    AX, 16(SP)
+	SUBQ    $0x00000001, (SP)
+	JMP     panelAvx512_rows_354
+	JMP panelAvx512_done_277
+
+panelAvx512_wide_353:
+panelAvx512_rows_372:
+	CMPQ   (SP), $0x00000008
+	JL     panelAvx512_r_373
+	MOVQ   w+88(FP), AX
+	SUBQ   $0x00000000, AX
+	LEAQ   gemmKMaskTab<>+0(SB), CX
+	KMOVB  (CX)(AX*1), K1
+	MOVQ   8(SP), AX
+	MOVQ   csA+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   rsA+24(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (AX)(DX*4), CX
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x03, R8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   k+8(FP), R9
+
+chain_loop_374:
 	VMOVUPD.Z    (DI), K1, Z8
 	VBROADCASTSD (AX), Z9
 	VFMADD231PD  Z8, Z9, Z0
@@ -5706,12 +7111,13 @@ chain_loop_285:
 	ADDQ         SI, CX
 	ADDQ         R8, DI
 	DECQ         R9
-	JNZ          chain_loop_285
+	JNZ          chain_loop_374
 	VBROADCASTSD alpha+72(FP), Z8
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_375
 	VMULPD       Z8, Z0, Z0
 	VMULPD       Z8, Z1, Z1
 	VMULPD       Z8, Z2, Z2
@@ -5720,34 +7126,39 @@ chain_loop_285:
 	VMULPD       Z8, Z5, Z5
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
-	TESTQ        DX, DX
-	JZ           chain_st_286
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z0, Z0
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z1, Z1
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z2, Z2
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z3, Z3
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z4, Z4
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z5, Z5
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z6, Z6
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z9
-	VADDPD       Z9, Z7, Z7
-	MOVQ         16(SP), AX
 
-chain_st_286:
+chain_one_375:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_376
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z0, Z0
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z1, Z1
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z2, Z2
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z3, Z3
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z4, Z4
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z5, Z5
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z6, Z6
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z9
+	VADDPD    Z9, Z7, Z7
+	MOVQ      16(SP), AX
+
+chain_st_376:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5772,11 +7183,11 @@ chain_st_286:
 	IMUL3Q  $0x00000008, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000008, (SP)
-	JMP     panelAvx512_rows_283
+	JMP     panelAvx512_rows_372
 
-panelAvx512_r_284:
+panelAvx512_r_373:
 	CMPQ   (SP), $0x00000004
-	JL     panelAvx512_r_287
+	JL     panelAvx512_r_377
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5796,7 +7207,7 @@ panelAvx512_r_284:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), R8
 
-chain_loop_288:
+chain_loop_378:
 	VMOVUPD.Z    (SI), K1, Z4
 	VBROADCASTSD (AX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -5809,32 +7220,38 @@ chain_loop_288:
 	ADDQ         BX, AX
 	ADDQ         DI, SI
 	DECQ         R8
-	JNZ          chain_loop_288
+	JNZ          chain_loop_378
 	VBROADCASTSD alpha+72(FP), Z4
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_379
 	VMULPD       Z4, Z0, Z0
 	VMULPD       Z4, Z1, Z1
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
-	TESTQ        DX, DX
-	JZ           chain_st_289
-	VMOVUPD.Z    (AX), K1, Z5
-	VADDPD       Z5, Z0, Z0
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z5
-	VADDPD       Z5, Z1, Z1
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z5
-	VADDPD       Z5, Z2, Z2
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z5
-	VADDPD       Z5, Z3, Z3
-	MOVQ         16(SP), AX
 
-chain_st_289:
+chain_one_379:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_380
+	VMOVUPD.Z (AX), K1, Z5
+	VADDPD    Z5, Z0, Z0
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z5
+	VADDPD    Z5, Z1, Z1
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z5
+	VADDPD    Z5, Z2, Z2
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z5
+	VADDPD    Z5, Z3, Z3
+	MOVQ      16(SP), AX
+
+chain_st_380:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5851,11 +7268,11 @@ chain_st_289:
 	IMUL3Q  $0x00000004, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000004, (SP)
-	JMP     panelAvx512_rows_283
+	JMP     panelAvx512_rows_372
 
-panelAvx512_r_287:
+panelAvx512_r_377:
 	CMPQ   (SP), $0x00000002
-	JL     panelAvx512_r_290
+	JL     panelAvx512_r_381
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5872,7 +7289,7 @@ panelAvx512_r_287:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), DI
 
-chain_loop_291:
+chain_loop_382:
 	VMOVUPD.Z    (BX), K1, Z2
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -5881,24 +7298,30 @@ chain_loop_291:
 	ADDQ         DX, AX
 	ADDQ         SI, BX
 	DECQ         DI
-	JNZ          chain_loop_291
+	JNZ          chain_loop_382
 	VBROADCASTSD alpha+72(FP), Z2
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
 	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_383
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
-	TESTQ        DX, DX
-	JZ           chain_st_292
-	VMOVUPD.Z    (AX), K1, Z3
-	VADDPD       Z3, Z0, Z0
-	ADDQ         CX, AX
-	VMOVUPD.Z    (AX), K1, Z3
-	VADDPD       Z3, Z1, Z1
-	MOVQ         16(SP), AX
 
-chain_st_292:
+chain_one_383:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_384
+	VMOVUPD.Z (AX), K1, Z3
+	VADDPD    Z3, Z0, Z0
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX), K1, Z3
+	VADDPD    Z3, Z1, Z1
+	MOVQ      16(SP), AX
+
+chain_st_384:
 	VMOVUPD Z0, K1, (AX)
 	ADDQ    CX, AX
 	VMOVUPD Z1, K1, (AX)
@@ -5911,11 +7334,11 @@ chain_st_292:
 	IMUL3Q  $0x00000002, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000002, (SP)
-	JMP     panelAvx512_rows_283
+	JMP     panelAvx512_rows_372
 
-panelAvx512_r_290:
+panelAvx512_r_381:
 	CMPQ   (SP), $0x00000000
-	JE     panelAvx512_done_253
+	JE     panelAvx512_done_277
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5929,26 +7352,32 @@ panelAvx512_r_290:
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+8(FP), SI
 
-chain_loop_294:
+chain_loop_386:
 	VBROADCASTSD (AX), Z1
 	VFMADD231PD  (DX), Z1, K1, Z0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_294
+	JNZ          chain_loop_386
 	VBROADCASTSD alpha+72(FP), Z1
-	MOVQ         16(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_387
 	VMULPD       Z1, Z0, Z0
-	TESTQ        CX, CX
-	JZ           chain_st_295
-	VMOVUPD.Z    (AX), K1, Z2
-	VADDPD       Z2, Z0, Z0
-	MOVQ         16(SP), AX
 
-chain_st_295:
+chain_one_387:
+	MOVQ      16(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_388
+	VMOVUPD.Z (AX), K1, Z2
+	VADDPD    Z2, Z0, Z0
+	MOVQ      16(SP), AX
+
+chain_st_388:
 	VMOVUPD Z0, K1, (AX)
 	MOVQ    rsA+24(FP), AX
 	SHLQ    $0x03, AX
@@ -5959,10 +7388,10 @@ chain_st_295:
 	IMUL3Q  $0x00000001, AX, AX
 	ADDQ    AX, 16(SP)
 	SUBQ    $0x00000001, (SP)
-	JMP     panelAvx512_rows_283
-	JMP panelAvx512_done_253
+	JMP     panelAvx512_rows_372
+	JMP panelAvx512_done_277
 
-panelAvx512_done_253:
+panelAvx512_done_277:
 	VZEROUPPER
 	RET
 
@@ -5975,15 +7404,15 @@ TEXT ·rowChainAvx512(SB), NOSPLIT, $16-96
 	MOVQ   AX, 8(SP)
 	MOVQ   w+88(FP), AX
 	CMPQ   AX, $0x00000060
-	JG     rowChainAvx512_v_297
+	JG     rowChainAvx512_v_390
 	CMPQ   AX, $0x00000030
-	JG     rowChainAvx512_v_298
+	JG     rowChainAvx512_v_391
 	CMPQ   AX, $0x00000018
-	JG     rowChainAvx512_v_299
+	JG     rowChainAvx512_v_392
 	CMPQ   AX, $0x00000010
-	JG     rowChainAvx512_v_300
+	JG     rowChainAvx512_v_393
 	CMPQ   AX, $0x00000008
-	JG     rowChainAvx512_v_301
+	JG     rowChainAvx512_v_394
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000000, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -5997,30 +7426,36 @@ TEXT ·rowChainAvx512(SB), NOSPLIT, $16-96
 	VXORPD Z0, Z0, Z0
 	MOVQ   k+8(FP), SI
 
-chain_loop_302:
+chain_loop_395:
 	VBROADCASTSD (AX), Z1
 	VFMADD231PD  (DX), Z1, K1, Z0
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_302
+	JNZ          chain_loop_395
 	VBROADCASTSD alpha+72(FP), Z1
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_396
 	VMULPD       Z1, Z0, Z0
-	TESTQ        CX, CX
-	JZ           chain_st_303
-	VMOVUPD.Z    (AX), K1, Z2
-	VADDPD       Z2, Z0, Z0
-	MOVQ         8(SP), AX
 
-chain_st_303:
+chain_one_396:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_397
+	VMOVUPD.Z (AX), K1, Z2
+	VADDPD    Z2, Z0, Z0
+	MOVQ      8(SP), AX
+
+chain_st_397:
 	VMOVUPD Z0, K1, (AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_301:
+rowChainAvx512_v_394:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000008, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6035,34 +7470,40 @@ rowChainAvx512_v_301:
 	VXORPD Z1, Z1, Z1
 	MOVQ   k+8(FP), SI
 
-chain_loop_304:
+chain_loop_398:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VFMADD231PD  64(DX), Z2, K1, Z1
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_304
+	JNZ          chain_loop_398
 	VBROADCASTSD alpha+72(FP), Z2
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_399
 	VMULPD       Z2, Z0, Z0
 	VMULPD       Z2, Z1, Z1
-	TESTQ        CX, CX
-	JZ           chain_st_305
-	VADDPD       (AX), Z0, Z0
-	VMOVUPD.Z    64(AX), K1, Z3
-	VADDPD       Z3, Z1, Z1
-	MOVQ         8(SP), AX
 
-chain_st_305:
+chain_one_399:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_400
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD.Z 64(AX), K1, Z3
+	VADDPD    Z3, Z1, Z1
+	MOVQ      8(SP), AX
+
+chain_st_400:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, K1, 64(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_300:
+rowChainAvx512_v_393:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000010, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6078,7 +7519,7 @@ rowChainAvx512_v_300:
 	VXORPD Z2, Z2, Z2
 	MOVQ   k+8(FP), SI
 
-chain_loop_306:
+chain_loop_401:
 	VBROADCASTSD (AX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -6086,34 +7527,40 @@ chain_loop_306:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_306
+	JNZ          chain_loop_401
 	VBROADCASTSD alpha+72(FP), Z3
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_402
 	VMULPD       Z3, Z0, Z0
 	VMULPD       Z3, Z1, Z1
 	VMULPD       Z3, Z2, Z2
-	TESTQ        CX, CX
-	JZ           chain_st_307
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VMOVUPD.Z    128(AX), K1, Z4
-	VADDPD       Z4, Z2, Z2
-	MOVQ         8(SP), AX
 
-chain_st_307:
+chain_one_402:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_403
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VMOVUPD.Z 128(AX), K1, Z4
+	VADDPD    Z4, Z2, Z2
+	MOVQ      8(SP), AX
+
+chain_st_403:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, K1, 128(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_299:
+rowChainAvx512_v_392:
 	CMPQ   AX, $0x00000028
-	JG     rowChainAvx512_v_308
+	JG     rowChainAvx512_v_404
 	CMPQ   AX, $0x00000020
-	JG     rowChainAvx512_v_309
+	JG     rowChainAvx512_v_405
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000018, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6130,7 +7577,7 @@ rowChainAvx512_v_299:
 	VXORPD Z3, Z3, Z3
 	MOVQ   k+8(FP), SI
 
-chain_loop_310:
+chain_loop_406:
 	VBROADCASTSD (AX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
@@ -6139,33 +7586,39 @@ chain_loop_310:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_310
+	JNZ          chain_loop_406
 	VBROADCASTSD alpha+72(FP), Z4
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_407
 	VMULPD       Z4, Z0, Z0
 	VMULPD       Z4, Z1, Z1
 	VMULPD       Z4, Z2, Z2
 	VMULPD       Z4, Z3, Z3
-	TESTQ        CX, CX
-	JZ           chain_st_311
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VMOVUPD.Z    192(AX), K1, Z5
-	VADDPD       Z5, Z3, Z3
-	MOVQ         8(SP), AX
 
-chain_st_311:
+chain_one_407:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_408
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VMOVUPD.Z 192(AX), K1, Z5
+	VADDPD    Z5, Z3, Z3
+	MOVQ      8(SP), AX
+
+chain_st_408:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
 	VMOVUPD Z3, K1, 192(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_309:
+rowChainAvx512_v_405:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000020, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6183,7 +7636,7 @@ rowChainAvx512_v_309:
 	VXORPD Z4, Z4, Z4
 	MOVQ   k+8(FP), SI
 
-chain_loop_312:
+chain_loop_409:
 	VBROADCASTSD (AX), Z5
 	VFMADD231PD  (DX), Z5, Z0
 	VFMADD231PD  64(DX), Z5, Z1
@@ -6193,36 +7646,42 @@ chain_loop_312:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_312
+	JNZ          chain_loop_409
 	VBROADCASTSD alpha+72(FP), Z5
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_410
 	VMULPD       Z5, Z0, Z0
 	VMULPD       Z5, Z1, Z1
 	VMULPD       Z5, Z2, Z2
 	VMULPD       Z5, Z3, Z3
 	VMULPD       Z5, Z4, Z4
-	TESTQ        CX, CX
-	JZ           chain_st_313
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VMOVUPD.Z    256(AX), K1, Z6
-	VADDPD       Z6, Z4, Z4
-	MOVQ         8(SP), AX
 
-chain_st_313:
+chain_one_410:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_411
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VMOVUPD.Z 256(AX), K1, Z6
+	VADDPD    Z6, Z4, Z4
+	MOVQ      8(SP), AX
+
+chain_st_411:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
 	VMOVUPD Z3, 192(AX)
 	VMOVUPD Z4, K1, 256(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_308:
+rowChainAvx512_v_404:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000028, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6241,7 +7700,7 @@ rowChainAvx512_v_308:
 	VXORPD Z5, Z5, Z5
 	MOVQ   k+8(FP), SI
 
-chain_loop_314:
+chain_loop_412:
 	VBROADCASTSD (AX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -6252,45 +7711,51 @@ chain_loop_314:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_314
+	JNZ          chain_loop_412
 	VBROADCASTSD alpha+72(FP), Z6
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_413
 	VMULPD       Z6, Z0, Z0
 	VMULPD       Z6, Z1, Z1
 	VMULPD       Z6, Z2, Z2
 	VMULPD       Z6, Z3, Z3
 	VMULPD       Z6, Z4, Z4
 	VMULPD       Z6, Z5, Z5
-	TESTQ        CX, CX
-	JZ           chain_st_315
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VMOVUPD.Z    320(AX), K1, Z7
-	VADDPD       Z7, Z5, Z5
-	MOVQ         8(SP), AX
 
-chain_st_315:
+chain_one_413:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_414
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VMOVUPD.Z 320(AX), K1, Z7
+	VADDPD    Z7, Z5, Z5
+	MOVQ      8(SP), AX
+
+chain_st_414:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
 	VMOVUPD Z3, 192(AX)
 	VMOVUPD Z4, 256(AX)
 	VMOVUPD Z5, K1, 320(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_298:
+rowChainAvx512_v_391:
 	CMPQ   AX, $0x00000048
-	JG     rowChainAvx512_v_316
+	JG     rowChainAvx512_v_415
 	CMPQ   AX, $0x00000040
-	JG     rowChainAvx512_v_317
+	JG     rowChainAvx512_v_416
 	CMPQ   AX, $0x00000038
-	JG     rowChainAvx512_v_318
+	JG     rowChainAvx512_v_417
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000030, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6310,7 +7775,7 @@ rowChainAvx512_v_298:
 	VXORPD Z6, Z6, Z6
 	MOVQ   k+8(FP), SI
 
-chain_loop_319:
+chain_loop_418:
 	VBROADCASTSD (AX), Z7
 	VFMADD231PD  (DX), Z7, Z0
 	VFMADD231PD  64(DX), Z7, Z1
@@ -6322,12 +7787,13 @@ chain_loop_319:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_319
+	JNZ          chain_loop_418
 	VBROADCASTSD alpha+72(FP), Z7
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_419
 	VMULPD       Z7, Z0, Z0
 	VMULPD       Z7, Z1, Z1
 	VMULPD       Z7, Z2, Z2
@@ -6335,19 +7801,24 @@ chain_loop_319:
 	VMULPD       Z7, Z4, Z4
 	VMULPD       Z7, Z5, Z5
 	VMULPD       Z7, Z6, Z6
-	TESTQ        CX, CX
-	JZ           chain_st_320
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VMOVUPD.Z    384(AX), K1, Z8
-	VADDPD       Z8, Z6, Z6
-	MOVQ         8(SP), AX
 
-chain_st_320:
+chain_one_419:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_420
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VMOVUPD.Z 384(AX), K1, Z8
+	VADDPD    Z8, Z6, Z6
+	MOVQ      8(SP), AX
+
+chain_st_420:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6355,9 +7826,9 @@ chain_st_320:
 	VMOVUPD Z4, 256(AX)
 	VMOVUPD Z5, 320(AX)
 	VMOVUPD Z6, K1, 384(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_318:
+rowChainAvx512_v_417:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000038, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6378,7 +7849,7 @@ rowChainAvx512_v_318:
 	VXORPD Z7, Z7, Z7
 	MOVQ   k+8(FP), SI
 
-chain_loop_321:
+chain_loop_421:
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -6391,12 +7862,13 @@ chain_loop_321:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_321
+	JNZ          chain_loop_421
 	VBROADCASTSD alpha+72(FP), Z8
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_422
 	VMULPD       Z8, Z0, Z0
 	VMULPD       Z8, Z1, Z1
 	VMULPD       Z8, Z2, Z2
@@ -6405,20 +7877,25 @@ chain_loop_321:
 	VMULPD       Z8, Z5, Z5
 	VMULPD       Z8, Z6, Z6
 	VMULPD       Z8, Z7, Z7
-	TESTQ        CX, CX
-	JZ           chain_st_322
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VMOVUPD.Z    448(AX), K1, Z9
-	VADDPD       Z9, Z7, Z7
-	MOVQ         8(SP), AX
 
-chain_st_322:
+chain_one_422:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_423
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VMOVUPD.Z 448(AX), K1, Z9
+	VADDPD    Z9, Z7, Z7
+	MOVQ      8(SP), AX
+
+chain_st_423:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6427,9 +7904,9 @@ chain_st_322:
 	VMOVUPD Z5, 320(AX)
 	VMOVUPD Z6, 384(AX)
 	VMOVUPD Z7, K1, 448(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_317:
+rowChainAvx512_v_416:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000040, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6451,7 +7928,7 @@ rowChainAvx512_v_317:
 	VXORPD Z8, Z8, Z8
 	MOVQ   k+8(FP), SI
 
-chain_loop_323:
+chain_loop_424:
 	VBROADCASTSD (AX), Z9
 	VFMADD231PD  (DX), Z9, Z0
 	VFMADD231PD  64(DX), Z9, Z1
@@ -6465,12 +7942,13 @@ chain_loop_323:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_323
+	JNZ          chain_loop_424
 	VBROADCASTSD alpha+72(FP), Z9
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_425
 	VMULPD       Z9, Z0, Z0
 	VMULPD       Z9, Z1, Z1
 	VMULPD       Z9, Z2, Z2
@@ -6480,21 +7958,26 @@ chain_loop_323:
 	VMULPD       Z9, Z6, Z6
 	VMULPD       Z9, Z7, Z7
 	VMULPD       Z9, Z8, Z8
-	TESTQ        CX, CX
-	JZ           chain_st_324
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VMOVUPD.Z    512(AX), K1, Z10
-	VADDPD       Z10, Z8, Z8
-	MOVQ         8(SP), AX
 
-chain_st_324:
+chain_one_425:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_426
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VMOVUPD.Z 512(AX), K1, Z10
+	VADDPD    Z10, Z8, Z8
+	MOVQ      8(SP), AX
+
+chain_st_426:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6504,13 +7987,13 @@ chain_st_324:
 	VMOVUPD Z6, 384(AX)
 	VMOVUPD Z7, 448(AX)
 	VMOVUPD Z8, K1, 512(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_316:
+rowChainAvx512_v_415:
 	CMPQ   AX, $0x00000058
-	JG     rowChainAvx512_v_325
+	JG     rowChainAvx512_v_427
 	CMPQ   AX, $0x00000050
-	JG     rowChainAvx512_v_326
+	JG     rowChainAvx512_v_428
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000048, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6533,7 +8016,7 @@ rowChainAvx512_v_316:
 	VXORPD Z9, Z9, Z9
 	MOVQ   k+8(FP), SI
 
-chain_loop_327:
+chain_loop_429:
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -6548,12 +8031,13 @@ chain_loop_327:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_327
+	JNZ          chain_loop_429
 	VBROADCASTSD alpha+72(FP), Z10
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_430
 	VMULPD       Z10, Z0, Z0
 	VMULPD       Z10, Z1, Z1
 	VMULPD       Z10, Z2, Z2
@@ -6564,22 +8048,27 @@ chain_loop_327:
 	VMULPD       Z10, Z7, Z7
 	VMULPD       Z10, Z8, Z8
 	VMULPD       Z10, Z9, Z9
-	TESTQ        CX, CX
-	JZ           chain_st_328
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VMOVUPD.Z    576(AX), K1, Z11
-	VADDPD       Z11, Z9, Z9
-	MOVQ         8(SP), AX
 
-chain_st_328:
+chain_one_430:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_431
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VMOVUPD.Z 576(AX), K1, Z11
+	VADDPD    Z11, Z9, Z9
+	MOVQ      8(SP), AX
+
+chain_st_431:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6590,9 +8079,9 @@ chain_st_328:
 	VMOVUPD Z7, 448(AX)
 	VMOVUPD Z8, 512(AX)
 	VMOVUPD Z9, K1, 576(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_326:
+rowChainAvx512_v_428:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000050, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6616,7 +8105,7 @@ rowChainAvx512_v_326:
 	VXORPD Z10, Z10, Z10
 	MOVQ   k+8(FP), SI
 
-chain_loop_329:
+chain_loop_432:
 	VBROADCASTSD (AX), Z11
 	VFMADD231PD  (DX), Z11, Z0
 	VFMADD231PD  64(DX), Z11, Z1
@@ -6632,12 +8121,13 @@ chain_loop_329:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_329
+	JNZ          chain_loop_432
 	VBROADCASTSD alpha+72(FP), Z11
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_433
 	VMULPD       Z11, Z0, Z0
 	VMULPD       Z11, Z1, Z1
 	VMULPD       Z11, Z2, Z2
@@ -6649,23 +8139,28 @@ chain_loop_329:
 	VMULPD       Z11, Z8, Z8
 	VMULPD       Z11, Z9, Z9
 	VMULPD       Z11, Z10, Z10
-	TESTQ        CX, CX
-	JZ           chain_st_330
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VMOVUPD.Z    640(AX), K1, Z12
-	VADDPD       Z12, Z10, Z10
-	MOVQ         8(SP), AX
 
-chain_st_330:
+chain_one_433:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_434
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VMOVUPD.Z 640(AX), K1, Z12
+	VADDPD    Z12, Z10, Z10
+	MOVQ      8(SP), AX
+
+chain_st_434:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6677,9 +8172,9 @@ chain_st_330:
 	VMOVUPD Z8, 512(AX)
 	VMOVUPD Z9, 576(AX)
 	VMOVUPD Z10, K1, 640(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_325:
+rowChainAvx512_v_427:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000058, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6704,7 +8199,7 @@ rowChainAvx512_v_325:
 	VXORPD Z11, Z11, Z11
 	MOVQ   k+8(FP), SI
 
-chain_loop_331:
+chain_loop_435:
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -6721,12 +8216,13 @@ chain_loop_331:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_331
+	JNZ          chain_loop_435
 	VBROADCASTSD alpha+72(FP), Z12
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_436
 	VMULPD       Z12, Z0, Z0
 	VMULPD       Z12, Z1, Z1
 	VMULPD       Z12, Z2, Z2
@@ -6739,24 +8235,29 @@ chain_loop_331:
 	VMULPD       Z12, Z9, Z9
 	VMULPD       Z12, Z10, Z10
 	VMULPD       Z12, Z11, Z11
-	TESTQ        CX, CX
-	JZ           chain_st_332
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VMOVUPD.Z    704(AX), K1, Z13
-	VADDPD       Z13, Z11, Z11
-	MOVQ         8(SP), AX
 
-chain_st_332:
+chain_one_436:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_437
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VMOVUPD.Z 704(AX), K1, Z13
+	VADDPD    Z13, Z11, Z11
+	MOVQ      8(SP), AX
+
+chain_st_437:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6769,17 +8270,17 @@ chain_st_332:
 	VMOVUPD Z9, 576(AX)
 	VMOVUPD Z10, 640(AX)
 	VMOVUPD Z11, K1, 704(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_297:
+rowChainAvx512_v_390:
 	CMPQ   AX, $0x00000090
-	JG     rowChainAvx512_v_333
+	JG     rowChainAvx512_v_438
 	CMPQ   AX, $0x00000078
-	JG     rowChainAvx512_v_334
+	JG     rowChainAvx512_v_439
 	CMPQ   AX, $0x00000070
-	JG     rowChainAvx512_v_335
+	JG     rowChainAvx512_v_440
 	CMPQ   AX, $0x00000068
-	JG     rowChainAvx512_v_336
+	JG     rowChainAvx512_v_441
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000060, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6805,7 +8306,7 @@ rowChainAvx512_v_297:
 	VXORPD Z12, Z12, Z12
 	MOVQ   k+8(FP), SI
 
-chain_loop_337:
+chain_loop_442:
 	VBROADCASTSD (AX), Z13
 	VFMADD231PD  (DX), Z13, Z0
 	VFMADD231PD  64(DX), Z13, Z1
@@ -6823,12 +8324,13 @@ chain_loop_337:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_337
+	JNZ          chain_loop_442
 	VBROADCASTSD alpha+72(FP), Z13
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_443
 	VMULPD       Z13, Z0, Z0
 	VMULPD       Z13, Z1, Z1
 	VMULPD       Z13, Z2, Z2
@@ -6842,25 +8344,30 @@ chain_loop_337:
 	VMULPD       Z13, Z10, Z10
 	VMULPD       Z13, Z11, Z11
 	VMULPD       Z13, Z12, Z12
-	TESTQ        CX, CX
-	JZ           chain_st_338
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VMOVUPD.Z    768(AX), K1, Z14
-	VADDPD       Z14, Z12, Z12
-	MOVQ         8(SP), AX
 
-chain_st_338:
+chain_one_443:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_444
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VMOVUPD.Z 768(AX), K1, Z14
+	VADDPD    Z14, Z12, Z12
+	MOVQ      8(SP), AX
+
+chain_st_444:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6874,9 +8381,9 @@ chain_st_338:
 	VMOVUPD Z10, 640(AX)
 	VMOVUPD Z11, 704(AX)
 	VMOVUPD Z12, K1, 768(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_336:
+rowChainAvx512_v_441:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000068, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -6903,7 +8410,7 @@ rowChainAvx512_v_336:
 	VXORPD Z13, Z13, Z13
 	MOVQ   k+8(FP), SI
 
-chain_loop_339:
+chain_loop_445:
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -6922,12 +8429,13 @@ chain_loop_339:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_339
+	JNZ          chain_loop_445
 	VBROADCASTSD alpha+72(FP), Z14
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_446
 	VMULPD       Z14, Z0, Z0
 	VMULPD       Z14, Z1, Z1
 	VMULPD       Z14, Z2, Z2
@@ -6942,26 +8450,31 @@ chain_loop_339:
 	VMULPD       Z14, Z11, Z11
 	VMULPD       Z14, Z12, Z12
 	VMULPD       Z14, Z13, Z13
-	TESTQ        CX, CX
-	JZ           chain_st_340
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VMOVUPD.Z    832(AX), K1, Z15
-	VADDPD       Z15, Z13, Z13
-	MOVQ         8(SP), AX
 
-chain_st_340:
+chain_one_446:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_447
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VMOVUPD.Z 832(AX), K1, Z15
+	VADDPD    Z15, Z13, Z13
+	MOVQ      8(SP), AX
+
+chain_st_447:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -6976,9 +8489,9 @@ chain_st_340:
 	VMOVUPD Z11, 704(AX)
 	VMOVUPD Z12, 768(AX)
 	VMOVUPD Z13, K1, 832(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_335:
+rowChainAvx512_v_440:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000070, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7006,7 +8519,7 @@ rowChainAvx512_v_335:
 	VXORPD Z14, Z14, Z14
 	MOVQ   k+8(FP), SI
 
-chain_loop_341:
+chain_loop_448:
 	VBROADCASTSD (AX), Z15
 	VFMADD231PD  (DX), Z15, Z0
 	VFMADD231PD  64(DX), Z15, Z1
@@ -7026,12 +8539,13 @@ chain_loop_341:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_341
+	JNZ          chain_loop_448
 	VBROADCASTSD alpha+72(FP), Z15
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_449
 	VMULPD       Z15, Z0, Z0
 	VMULPD       Z15, Z1, Z1
 	VMULPD       Z15, Z2, Z2
@@ -7047,27 +8561,32 @@ chain_loop_341:
 	VMULPD       Z15, Z12, Z12
 	VMULPD       Z15, Z13, Z13
 	VMULPD       Z15, Z14, Z14
-	TESTQ        CX, CX
-	JZ           chain_st_342
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VMOVUPD.Z    896(AX), K1, Z16
-	VADDPD       Z16, Z14, Z14
-	MOVQ         8(SP), AX
 
-chain_st_342:
+chain_one_449:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_450
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VMOVUPD.Z 896(AX), K1, Z16
+	VADDPD    Z16, Z14, Z14
+	MOVQ      8(SP), AX
+
+chain_st_450:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7083,13 +8602,13 @@ chain_st_342:
 	VMOVUPD Z12, 768(AX)
 	VMOVUPD Z13, 832(AX)
 	VMOVUPD Z14, K1, 896(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_334:
+rowChainAvx512_v_439:
 	CMPQ   AX, $0x00000088
-	JG     rowChainAvx512_v_343
+	JG     rowChainAvx512_v_451
 	CMPQ   AX, $0x00000080
-	JG     rowChainAvx512_v_344
+	JG     rowChainAvx512_v_452
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000078, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7118,7 +8637,7 @@ rowChainAvx512_v_334:
 	VXORPD Z15, Z15, Z15
 	MOVQ   k+8(FP), SI
 
-chain_loop_345:
+chain_loop_453:
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7139,12 +8658,13 @@ chain_loop_345:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_345
+	JNZ          chain_loop_453
 	VBROADCASTSD alpha+72(FP), Z16
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_454
 	VMULPD       Z16, Z0, Z0
 	VMULPD       Z16, Z1, Z1
 	VMULPD       Z16, Z2, Z2
@@ -7161,28 +8681,33 @@ chain_loop_345:
 	VMULPD       Z16, Z13, Z13
 	VMULPD       Z16, Z14, Z14
 	VMULPD       Z16, Z15, Z15
-	TESTQ        CX, CX
-	JZ           chain_st_346
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VMOVUPD.Z    960(AX), K1, Z17
-	VADDPD       Z17, Z15, Z15
-	MOVQ         8(SP), AX
 
-chain_st_346:
+chain_one_454:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_455
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VMOVUPD.Z 960(AX), K1, Z17
+	VADDPD    Z17, Z15, Z15
+	MOVQ      8(SP), AX
+
+chain_st_455:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7199,9 +8724,9 @@ chain_st_346:
 	VMOVUPD Z13, 832(AX)
 	VMOVUPD Z14, 896(AX)
 	VMOVUPD Z15, K1, 960(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_344:
+rowChainAvx512_v_452:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000080, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7231,7 +8756,7 @@ rowChainAvx512_v_344:
 	VXORPD Z16, Z16, Z16
 	MOVQ   k+8(FP), SI
 
-chain_loop_347:
+chain_loop_456:
 	VBROADCASTSD (AX), Z17
 	VFMADD231PD  (DX), Z17, Z0
 	VFMADD231PD  64(DX), Z17, Z1
@@ -7253,12 +8778,13 @@ chain_loop_347:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_347
+	JNZ          chain_loop_456
 	VBROADCASTSD alpha+72(FP), Z17
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_457
 	VMULPD       Z17, Z0, Z0
 	VMULPD       Z17, Z1, Z1
 	VMULPD       Z17, Z2, Z2
@@ -7276,29 +8802,34 @@ chain_loop_347:
 	VMULPD       Z17, Z14, Z14
 	VMULPD       Z17, Z15, Z15
 	VMULPD       Z17, Z16, Z16
-	TESTQ        CX, CX
-	JZ           chain_st_348
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VMOVUPD.Z    1024(AX), K1, Z18
-	VADDPD       Z18, Z16, Z16
-	MOVQ         8(SP), AX
 
-chain_st_348:
+chain_one_457:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_458
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VMOVUPD.Z 1024(AX), K1, Z18
+	VADDPD    Z18, Z16, Z16
+	MOVQ      8(SP), AX
+
+chain_st_458:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7316,9 +8847,9 @@ chain_st_348:
 	VMOVUPD Z14, 896(AX)
 	VMOVUPD Z15, 960(AX)
 	VMOVUPD Z16, K1, 1024(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_343:
+rowChainAvx512_v_451:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000088, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7349,7 +8880,7 @@ rowChainAvx512_v_343:
 	VXORPD Z17, Z17, Z17
 	MOVQ   k+8(FP), SI
 
-chain_loop_349:
+chain_loop_459:
 	VBROADCASTSD (AX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -7372,12 +8903,13 @@ chain_loop_349:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_349
+	JNZ          chain_loop_459
 	VBROADCASTSD alpha+72(FP), Z18
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_460
 	VMULPD       Z18, Z0, Z0
 	VMULPD       Z18, Z1, Z1
 	VMULPD       Z18, Z2, Z2
@@ -7396,30 +8928,35 @@ chain_loop_349:
 	VMULPD       Z18, Z15, Z15
 	VMULPD       Z18, Z16, Z16
 	VMULPD       Z18, Z17, Z17
-	TESTQ        CX, CX
-	JZ           chain_st_350
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VMOVUPD.Z    1088(AX), K1, Z19
-	VADDPD       Z19, Z17, Z17
-	MOVQ         8(SP), AX
 
-chain_st_350:
+chain_one_460:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_461
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VMOVUPD.Z 1088(AX), K1, Z19
+	VADDPD    Z19, Z17, Z17
+	MOVQ      8(SP), AX
+
+chain_st_461:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7438,15 +8975,15 @@ chain_st_350:
 	VMOVUPD Z15, 960(AX)
 	VMOVUPD Z16, 1024(AX)
 	VMOVUPD Z17, K1, 1088(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_333:
+rowChainAvx512_v_438:
 	CMPQ   AX, $0x000000a8
-	JG     rowChainAvx512_v_351
+	JG     rowChainAvx512_v_462
 	CMPQ   AX, $0x000000a0
-	JG     rowChainAvx512_v_352
+	JG     rowChainAvx512_v_463
 	CMPQ   AX, $0x00000098
-	JG     rowChainAvx512_v_353
+	JG     rowChainAvx512_v_464
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000090, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7478,7 +9015,7 @@ rowChainAvx512_v_333:
 	VXORPD Z18, Z18, Z18
 	MOVQ   k+8(FP), SI
 
-chain_loop_354:
+chain_loop_465:
 	VBROADCASTSD (AX), Z19
 	VFMADD231PD  (DX), Z19, Z0
 	VFMADD231PD  64(DX), Z19, Z1
@@ -7502,12 +9039,13 @@ chain_loop_354:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_354
+	JNZ          chain_loop_465
 	VBROADCASTSD alpha+72(FP), Z19
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_466
 	VMULPD       Z19, Z0, Z0
 	VMULPD       Z19, Z1, Z1
 	VMULPD       Z19, Z2, Z2
@@ -7527,31 +9065,36 @@ chain_loop_354:
 	VMULPD       Z19, Z16, Z16
 	VMULPD       Z19, Z17, Z17
 	VMULPD       Z19, Z18, Z18
-	TESTQ        CX, CX
-	JZ           chain_st_355
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VMOVUPD.Z    1152(AX), K1, Z20
-	VADDPD       Z20, Z18, Z18
-	MOVQ         8(SP), AX
 
-chain_st_355:
+chain_one_466:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_467
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VADDPD    1088(AX), Z17, Z17
+	VMOVUPD.Z 1152(AX), K1, Z20
+	VADDPD    Z20, Z18, Z18
+	MOVQ      8(SP), AX
+
+chain_st_467:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7571,9 +9114,9 @@ chain_st_355:
 	VMOVUPD Z16, 1024(AX)
 	VMOVUPD Z17, 1088(AX)
 	VMOVUPD Z18, K1, 1152(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_353:
+rowChainAvx512_v_464:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x00000098, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7606,7 +9149,7 @@ rowChainAvx512_v_353:
 	VXORPD Z19, Z19, Z19
 	MOVQ   k+8(FP), SI
 
-chain_loop_356:
+chain_loop_468:
 	VBROADCASTSD (AX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -7631,12 +9174,13 @@ chain_loop_356:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_356
+	JNZ          chain_loop_468
 	VBROADCASTSD alpha+72(FP), Z20
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_469
 	VMULPD       Z20, Z0, Z0
 	VMULPD       Z20, Z1, Z1
 	VMULPD       Z20, Z2, Z2
@@ -7657,32 +9201,37 @@ chain_loop_356:
 	VMULPD       Z20, Z17, Z17
 	VMULPD       Z20, Z18, Z18
 	VMULPD       Z20, Z19, Z19
-	TESTQ        CX, CX
-	JZ           chain_st_357
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VMOVUPD.Z    1216(AX), K1, Z21
-	VADDPD       Z21, Z19, Z19
-	MOVQ         8(SP), AX
 
-chain_st_357:
+chain_one_469:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_470
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VADDPD    1088(AX), Z17, Z17
+	VADDPD    1152(AX), Z18, Z18
+	VMOVUPD.Z 1216(AX), K1, Z21
+	VADDPD    Z21, Z19, Z19
+	MOVQ      8(SP), AX
+
+chain_st_470:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7703,9 +9252,9 @@ chain_st_357:
 	VMOVUPD Z17, 1088(AX)
 	VMOVUPD Z18, 1152(AX)
 	VMOVUPD Z19, K1, 1216(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_352:
+rowChainAvx512_v_463:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000a0, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7739,7 +9288,7 @@ rowChainAvx512_v_352:
 	VXORPD Z20, Z20, Z20
 	MOVQ   k+8(FP), SI
 
-chain_loop_358:
+chain_loop_471:
 	VBROADCASTSD (AX), Z21
 	VFMADD231PD  (DX), Z21, Z0
 	VFMADD231PD  64(DX), Z21, Z1
@@ -7765,12 +9314,13 @@ chain_loop_358:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_358
+	JNZ          chain_loop_471
 	VBROADCASTSD alpha+72(FP), Z21
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_472
 	VMULPD       Z21, Z0, Z0
 	VMULPD       Z21, Z1, Z1
 	VMULPD       Z21, Z2, Z2
@@ -7792,33 +9342,38 @@ chain_loop_358:
 	VMULPD       Z21, Z18, Z18
 	VMULPD       Z21, Z19, Z19
 	VMULPD       Z21, Z20, Z20
-	TESTQ        CX, CX
-	JZ           chain_st_359
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VMOVUPD.Z    1280(AX), K1, Z22
-	VADDPD       Z22, Z20, Z20
-	MOVQ         8(SP), AX
 
-chain_st_359:
+chain_one_472:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_473
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VADDPD    1088(AX), Z17, Z17
+	VADDPD    1152(AX), Z18, Z18
+	VADDPD    1216(AX), Z19, Z19
+	VMOVUPD.Z 1280(AX), K1, Z22
+	VADDPD    Z22, Z20, Z20
+	MOVQ      8(SP), AX
+
+chain_st_473:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7840,13 +9395,13 @@ chain_st_359:
 	VMOVUPD Z18, 1152(AX)
 	VMOVUPD Z19, 1216(AX)
 	VMOVUPD Z20, K1, 1280(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_351:
+rowChainAvx512_v_462:
 	CMPQ   AX, $0x000000b8
-	JG     rowChainAvx512_v_360
+	JG     rowChainAvx512_v_474
 	CMPQ   AX, $0x000000b0
-	JG     rowChainAvx512_v_361
+	JG     rowChainAvx512_v_475
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000a8, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -7881,7 +9436,7 @@ rowChainAvx512_v_351:
 	VXORPD Z21, Z21, Z21
 	MOVQ   k+8(FP), SI
 
-chain_loop_362:
+chain_loop_476:
 	VBROADCASTSD (AX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -7908,12 +9463,13 @@ chain_loop_362:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_362
+	JNZ          chain_loop_476
 	VBROADCASTSD alpha+72(FP), Z22
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_477
 	VMULPD       Z22, Z0, Z0
 	VMULPD       Z22, Z1, Z1
 	VMULPD       Z22, Z2, Z2
@@ -7936,34 +9492,39 @@ chain_loop_362:
 	VMULPD       Z22, Z19, Z19
 	VMULPD       Z22, Z20, Z20
 	VMULPD       Z22, Z21, Z21
-	TESTQ        CX, CX
-	JZ           chain_st_363
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VADDPD       1280(AX), Z20, Z20
-	VMOVUPD.Z    1344(AX), K1, Z23
-	VADDPD       Z23, Z21, Z21
-	MOVQ         8(SP), AX
 
-chain_st_363:
+chain_one_477:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_478
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VADDPD    1088(AX), Z17, Z17
+	VADDPD    1152(AX), Z18, Z18
+	VADDPD    1216(AX), Z19, Z19
+	VADDPD    1280(AX), Z20, Z20
+	VMOVUPD.Z 1344(AX), K1, Z23
+	VADDPD    Z23, Z21, Z21
+	MOVQ      8(SP), AX
+
+chain_st_478:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -7986,9 +9547,9 @@ chain_st_363:
 	VMOVUPD Z19, 1216(AX)
 	VMOVUPD Z20, 1280(AX)
 	VMOVUPD Z21, K1, 1344(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_361:
+rowChainAvx512_v_475:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000b0, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -8024,7 +9585,7 @@ rowChainAvx512_v_361:
 	VXORPD Z22, Z22, Z22
 	MOVQ   k+8(FP), SI
 
-chain_loop_364:
+chain_loop_479:
 	VBROADCASTSD (AX), Z23
 	VFMADD231PD  (DX), Z23, Z0
 	VFMADD231PD  64(DX), Z23, Z1
@@ -8052,12 +9613,13 @@ chain_loop_364:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_364
+	JNZ          chain_loop_479
 	VBROADCASTSD alpha+72(FP), Z23
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_480
 	VMULPD       Z23, Z0, Z0
 	VMULPD       Z23, Z1, Z1
 	VMULPD       Z23, Z2, Z2
@@ -8081,35 +9643,40 @@ chain_loop_364:
 	VMULPD       Z23, Z20, Z20
 	VMULPD       Z23, Z21, Z21
 	VMULPD       Z23, Z22, Z22
-	TESTQ        CX, CX
-	JZ           chain_st_365
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VADDPD       1280(AX), Z20, Z20
-	VADDPD       1344(AX), Z21, Z21
-	VMOVUPD.Z    1408(AX), K1, Z24
-	VADDPD       Z24, Z22, Z22
-	MOVQ         8(SP), AX
 
-chain_st_365:
+chain_one_480:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_481
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VADDPD    1088(AX), Z17, Z17
+	VADDPD    1152(AX), Z18, Z18
+	VADDPD    1216(AX), Z19, Z19
+	VADDPD    1280(AX), Z20, Z20
+	VADDPD    1344(AX), Z21, Z21
+	VMOVUPD.Z 1408(AX), K1, Z24
+	VADDPD    Z24, Z22, Z22
+	MOVQ      8(SP), AX
+
+chain_st_481:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -8133,9 +9700,9 @@ chain_st_365:
 	VMOVUPD Z20, 1280(AX)
 	VMOVUPD Z21, 1344(AX)
 	VMOVUPD Z22, K1, 1408(AX)
-	JMP     rowChainAvx512_done_296
+	JMP     rowChainAvx512_done_389
 
-rowChainAvx512_v_360:
+rowChainAvx512_v_474:
 	MOVQ   w+88(FP), AX
 	SUBQ   $0x000000b8, AX
 	LEAQ   gemmKMaskTab<>+0(SB), CX
@@ -8172,7 +9739,7 @@ rowChainAvx512_v_360:
 	VXORPD Z23, Z23, Z23
 	MOVQ   k+8(FP), SI
 
-chain_loop_366:
+chain_loop_482:
 	VBROADCASTSD (AX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -8201,12 +9768,13 @@ chain_loop_366:
 	ADDQ         CX, AX
 	ADDQ         BX, DX
 	DECQ         SI
-	JNZ          chain_loop_366
+	JNZ          chain_loop_482
 	VBROADCASTSD alpha+72(FP), Z24
-	MOVQ         8(SP), AX
-	MOVQ         ldc+64(FP), CX
-	SHLQ         $0x03, CX
-	MOVQ         acc+80(FP), CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         alpha+72(FP), AX
+	MOVQ         $0x3ff0000000000000, CX
+	CMPQ         AX, CX
+	JE           chain_one_483
 	VMULPD       Z24, Z0, Z0
 	VMULPD       Z24, Z1, Z1
 	VMULPD       Z24, Z2, Z2
@@ -8231,36 +9799,41 @@ chain_loop_366:
 	VMULPD       Z24, Z21, Z21
 	VMULPD       Z24, Z22, Z22
 	VMULPD       Z24, Z23, Z23
-	TESTQ        CX, CX
-	JZ           chain_st_367
-	VADDPD       (AX), Z0, Z0
-	VADDPD       64(AX), Z1, Z1
-	VADDPD       128(AX), Z2, Z2
-	VADDPD       192(AX), Z3, Z3
-	VADDPD       256(AX), Z4, Z4
-	VADDPD       320(AX), Z5, Z5
-	VADDPD       384(AX), Z6, Z6
-	VADDPD       448(AX), Z7, Z7
-	VADDPD       512(AX), Z8, Z8
-	VADDPD       576(AX), Z9, Z9
-	VADDPD       640(AX), Z10, Z10
-	VADDPD       704(AX), Z11, Z11
-	VADDPD       768(AX), Z12, Z12
-	VADDPD       832(AX), Z13, Z13
-	VADDPD       896(AX), Z14, Z14
-	VADDPD       960(AX), Z15, Z15
-	VADDPD       1024(AX), Z16, Z16
-	VADDPD       1088(AX), Z17, Z17
-	VADDPD       1152(AX), Z18, Z18
-	VADDPD       1216(AX), Z19, Z19
-	VADDPD       1280(AX), Z20, Z20
-	VADDPD       1344(AX), Z21, Z21
-	VADDPD       1408(AX), Z22, Z22
-	VMOVUPD.Z    1472(AX), K1, Z25
-	VADDPD       Z25, Z23, Z23
-	MOVQ         8(SP), AX
 
-chain_st_367:
+chain_one_483:
+	MOVQ      8(SP), AX
+	MOVQ      ldc+64(FP), CX
+	SHLQ      $0x03, CX
+	TESTQ     DX, DX
+	JZ        chain_st_484
+	VADDPD    (AX), Z0, Z0
+	VADDPD    64(AX), Z1, Z1
+	VADDPD    128(AX), Z2, Z2
+	VADDPD    192(AX), Z3, Z3
+	VADDPD    256(AX), Z4, Z4
+	VADDPD    320(AX), Z5, Z5
+	VADDPD    384(AX), Z6, Z6
+	VADDPD    448(AX), Z7, Z7
+	VADDPD    512(AX), Z8, Z8
+	VADDPD    576(AX), Z9, Z9
+	VADDPD    640(AX), Z10, Z10
+	VADDPD    704(AX), Z11, Z11
+	VADDPD    768(AX), Z12, Z12
+	VADDPD    832(AX), Z13, Z13
+	VADDPD    896(AX), Z14, Z14
+	VADDPD    960(AX), Z15, Z15
+	VADDPD    1024(AX), Z16, Z16
+	VADDPD    1088(AX), Z17, Z17
+	VADDPD    1152(AX), Z18, Z18
+	VADDPD    1216(AX), Z19, Z19
+	VADDPD    1280(AX), Z20, Z20
+	VADDPD    1344(AX), Z21, Z21
+	VADDPD    1408(AX), Z22, Z22
+	VMOVUPD.Z 1472(AX), K1, Z25
+	VADDPD    Z25, Z23, Z23
+	MOVQ      8(SP), AX
+
+chain_st_484:
 	VMOVUPD Z0, (AX)
 	VMOVUPD Z1, 64(AX)
 	VMOVUPD Z2, 128(AX)
@@ -8286,6 +9859,6 @@ chain_st_367:
 	VMOVUPD Z22, 1408(AX)
 	VMOVUPD Z23, K1, 1472(AX)
 
-rowChainAvx512_done_296:
+rowChainAvx512_done_389:
 	VZEROUPPER
 	RET

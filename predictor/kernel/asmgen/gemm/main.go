@@ -67,7 +67,19 @@ var (
 	ymm = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
 	zmm = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
 		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	ymm32 = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15,
+		Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23, Y24, Y25, Y26, Y27, Y28, Y29, Y30, Y31}
 )
+
+// lower returns the ymm register that is the lower half of zmm register z.
+func lower(z VecPhysical) VecPhysical {
+	for i, r := range zmm {
+		if r == z {
+			return ymm32[i]
+		}
+	}
+	panic("not a zmm register")
+}
 
 // mask is a lane mask: a ymm register (AVX2) or a k register (AVX-512).
 type mask struct {
@@ -591,32 +603,47 @@ func panelKernel(s *isa) {
 			CMPQ(w, U32(s.lanes*(v-1)))
 			JLE(LabelRef(next))
 		}
-		rowLoop := label(name + "_rows")
-		Label(rowLoop)
-		for ri, rt := range s.panelRows {
-			nextR := label(name + "_r")
-			if ri < len(s.panelRows)-1 {
-				CMPQ(remR, U32(rt))
-				JL(LabelRef(nextR))
-			} else {
-				CMPQ(remR, U32(0))
-				JE(LabelRef(done))
-			}
-			chainTile(s, rt, v, masked, m, arow, crow)
-			t := GP64()
-			Load(Param("rsA"), t)
-			SHLQ(U8(3), t)
-			IMUL3Q(U32(rt), t, t)
-			ADDQ(t, arow)
-			Load(Param("ldc"), t)
-			SHLQ(U8(3), t)
-			IMUL3Q(U32(rt), t, t)
-			ADDQ(t, crow)
-			SUBQ(U32(rt), remR)
-			JMP(LabelRef(rowLoop))
-			Label(nextR)
+		// AVX-512: a last vector of at most half the lanes runs on the
+		// lower ymm halves (half the cost of a zmm operation on a CPU
+		// that splits 512-bit operations in two).
+		narrows := []bool{false}
+		if s.v512() {
+			narrows = []bool{true, false}
 		}
-		JMP(LabelRef(done))
+		for ni, narrow := range narrows {
+			wide := label(name + "_wide")
+			if ni < len(narrows)-1 {
+				CMPQ(w, U32(s.lanes*(v-1)+s.lanes/2))
+				JG(LabelRef(wide))
+			}
+			rowLoop := label(name + "_rows")
+			Label(rowLoop)
+			for ri, rt := range s.panelRows {
+				nextR := label(name + "_r")
+				if ri < len(s.panelRows)-1 {
+					CMPQ(remR, U32(rt))
+					JL(LabelRef(nextR))
+				} else {
+					CMPQ(remR, U32(0))
+					JE(LabelRef(done))
+				}
+				chainTile(s, rt, v, masked, narrow, m, arow, crow)
+				t := GP64()
+				Load(Param("rsA"), t)
+				SHLQ(U8(3), t)
+				IMUL3Q(U32(rt), t, t)
+				ADDQ(t, arow)
+				Load(Param("ldc"), t)
+				SHLQ(U8(3), t)
+				IMUL3Q(U32(rt), t, t)
+				ADDQ(t, crow)
+				SUBQ(U32(rt), remR)
+				JMP(LabelRef(rowLoop))
+				Label(nextR)
+			}
+			JMP(LabelRef(done))
+			Label(wide)
+		}
 		Label(next)
 	}
 	Label(done)
@@ -628,10 +655,18 @@ func panelKernel(s *isa) {
 // loop over p < k, then the finishing and the stores. A(i,p) is at
 // arow + i*rsA + p*csA (with rsA, csA the parameters; for rt = 1 csA only),
 // B[p] at b + p*ldb, the outputs at crow + i*ldc. When masked, the last
-// vector has w - (v-1)·lanes lanes.
-func chainTile(s *isa, rt, v int, masked bool, m mask, arow, crow Mem) {
+// vector has w - (v-1)·lanes lanes; when narrow (AVX-512, at most half the
+// lanes) that vector is computed in the lower ymm halves of its registers.
+func chainTile(s *isa, rt, v int, masked, narrow bool, m mask, arow, crow Mem) {
 	hb := 8 * s.lanes
-	acc := func(i, j int) VecPhysical { return s.vec(i*v + j) }
+	// nw returns r, or its lower half when j is the narrow last vector.
+	nw := func(j int, r VecPhysical) VecPhysical {
+		if narrow && j == v-1 {
+			return lower(r)
+		}
+		return r
+	}
+	acc := func(i, j int) VecPhysical { return nw(j, s.vec(i*v+j)) }
 	nacc := rt * v
 	var bReg func(j int) VecPhysical
 	var bc func(i int) VecPhysical
@@ -709,7 +744,7 @@ func chainTile(s *isa, rt, v int, masked bool, m mask, arow, crow Mem) {
 			mem := Mem{Base: bp, Disp: j * hb}
 			if masked && j == v-1 {
 				if s.v512() {
-					VFMADD231PD(mem, bc(0), m.k, acc(0, j))
+					VFMADD231PD(mem, nw(j, bc(0)), m.k, acc(0, j))
 				} else {
 					VMASKMOVPD(mem, m.y, bReg(j))
 					VFMADD231PD(bReg(j), bc(0), acc(0, j))
@@ -722,7 +757,7 @@ func chainTile(s *isa, rt, v int, masked bool, m mask, arow, crow Mem) {
 		for j := 0; j < v; j++ {
 			mem := Mem{Base: bp, Disp: j * hb}
 			if masked && j == v-1 {
-				s.loadMasked(mem, m, bReg(j))
+				s.loadMasked(mem, m, nw(j, bReg(j)))
 			} else {
 				VMOVUPD(mem, bReg(j))
 			}
@@ -730,7 +765,7 @@ func chainTile(s *isa, rt, v int, masked bool, m mask, arow, crow Mem) {
 		for i := 0; i < rt; i++ {
 			VBROADCASTSD(aAddr(i), bc(i))
 			for j := 0; j < v; j++ {
-				VFMADD231PD(bReg(j), bc(i), acc(i, j))
+				VFMADD231PD(nw(j, bReg(j)), nw(j, bc(i)), acc(i, j))
 			}
 		}
 	}
@@ -747,15 +782,23 @@ func chainTile(s *isa, rt, v int, masked bool, m mask, arow, crow Mem) {
 	VBROADCASTSD(NewParamAddr("alpha", 9*8), alpha)
 	tmp := s.vec(nacc + 1)
 	cp, ldc, accFlag := GP64(), GP64(), GP64()
+	Load(Param("acc"), accFlag)
+	// alpha·s is s when alpha = 1 (s, the result of a fused multiply–add,
+	// is never a signalling NaN), so the products are skipped then.
+	one := label("chain_one")
+	MOVQ(NewParamAddr("alpha", 9*8), cp)
+	MOVQ(U64(0x3ff0000000000000), ldc)
+	CMPQ(cp, ldc)
+	JE(LabelRef(one))
+	for i := 0; i < rt; i++ {
+		for j := 0; j < v; j++ {
+			VMULPD(nw(j, alpha), acc(i, j), acc(i, j))
+		}
+	}
+	Label(one)
 	MOVQ(crow, cp)
 	Load(Param("ldc"), ldc)
 	SHLQ(U8(3), ldc)
-	Load(Param("acc"), accFlag)
-	for i := 0; i < rt; i++ {
-		for j := 0; j < v; j++ {
-			VMULPD(alpha, acc(i, j), acc(i, j))
-		}
-	}
 	st := label("chain_st")
 	TESTQ(accFlag, accFlag)
 	JZ(LabelRef(st))
@@ -763,8 +806,8 @@ func chainTile(s *isa, rt, v int, masked bool, m mask, arow, crow Mem) {
 		for j := 0; j < v; j++ {
 			mem := Mem{Base: cp, Disp: j * hb}
 			if masked && j == v-1 {
-				s.loadMasked(mem, m, tmp)
-				VADDPD(tmp, acc(i, j), acc(i, j))
+				s.loadMasked(mem, m, nw(j, tmp))
+				VADDPD(nw(j, tmp), acc(i, j), acc(i, j))
 			} else {
 				VADDPD(mem, acc(i, j), acc(i, j))
 			}
@@ -818,7 +861,7 @@ func rowChainKernel(s *isa) {
 	var dispatch func(lo, hi int)
 	dispatch = func(lo, hi int) {
 		if lo == hi {
-			chainTile(s, 1, lo, true, m, arow, crow)
+			chainTile(s, 1, lo, true, false, m, arow, crow)
 			JMP(LabelRef(done))
 			return
 		}
