@@ -808,7 +808,7 @@ tanhSech2AVX512_next:
 	RET
 
 // func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·tanhRidgeGradAVX2(SB), NOSPLIT, $0-72
 	MOVQ    k+0(FP), R14
 	MOVQ    m+16(FP), DI
@@ -825,7 +825,7 @@ TEXT ·tanhRidgeGradAVX2(SB), NOSPLIT, $0-72
 	LEAQ    actMask<>+32(SB), CX
 	VMOVUPD (CX)(AX*1), Y15
 	CMPQ    R14, $0x04
-	JLT     ridgeAVX2_rem3
+	JLT     ridgeAVX2_rem1
 	MOVQ    DI, AX
 	XORQ    CX, CX
 	VXORPD  Y0, Y0, Y0
@@ -963,87 +963,53 @@ ridgeAVX2_dotdone6:
 	ADDQ        $0x20, R13
 	SUBQ        $0x04, R14
 
-ridgeAVX2_loop1:
-	CMPQ         R14, $0x04
-	JLT          ridgeAVX2_flush2
-	MOVQ         grad+56(FP), R11
-	VBROADCASTSD -32(R11)(R13*1), Y10
-	VBROADCASTSD -24(R11)(R13*1), Y11
-	VBROADCASTSD -16(R11)(R13*1), Y12
-	VBROADCASTSD -8(R11)(R13*1), Y13
-	MOVQ         DI, AX
-	XORQ         CX, CX
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VXORPD       Y2, Y2, Y2
-	VXORPD       Y3, Y3, Y3
-	VXORPD       Y4, Y4, Y4
-	VXORPD       Y5, Y5, Y5
-	VXORPD       Y6, Y6, Y6
-	VXORPD       Y7, Y7, Y7
-	MOVQ         n+8(FP), R15
-	ANDQ         $-8, R15
-	SHLQ         $0x03, R15
-	JE           ridgeAVX2_fusedtail9
+ridgeAVX2_loop2:
+	CMPQ   R14, $0x04
+	JLT    ridgeAVX2_flush3
+	MOVQ   DI, AX
+	XORQ   CX, CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	MOVQ   n+8(FP), R15
+	ANDQ   $-8, R15
+	SHLQ   $0x03, R15
+	JE     ridgeAVX2_dottail9
 
-ridgeAVX2_fused8:
+ridgeAVX2_dot8:
 	VMOVUPD     (R9)(CX*1), Y8
 	VMOVUPD     32(R9)(CX*1), Y9
-	VMOVUPD     (R10)(CX*1), Y14
 	VFMADD231PD (AX), Y8, Y0
-	VFMADD231PD (BX), Y10, Y14
-	VFMADD231PD (AX)(SI*1), Y8, Y1
-	VFMADD231PD (BX)(SI*1), Y11, Y14
-	VFMADD231PD (AX)(SI*2), Y8, Y2
-	VFMADD231PD (BX)(SI*2), Y12, Y14
-	VFMADD231PD (AX)(R8*1), Y8, Y3
-	VFMADD231PD (BX)(R8*1), Y13, Y14
-	VMOVUPD     Y14, (R10)(CX*1)
-	VMOVUPD     32(R10)(CX*1), Y14
 	VFMADD231PD 32(AX), Y9, Y4
-	VFMADD231PD 32(BX), Y10, Y14
+	VFMADD231PD (AX)(SI*1), Y8, Y1
 	VFMADD231PD 32(AX)(SI*1), Y9, Y5
-	VFMADD231PD 32(BX)(SI*1), Y11, Y14
+	VFMADD231PD (AX)(SI*2), Y8, Y2
 	VFMADD231PD 32(AX)(SI*2), Y9, Y6
-	VFMADD231PD 32(BX)(SI*2), Y12, Y14
+	VFMADD231PD (AX)(R8*1), Y8, Y3
 	VFMADD231PD 32(AX)(R8*1), Y9, Y7
-	VFMADD231PD 32(BX)(R8*1), Y13, Y14
-	VMOVUPD     Y14, 32(R10)(CX*1)
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
-	ADDQ        $0x40, BX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX2_fused8
+	JNE         ridgeAVX2_dot8
 
-ridgeAVX2_fusedtail9:
+ridgeAVX2_dottail9:
 	MOVQ        n+8(FP), R15
 	ANDQ        $0x07, R15
-	JE          ridgeAVX2_fuseddone10
+	JE          ridgeAVX2_dotdone10
 	CMPQ        R15, $0x04
-	JLT         ridgeAVX2_fusedpartA11
-	VMOVUPD     (R10)(CX*1), Y14
-	VFMADD231PD (BX), Y10, Y14
-	VFMADD231PD (BX)(SI*1), Y11, Y14
-	VFMADD231PD (BX)(SI*2), Y12, Y14
-	VFMADD231PD (BX)(R8*1), Y13, Y14
-	VMOVUPD     Y14, (R10)(CX*1)
+	JLT         ridgeAVX2_dotpartA11
 	VMOVUPD     (R9)(CX*1), Y8
 	VFMADD231PD (AX), Y8, Y0
 	VFMADD231PD (AX)(SI*1), Y8, Y1
 	VFMADD231PD (AX)(SI*2), Y8, Y2
 	VFMADD231PD (AX)(R8*1), Y8, Y3
 	TESTQ       $0x00000003, R15
-	JE          ridgeAVX2_fuseddone10
-	VMASKMOVPD  32(R10)(CX*1), Y15, Y14
-	VMASKMOVPD  32(BX), Y15, Y8
-	VFMADD231PD Y8, Y10, Y14
-	VMASKMOVPD  32(BX)(SI*1), Y15, Y8
-	VFMADD231PD Y8, Y11, Y14
-	VMASKMOVPD  32(BX)(SI*2), Y15, Y8
-	VFMADD231PD Y8, Y12, Y14
-	VMASKMOVPD  32(BX)(R8*1), Y15, Y8
-	VFMADD231PD Y8, Y13, Y14
-	VMASKMOVPD  Y14, Y15, 32(R10)(CX*1)
+	JE          ridgeAVX2_dotdone10
 	VMASKMOVPD  32(R9)(CX*1), Y15, Y8
 	VMASKMOVPD  32(AX), Y15, Y10
 	VFMADD213PD Y4, Y8, Y10
@@ -1057,19 +1023,9 @@ ridgeAVX2_fusedtail9:
 	VMASKMOVPD  32(AX)(R8*1), Y15, Y11
 	VFMADD213PD Y7, Y8, Y11
 	VBLENDVPD   Y15, Y11, Y7, Y7
-	JMP         ridgeAVX2_fuseddone10
+	JMP         ridgeAVX2_dotdone10
 
-ridgeAVX2_fusedpartA11:
-	VMASKMOVPD  (R10)(CX*1), Y15, Y14
-	VMASKMOVPD  (BX), Y15, Y8
-	VFMADD231PD Y8, Y10, Y14
-	VMASKMOVPD  (BX)(SI*1), Y15, Y8
-	VFMADD231PD Y8, Y11, Y14
-	VMASKMOVPD  (BX)(SI*2), Y15, Y8
-	VFMADD231PD Y8, Y12, Y14
-	VMASKMOVPD  (BX)(R8*1), Y15, Y8
-	VFMADD231PD Y8, Y13, Y14
-	VMASKMOVPD  Y14, Y15, (R10)(CX*1)
+ridgeAVX2_dotpartA11:
 	VMASKMOVPD  (R9)(CX*1), Y15, Y8
 	VMASKMOVPD  (AX), Y15, Y10
 	VFMADD213PD Y0, Y8, Y10
@@ -1084,20 +1040,181 @@ ridgeAVX2_fusedpartA11:
 	VFMADD213PD Y3, Y8, Y11
 	VBLENDVPD   Y15, Y11, Y3, Y3
 
-ridgeAVX2_fuseddone10:
-	VADDPD      Y4, Y0, Y0
-	VADDPD      Y5, Y1, Y1
-	VADDPD      Y6, Y2, Y2
-	VADDPD      Y7, Y3, Y3
-	VPERM2F128  $0x20, Y2, Y0, Y8
-	VPERM2F128  $0x31, Y2, Y0, Y9
-	VADDPD      Y9, Y8, Y8
-	VPERM2F128  $0x20, Y3, Y1, Y10
-	VPERM2F128  $0x31, Y3, Y1, Y11
-	VADDPD      Y11, Y10, Y10
-	VUNPCKLPD   Y10, Y8, Y11
-	VUNPCKHPD   Y10, Y8, Y12
-	VADDPD      Y12, Y11, Y8
+ridgeAVX2_dotdone10:
+	VADDPD       Y4, Y0, Y0
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
+	VADDPD       Y7, Y3, Y3
+	VPERM2F128   $0x20, Y2, Y0, Y8
+	VPERM2F128   $0x31, Y2, Y0, Y9
+	VADDPD       Y9, Y8, Y8
+	VPERM2F128   $0x20, Y3, Y1, Y10
+	VPERM2F128   $0x31, Y3, Y1, Y11
+	VADDPD       Y11, Y10, Y10
+	VUNPCKLPD    Y10, Y8, Y11
+	VUNPCKHPD    Y10, Y8, Y12
+	VADDPD       Y12, Y11, Y8
+	MOVQ         grad+56(FP), R11
+	VMOVUPD      Y8, (R11)(R13*1)
+	LEAQ         (DI)(SI*4), R12
+	MOVQ         grad+56(FP), R11
+	VBROADCASTSD -32(R11)(R13*1), Y8
+	VBROADCASTSD -24(R11)(R13*1), Y9
+	VBROADCASTSD -16(R11)(R13*1), Y10
+	VBROADCASTSD -8(R11)(R13*1), Y11
+	MOVQ         BX, AX
+	XORQ         CX, CX
+	MOVQ         n+8(FP), R15
+	ANDQ         $-4, R15
+	SHLQ         $0x03, R15
+
+ridgeAVX2_p8_12:
+	CMPQ        R15, $0x00000100
+	JLT         ridgeAVX2_p4_13
+	VMOVUPD     (R10)(CX*1), Y0
+	VMOVUPD     32(R10)(CX*1), Y1
+	VMOVUPD     64(R10)(CX*1), Y2
+	VMOVUPD     96(R10)(CX*1), Y3
+	VMOVUPD     128(R10)(CX*1), Y4
+	VMOVUPD     160(R10)(CX*1), Y5
+	VMOVUPD     192(R10)(CX*1), Y6
+	VMOVUPD     224(R10)(CX*1), Y7
+	VFMADD231PD (AX), Y8, Y0
+	VFMADD231PD 32(AX), Y8, Y1
+	VFMADD231PD 64(AX), Y8, Y2
+	VFMADD231PD 96(AX), Y8, Y3
+	VFMADD231PD 128(AX), Y8, Y4
+	VFMADD231PD 160(AX), Y8, Y5
+	VFMADD231PD 192(AX), Y8, Y6
+	VFMADD231PD 224(AX), Y8, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	VFMADD231PD (AX)(SI*1), Y9, Y0
+	VFMADD231PD 32(AX)(SI*1), Y9, Y1
+	VFMADD231PD 64(AX)(SI*1), Y9, Y2
+	VFMADD231PD 96(AX)(SI*1), Y9, Y3
+	VFMADD231PD 128(AX)(SI*1), Y9, Y4
+	VFMADD231PD 160(AX)(SI*1), Y9, Y5
+	VFMADD231PD 192(AX)(SI*1), Y9, Y6
+	VFMADD231PD 224(AX)(SI*1), Y9, Y7
+	PREFETCHT0  256(R12)
+	PREFETCHT0  320(R12)
+	PREFETCHT0  384(R12)
+	PREFETCHT0  448(R12)
+	VFMADD231PD (AX)(SI*2), Y10, Y0
+	VFMADD231PD 32(AX)(SI*2), Y10, Y1
+	VFMADD231PD 64(AX)(SI*2), Y10, Y2
+	VFMADD231PD 96(AX)(SI*2), Y10, Y3
+	VFMADD231PD 128(AX)(SI*2), Y10, Y4
+	VFMADD231PD 160(AX)(SI*2), Y10, Y5
+	VFMADD231PD 192(AX)(SI*2), Y10, Y6
+	VFMADD231PD 224(AX)(SI*2), Y10, Y7
+	PREFETCHT0  512(R12)
+	PREFETCHT0  576(R12)
+	PREFETCHT0  640(R12)
+	PREFETCHT0  704(R12)
+	VFMADD231PD (AX)(R8*1), Y11, Y0
+	VFMADD231PD 32(AX)(R8*1), Y11, Y1
+	VFMADD231PD 64(AX)(R8*1), Y11, Y2
+	VFMADD231PD 96(AX)(R8*1), Y11, Y3
+	VFMADD231PD 128(AX)(R8*1), Y11, Y4
+	VFMADD231PD 160(AX)(R8*1), Y11, Y5
+	VFMADD231PD 192(AX)(R8*1), Y11, Y6
+	VFMADD231PD 224(AX)(R8*1), Y11, Y7
+	PREFETCHT0  768(R12)
+	PREFETCHT0  832(R12)
+	PREFETCHT0  896(R12)
+	PREFETCHT0  960(R12)
+	ADDQ        $0x00000400, R12
+	VMOVUPD     Y0, (R10)(CX*1)
+	VMOVUPD     Y1, 32(R10)(CX*1)
+	VMOVUPD     Y2, 64(R10)(CX*1)
+	VMOVUPD     Y3, 96(R10)(CX*1)
+	VMOVUPD     Y4, 128(R10)(CX*1)
+	VMOVUPD     Y5, 160(R10)(CX*1)
+	VMOVUPD     Y6, 192(R10)(CX*1)
+	VMOVUPD     Y7, 224(R10)(CX*1)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000100, R15
+	JMP         ridgeAVX2_p8_12
+
+ridgeAVX2_p4_13:
+	CMPQ        R15, $0x00000080
+	JLT         ridgeAVX2_p1_14
+	VMOVUPD     (R10)(CX*1), Y0
+	VMOVUPD     32(R10)(CX*1), Y1
+	VMOVUPD     64(R10)(CX*1), Y2
+	VMOVUPD     96(R10)(CX*1), Y3
+	VFMADD231PD (AX), Y8, Y0
+	VFMADD231PD 32(AX), Y8, Y1
+	VFMADD231PD 64(AX), Y8, Y2
+	VFMADD231PD 96(AX), Y8, Y3
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	VFMADD231PD (AX)(SI*1), Y9, Y0
+	VFMADD231PD 32(AX)(SI*1), Y9, Y1
+	VFMADD231PD 64(AX)(SI*1), Y9, Y2
+	VFMADD231PD 96(AX)(SI*1), Y9, Y3
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	VFMADD231PD (AX)(SI*2), Y10, Y0
+	VFMADD231PD 32(AX)(SI*2), Y10, Y1
+	VFMADD231PD 64(AX)(SI*2), Y10, Y2
+	VFMADD231PD 96(AX)(SI*2), Y10, Y3
+	PREFETCHT0  256(R12)
+	PREFETCHT0  320(R12)
+	VFMADD231PD (AX)(R8*1), Y11, Y0
+	VFMADD231PD 32(AX)(R8*1), Y11, Y1
+	VFMADD231PD 64(AX)(R8*1), Y11, Y2
+	VFMADD231PD 96(AX)(R8*1), Y11, Y3
+	PREFETCHT0  384(R12)
+	PREFETCHT0  448(R12)
+	ADDQ        $0x00000200, R12
+	VMOVUPD     Y0, (R10)(CX*1)
+	VMOVUPD     Y1, 32(R10)(CX*1)
+	VMOVUPD     Y2, 64(R10)(CX*1)
+	VMOVUPD     Y3, 96(R10)(CX*1)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000080, R15
+
+ridgeAVX2_p1_14:
+	TESTQ       R15, R15
+	JE          ridgeAVX2_ptail15
+	VMOVUPD     (R10)(CX*1), Y0
+	VFMADD231PD (AX), Y8, Y0
+	VFMADD231PD (AX)(SI*1), Y9, Y0
+	PREFETCHT0  (R12)
+	VFMADD231PD (AX)(SI*2), Y10, Y0
+	VFMADD231PD (AX)(R8*1), Y11, Y0
+	PREFETCHT0  64(R12)
+	ADDQ        $0x00000080, R12
+	VMOVUPD     Y0, (R10)(CX*1)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000020, R15
+	JMP         ridgeAVX2_p1_14
+
+ridgeAVX2_ptail15:
+	MOVQ        n+8(FP), R15
+	TESTQ       $0x00000003, R15
+	JE          ridgeAVX2_pdone16
+	VMASKMOVPD  (R10)(CX*1), Y15, Y0
+	VMASKMOVPD  (AX), Y15, Y1
+	VFMADD231PD Y1, Y8, Y0
+	VMASKMOVPD  (AX)(SI*1), Y15, Y1
+	VFMADD231PD Y1, Y9, Y0
+	VMASKMOVPD  (AX)(SI*2), Y15, Y1
+	VFMADD231PD Y1, Y10, Y0
+	VMASKMOVPD  (AX)(R8*1), Y15, Y1
+	VFMADD231PD Y1, Y11, Y0
+	VMASKMOVPD  Y0, Y15, (R10)(CX*1)
+
+ridgeAVX2_pdone16:
+	VMOVUPD     (R11)(R13*1), Y8
 	MOVQ        b+32(FP), AX
 	MOVQ        a+40(FP), DX
 	MOVQ        grad+56(FP), R11
@@ -1146,9 +1263,9 @@ ridgeAVX2_fuseddone10:
 	LEAQ        (DI)(SI*4), DI
 	ADDQ        $0x20, R13
 	SUBQ        $0x04, R14
-	JMP         ridgeAVX2_loop1
+	JMP         ridgeAVX2_loop2
 
-ridgeAVX2_flush2:
+ridgeAVX2_flush3:
 	MOVQ         grad+56(FP), R11
 	VBROADCASTSD -32(R11)(R13*1), Y8
 	VBROADCASTSD -24(R11)(R13*1), Y9
@@ -1160,9 +1277,9 @@ ridgeAVX2_flush2:
 	ANDQ         $-4, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX2_p8_12:
+ridgeAVX2_p8_17:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX2_p4_13
+	JLT         ridgeAVX2_p4_18
 	VMOVUPD     (R10)(CX*1), Y0
 	VMOVUPD     32(R10)(CX*1), Y1
 	VMOVUPD     64(R10)(CX*1), Y2
@@ -1214,11 +1331,11 @@ ridgeAVX2_p8_12:
 	ADDQ        $0x00000100, AX
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
-	JMP         ridgeAVX2_p8_12
+	JMP         ridgeAVX2_p8_17
 
-ridgeAVX2_p4_13:
+ridgeAVX2_p4_18:
 	CMPQ        R15, $0x00000080
-	JLT         ridgeAVX2_p1_14
+	JLT         ridgeAVX2_p1_19
 	VMOVUPD     (R10)(CX*1), Y0
 	VMOVUPD     32(R10)(CX*1), Y1
 	VMOVUPD     64(R10)(CX*1), Y2
@@ -1247,9 +1364,9 @@ ridgeAVX2_p4_13:
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000080, R15
 
-ridgeAVX2_p1_14:
+ridgeAVX2_p1_19:
 	TESTQ       R15, R15
-	JE          ridgeAVX2_ptail15
+	JE          ridgeAVX2_ptail20
 	VMOVUPD     (R10)(CX*1), Y0
 	VFMADD231PD (AX), Y8, Y0
 	VFMADD231PD (AX)(SI*1), Y9, Y0
@@ -1259,12 +1376,12 @@ ridgeAVX2_p1_14:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000020, R15
-	JMP         ridgeAVX2_p1_14
+	JMP         ridgeAVX2_p1_19
 
-ridgeAVX2_ptail15:
+ridgeAVX2_ptail20:
 	MOVQ        n+8(FP), R15
 	TESTQ       $0x00000003, R15
-	JE          ridgeAVX2_pdone16
+	JE          ridgeAVX2_pdone21
 	VMASKMOVPD  (R10)(CX*1), Y15, Y0
 	VMASKMOVPD  (AX), Y15, Y1
 	VFMADD231PD Y1, Y8, Y0
@@ -1276,10 +1393,10 @@ ridgeAVX2_ptail15:
 	VFMADD231PD Y1, Y11, Y0
 	VMASKMOVPD  Y0, Y15, (R10)(CX*1)
 
-ridgeAVX2_pdone16:
-ridgeAVX2_rem3:
+ridgeAVX2_pdone21:
+ridgeAVX2_rem1:
 	TESTQ  $0x00000002, R14
-	JE     ridgeAVX2_skip17
+	JE     ridgeAVX2_skip22
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Y0, Y0, Y0
@@ -1293,9 +1410,9 @@ ridgeAVX2_rem3:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX2_dottail19
+	JE     ridgeAVX2_dottail24
 
-ridgeAVX2_dot18:
+ridgeAVX2_dot23:
 	VMOVUPD     (R9)(CX*1), Y8
 	VMOVUPD     32(R9)(CX*1), Y9
 	VFMADD231PD (AX), Y8, Y0
@@ -1305,19 +1422,19 @@ ridgeAVX2_dot18:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX2_dot18
+	JNE         ridgeAVX2_dot23
 
-ridgeAVX2_dottail19:
+ridgeAVX2_dottail24:
 	MOVQ        n+8(FP), R15
 	ANDQ        $0x07, R15
-	JE          ridgeAVX2_dotdone20
+	JE          ridgeAVX2_dotdone25
 	CMPQ        R15, $0x04
-	JLT         ridgeAVX2_dotpartA21
+	JLT         ridgeAVX2_dotpartA26
 	VMOVUPD     (R9)(CX*1), Y8
 	VFMADD231PD (AX), Y8, Y0
 	VFMADD231PD (AX)(SI*1), Y8, Y1
 	TESTQ       $0x00000003, R15
-	JE          ridgeAVX2_dotdone20
+	JE          ridgeAVX2_dotdone25
 	VMASKMOVPD  32(R9)(CX*1), Y15, Y8
 	VMASKMOVPD  32(AX), Y15, Y10
 	VFMADD213PD Y4, Y8, Y10
@@ -1325,9 +1442,9 @@ ridgeAVX2_dottail19:
 	VMASKMOVPD  32(AX)(SI*1), Y15, Y11
 	VFMADD213PD Y5, Y8, Y11
 	VBLENDVPD   Y15, Y11, Y5, Y5
-	JMP         ridgeAVX2_dotdone20
+	JMP         ridgeAVX2_dotdone25
 
-ridgeAVX2_dotpartA21:
+ridgeAVX2_dotpartA26:
 	VMASKMOVPD  (R9)(CX*1), Y15, Y8
 	VMASKMOVPD  (AX), Y15, Y10
 	VFMADD213PD Y0, Y8, Y10
@@ -1336,7 +1453,7 @@ ridgeAVX2_dotpartA21:
 	VFMADD213PD Y1, Y8, Y11
 	VBLENDVPD   Y15, Y11, Y1, Y1
 
-ridgeAVX2_dotdone20:
+ridgeAVX2_dotdone25:
 	VADDPD       Y4, Y0, Y0
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
@@ -1406,9 +1523,9 @@ ridgeAVX2_dotdone20:
 	ANDQ         $-4, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX2_p8_22:
+ridgeAVX2_p8_27:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX2_p4_23
+	JLT         ridgeAVX2_p4_28
 	VMOVUPD     (R10)(CX*1), Y0
 	VMOVUPD     32(R10)(CX*1), Y1
 	VMOVUPD     64(R10)(CX*1), Y2
@@ -1444,11 +1561,11 @@ ridgeAVX2_p8_22:
 	ADDQ        $0x00000100, AX
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
-	JMP         ridgeAVX2_p8_22
+	JMP         ridgeAVX2_p8_27
 
-ridgeAVX2_p4_23:
+ridgeAVX2_p4_28:
 	CMPQ        R15, $0x00000080
-	JLT         ridgeAVX2_p1_24
+	JLT         ridgeAVX2_p1_29
 	VMOVUPD     (R10)(CX*1), Y0
 	VMOVUPD     32(R10)(CX*1), Y1
 	VMOVUPD     64(R10)(CX*1), Y2
@@ -1469,9 +1586,9 @@ ridgeAVX2_p4_23:
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000080, R15
 
-ridgeAVX2_p1_24:
+ridgeAVX2_p1_29:
 	TESTQ       R15, R15
-	JE          ridgeAVX2_ptail25
+	JE          ridgeAVX2_ptail30
 	VMOVUPD     (R10)(CX*1), Y0
 	VFMADD231PD (AX), Y8, Y0
 	VFMADD231PD (AX)(SI*1), Y9, Y0
@@ -1479,12 +1596,12 @@ ridgeAVX2_p1_24:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000020, R15
-	JMP         ridgeAVX2_p1_24
+	JMP         ridgeAVX2_p1_29
 
-ridgeAVX2_ptail25:
+ridgeAVX2_ptail30:
 	MOVQ        n+8(FP), R15
 	TESTQ       $0x00000003, R15
-	JE          ridgeAVX2_pdone26
+	JE          ridgeAVX2_pdone31
 	VMASKMOVPD  (R10)(CX*1), Y15, Y0
 	VMASKMOVPD  (AX), Y15, Y1
 	VFMADD231PD Y1, Y8, Y0
@@ -1492,13 +1609,13 @@ ridgeAVX2_ptail25:
 	VFMADD231PD Y1, Y9, Y0
 	VMASKMOVPD  Y0, Y15, (R10)(CX*1)
 
-ridgeAVX2_pdone26:
+ridgeAVX2_pdone31:
 	LEAQ (DI)(SI*2), DI
 	ADDQ $0x10, R13
 
-ridgeAVX2_skip17:
+ridgeAVX2_skip22:
 	TESTQ  $0x00000001, R14
-	JE     ridgeAVX2_skip27
+	JE     ridgeAVX2_skip32
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Y0, Y0, Y0
@@ -1512,9 +1629,9 @@ ridgeAVX2_skip17:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX2_dottail29
+	JE     ridgeAVX2_dottail34
 
-ridgeAVX2_dot28:
+ridgeAVX2_dot33:
 	VMOVUPD     (R9)(CX*1), Y8
 	VMOVUPD     32(R9)(CX*1), Y9
 	VFMADD231PD (AX), Y8, Y0
@@ -1522,31 +1639,31 @@ ridgeAVX2_dot28:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX2_dot28
+	JNE         ridgeAVX2_dot33
 
-ridgeAVX2_dottail29:
+ridgeAVX2_dottail34:
 	MOVQ        n+8(FP), R15
 	ANDQ        $0x07, R15
-	JE          ridgeAVX2_dotdone30
+	JE          ridgeAVX2_dotdone35
 	CMPQ        R15, $0x04
-	JLT         ridgeAVX2_dotpartA31
+	JLT         ridgeAVX2_dotpartA36
 	VMOVUPD     (R9)(CX*1), Y8
 	VFMADD231PD (AX), Y8, Y0
 	TESTQ       $0x00000003, R15
-	JE          ridgeAVX2_dotdone30
+	JE          ridgeAVX2_dotdone35
 	VMASKMOVPD  32(R9)(CX*1), Y15, Y8
 	VMASKMOVPD  32(AX), Y15, Y10
 	VFMADD213PD Y4, Y8, Y10
 	VBLENDVPD   Y15, Y10, Y4, Y4
-	JMP         ridgeAVX2_dotdone30
+	JMP         ridgeAVX2_dotdone35
 
-ridgeAVX2_dotpartA31:
+ridgeAVX2_dotpartA36:
 	VMASKMOVPD  (R9)(CX*1), Y15, Y8
 	VMASKMOVPD  (AX), Y15, Y10
 	VFMADD213PD Y0, Y8, Y10
 	VBLENDVPD   Y15, Y10, Y0, Y0
 
-ridgeAVX2_dotdone30:
+ridgeAVX2_dotdone35:
 	VADDPD       Y4, Y0, Y0
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
@@ -1615,9 +1732,9 @@ ridgeAVX2_dotdone30:
 	ANDQ         $-4, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX2_p8_32:
+ridgeAVX2_p8_37:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX2_p4_33
+	JLT         ridgeAVX2_p4_38
 	VMOVUPD     (R10)(CX*1), Y0
 	VMOVUPD     32(R10)(CX*1), Y1
 	VMOVUPD     64(R10)(CX*1), Y2
@@ -1645,11 +1762,11 @@ ridgeAVX2_p8_32:
 	ADDQ        $0x00000100, AX
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
-	JMP         ridgeAVX2_p8_32
+	JMP         ridgeAVX2_p8_37
 
-ridgeAVX2_p4_33:
+ridgeAVX2_p4_38:
 	CMPQ        R15, $0x00000080
-	JLT         ridgeAVX2_p1_34
+	JLT         ridgeAVX2_p1_39
 	VMOVUPD     (R10)(CX*1), Y0
 	VMOVUPD     32(R10)(CX*1), Y1
 	VMOVUPD     64(R10)(CX*1), Y2
@@ -1666,31 +1783,31 @@ ridgeAVX2_p4_33:
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000080, R15
 
-ridgeAVX2_p1_34:
+ridgeAVX2_p1_39:
 	TESTQ       R15, R15
-	JE          ridgeAVX2_ptail35
+	JE          ridgeAVX2_ptail40
 	VMOVUPD     (R10)(CX*1), Y0
 	VFMADD231PD (AX), Y8, Y0
 	VMOVUPD     Y0, (R10)(CX*1)
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000020, R15
-	JMP         ridgeAVX2_p1_34
+	JMP         ridgeAVX2_p1_39
 
-ridgeAVX2_ptail35:
+ridgeAVX2_ptail40:
 	MOVQ        n+8(FP), R15
 	TESTQ       $0x00000003, R15
-	JE          ridgeAVX2_pdone36
+	JE          ridgeAVX2_pdone41
 	VMASKMOVPD  (R10)(CX*1), Y15, Y0
 	VMASKMOVPD  (AX), Y15, Y1
 	VFMADD231PD Y1, Y8, Y0
 	VMASKMOVPD  Y0, Y15, (R10)(CX*1)
 
-ridgeAVX2_pdone36:
+ridgeAVX2_pdone41:
 	LEAQ (DI)(SI*1), DI
 	ADDQ $0x08, R13
 
-ridgeAVX2_skip27:
+ridgeAVX2_skip32:
 	VZEROUPPER
 	RET
 
@@ -1712,7 +1829,7 @@ TEXT ·tanhRidgeGradAVX512(SB), NOSPLIT, $0-72
 	DECL   AX
 	KMOVB  AX, K1
 	CMPQ   R14, $0x08
-	JLT    ridgeAVX512_rem3
+	JLT    ridgeAVX512_rem1
 	MOVQ   DI, AX
 	LEAQ   (AX)(SI*4), DX
 	XORQ   CX, CX
@@ -1727,9 +1844,9 @@ TEXT ·tanhRidgeGradAVX512(SB), NOSPLIT, $0-72
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail5
+	JE     ridgeAVX512_dottail6
 
-ridgeAVX512_dot4:
+ridgeAVX512_dot5:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
@@ -1743,11 +1860,11 @@ ridgeAVX512_dot4:
 	ADDQ        $0x00000040, DX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot4
+	JNE         ridgeAVX512_dot5
 
-ridgeAVX512_dottail5:
+ridgeAVX512_dottail6:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone6
+	JE          ridgeAVX512_dotdone7
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
@@ -1758,7 +1875,7 @@ ridgeAVX512_dottail5:
 	VFMADD231PD (DX)(SI*2), Z8, K1, Z6
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
-ridgeAVX512_dotdone6:
+ridgeAVX512_dotdone7:
 	VSHUFF64X2  $0x44, Z2, Z0, Z9
 	VSHUFF64X2  $0xee, Z2, Z0, Z13
 	VADDPD      Z13, Z9, Z9
@@ -1824,23 +1941,140 @@ ridgeAVX512_dotdone6:
 	VDIVPD      Z13, Z15, Z15
 	VMULPD      (DX)(R13*1), Z15, Z15
 	VMOVUPD     Z15, (R11)(R13*1)
-	MOVQ        DI, BX
+	LEAQ        (DI)(SI*8), DI
+	ADDQ        $0x40, R13
+	SUBQ        $0x08, R14
+	CMPQ        R14, $0x08
+	JLT         ridgeAVX512_flush1_4
+	MOVQ        DI, AX
+	LEAQ        (AX)(SI*4), DX
+	XORQ        CX, CX
+	VXORPD      Z0, Z0, Z0
+	VXORPD      Z1, Z1, Z1
+	VXORPD      Z2, Z2, Z2
+	VXORPD      Z3, Z3, Z3
+	VXORPD      Z4, Z4, Z4
+	VXORPD      Z5, Z5, Z5
+	VXORPD      Z6, Z6, Z6
+	VXORPD      Z7, Z7, Z7
+	MOVQ        n+8(FP), R15
+	ANDQ        $-8, R15
+	SHLQ        $0x03, R15
+	JE          ridgeAVX512_dottail9
+
+ridgeAVX512_dot8:
+	VMOVUPD     (R9)(CX*1), Z8
+	VFMADD231PD (AX), Z8, Z0
+	VFMADD231PD (AX)(SI*1), Z8, Z1
+	VFMADD231PD (AX)(SI*2), Z8, Z2
+	VFMADD231PD (AX)(R8*1), Z8, Z3
+	VFMADD231PD (DX), Z8, Z4
+	VFMADD231PD (DX)(SI*1), Z8, Z5
+	VFMADD231PD (DX)(SI*2), Z8, Z6
+	VFMADD231PD (DX)(R8*1), Z8, Z7
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, DX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x40, R15
+	JNE         ridgeAVX512_dot8
+
+ridgeAVX512_dottail9:
+	KORTESTB    K1, K1
+	JE          ridgeAVX512_dotdone10
+	VMOVUPD.Z   (R9)(CX*1), K1, Z8
+	VFMADD231PD (AX), Z8, K1, Z0
+	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
+	VFMADD231PD (AX)(SI*2), Z8, K1, Z2
+	VFMADD231PD (AX)(R8*1), Z8, K1, Z3
+	VFMADD231PD (DX), Z8, K1, Z4
+	VFMADD231PD (DX)(SI*1), Z8, K1, Z5
+	VFMADD231PD (DX)(SI*2), Z8, K1, Z6
+	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
+
+ridgeAVX512_dotdone10:
+	VSHUFF64X2  $0x44, Z2, Z0, Z9
+	VSHUFF64X2  $0xee, Z2, Z0, Z13
+	VADDPD      Z13, Z9, Z9
+	VSHUFF64X2  $0x44, Z3, Z1, Z10
+	VSHUFF64X2  $0xee, Z3, Z1, Z14
+	VADDPD      Z14, Z10, Z10
+	VSHUFF64X2  $0x44, Z6, Z4, Z11
+	VSHUFF64X2  $0xee, Z6, Z4, Z15
+	VADDPD      Z15, Z11, Z11
+	VSHUFF64X2  $0x44, Z7, Z5, Z12
+	VSHUFF64X2  $0xee, Z7, Z5, Z16
+	VADDPD      Z16, Z12, Z12
+	VSHUFF64X2  $0x88, Z11, Z9, Z0
+	VSHUFF64X2  $0xdd, Z11, Z9, Z2
+	VADDPD      Z2, Z0, Z0
+	VSHUFF64X2  $0x88, Z12, Z10, Z1
+	VSHUFF64X2  $0xdd, Z12, Z10, Z3
+	VADDPD      Z3, Z1, Z1
+	VUNPCKLPD   Z1, Z0, Z4
+	VUNPCKHPD   Z1, Z0, Z5
+	VADDPD      Z5, Z4, Z8
+	MOVQ        b+32(FP), AX
+	MOVQ        a+40(FP), DX
+	MOVQ        grad+56(FP), R11
+	VADDPD      (AX)(R13*1), Z8, Z8
+	VANDPD      actTab<>+0(SB), Z8, Z8
+	VMOVUPD     actTab<>+128(SB), Z9
+	VMINPD      Z8, Z9, Z8
+	VMULPD      actTab<>+192(SB), Z8, Z8
+	VMOVUPD     actTab<>+1408(SB), Z9
+	VFMADD231PD actTab<>+256(SB), Z8, Z9
+	VPSLLQ      $0x34, Z9, Z10
+	VSUBPD      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD actTab<>+320(SB), Z9, Z8
+	VFMADD231PD actTab<>+384(SB), Z9, Z8
+	VMULPD      Z8, Z8, Z9
+	VMOVUPD     actTab<>+640(SB), Z11
+	VFMADD213PD actTab<>+704(SB), Z8, Z11
+	VMOVUPD     actTab<>+768(SB), Z12
+	VFMADD213PD actTab<>+832(SB), Z8, Z12
+	VMOVUPD     actTab<>+896(SB), Z13
+	VFMADD213PD actTab<>+960(SB), Z8, Z13
+	VFMADD231PD Z12, Z9, Z13
+	VMOVUPD     actTab<>+1024(SB), Z12
+	VFMADD213PD actTab<>+1088(SB), Z8, Z12
+	VMOVUPD     actTab<>+1152(SB), Z14
+	VFMADD213PD actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD Z12, Z9, Z14
+	VMOVUPD     actTab<>+1280(SB), Z12
+	VFMADD213PD actTab<>+1344(SB), Z8, Z12
+	VMOVUPD     actTab<>+448(SB), Z15
+	VFMADD213PD actTab<>+448(SB), Z8, Z15
+	VFMADD231PD Z12, Z9, Z15
+	VMULPD      Z9, Z9, Z9
+	VFMADD231PD Z11, Z9, Z13
+	VFMADD231PD Z14, Z9, Z15
+	VMULPD      Z9, Z9, Z9
+	VFMADD231PD Z13, Z9, Z15
+	VMULPD      Z10, Z15, Z15
+	VADDPD      actTab<>+448(SB), Z15, Z13
+	VMULPD      Z13, Z13, Z13
+	VMULPD      actTab<>+576(SB), Z15, Z15
+	VDIVPD      Z13, Z15, Z15
+	VMULPD      (DX)(R13*1), Z15, Z15
+	VMOVUPD     Z15, (R11)(R13*1)
 	LEAQ        (DI)(SI*8), DI
 	ADDQ        $0x40, R13
 	SUBQ        $0x08, R14
 
-ridgeAVX512_loop1:
+ridgeAVX512_loop2:
 	CMPQ         R14, $0x08
-	JLT          ridgeAVX512_flush2
+	JLT          ridgeAVX512_flush2_3
+	IMUL3Q       $-16, SI, BX
+	ADDQ         DI, BX
 	MOVQ         grad+56(FP), R11
-	VBROADCASTSD -64(R11)(R13*1), Z9
-	VBROADCASTSD -56(R11)(R13*1), Z10
-	VBROADCASTSD -48(R11)(R13*1), Z11
-	VBROADCASTSD -40(R11)(R13*1), Z12
-	VBROADCASTSD -32(R11)(R13*1), Z13
-	VBROADCASTSD -24(R11)(R13*1), Z14
-	VBROADCASTSD -16(R11)(R13*1), Z15
-	VBROADCASTSD -8(R11)(R13*1), Z16
+	VBROADCASTSD -128(R11)(R13*1), Z9
+	VBROADCASTSD -120(R11)(R13*1), Z10
+	VBROADCASTSD -112(R11)(R13*1), Z11
+	VBROADCASTSD -104(R11)(R13*1), Z12
+	VBROADCASTSD -96(R11)(R13*1), Z13
+	VBROADCASTSD -88(R11)(R13*1), Z14
+	VBROADCASTSD -80(R11)(R13*1), Z15
+	VBROADCASTSD -72(R11)(R13*1), Z16
 	MOVQ         DI, AX
 	LEAQ         (AX)(SI*4), DX
 	XORQ         CX, CX
@@ -1856,9 +2090,9 @@ ridgeAVX512_loop1:
 	MOVQ         n+8(FP), R15
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
-	JE           ridgeAVX512_fusedtail8
+	JE           ridgeAVX512_fusedtail12
 
-ridgeAVX512_fused7:
+ridgeAVX512_fused11:
 	VMOVUPD     (R9)(CX*1), Z8
 	VMOVUPD     (R10)(CX*1), Z17
 	VFMADD231PD (AX), Z8, Z0
@@ -1884,11 +2118,11 @@ ridgeAVX512_fused7:
 	ADDQ        $0x40, BX
 	ADDQ        $0x40, R12
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_fused7
+	JNE         ridgeAVX512_fused11
 
-ridgeAVX512_fusedtail8:
+ridgeAVX512_fusedtail12:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_fuseddone9
+	JE          ridgeAVX512_fuseddone13
 	VMOVUPD.Z   (R10)(CX*1), K1, Z17
 	VFMADD231PD (BX), Z9, K1, Z17
 	VFMADD231PD (BX)(SI*1), Z10, K1, Z17
@@ -1909,7 +2143,7 @@ ridgeAVX512_fusedtail8:
 	VFMADD231PD (DX)(SI*2), Z8, K1, Z6
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
-ridgeAVX512_fuseddone9:
+ridgeAVX512_fuseddone13:
 	VSHUFF64X2  $0x44, Z2, Z0, Z9
 	VSHUFF64X2  $0xee, Z2, Z0, Z13
 	VADDPD      Z13, Z9, Z9
@@ -1975,22 +2209,23 @@ ridgeAVX512_fuseddone9:
 	VDIVPD      Z13, Z15, Z15
 	VMULPD      (DX)(R13*1), Z15, Z15
 	VMOVUPD     Z15, (R11)(R13*1)
-	MOVQ        DI, BX
 	LEAQ        (DI)(SI*8), DI
 	ADDQ        $0x40, R13
 	SUBQ        $0x08, R14
-	JMP         ridgeAVX512_loop1
+	JMP         ridgeAVX512_loop2
 
-ridgeAVX512_flush2:
+ridgeAVX512_flush2_3:
+	IMUL3Q       $-16, SI, BX
+	ADDQ         DI, BX
 	MOVQ         grad+56(FP), R11
-	VBROADCASTSD -64(R11)(R13*1), Z8
-	VBROADCASTSD -56(R11)(R13*1), Z9
-	VBROADCASTSD -48(R11)(R13*1), Z10
-	VBROADCASTSD -40(R11)(R13*1), Z11
-	VBROADCASTSD -32(R11)(R13*1), Z12
-	VBROADCASTSD -24(R11)(R13*1), Z13
-	VBROADCASTSD -16(R11)(R13*1), Z14
-	VBROADCASTSD -8(R11)(R13*1), Z15
+	VBROADCASTSD -128(R11)(R13*1), Z8
+	VBROADCASTSD -120(R11)(R13*1), Z9
+	VBROADCASTSD -112(R11)(R13*1), Z10
+	VBROADCASTSD -104(R11)(R13*1), Z11
+	VBROADCASTSD -96(R11)(R13*1), Z12
+	VBROADCASTSD -88(R11)(R13*1), Z13
+	VBROADCASTSD -80(R11)(R13*1), Z14
+	VBROADCASTSD -72(R11)(R13*1), Z15
 	MOVQ         BX, AX
 	LEAQ         (AX)(SI*4), DX
 	XORQ         CX, CX
@@ -1998,9 +2233,9 @@ ridgeAVX512_flush2:
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX512_p8_10:
+ridgeAVX512_p8_14:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_11
+	JLT         ridgeAVX512_p4_15
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2085,11 +2320,11 @@ ridgeAVX512_p8_10:
 	ADDQ        $0x00000200, DX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_10
+	JMP         ridgeAVX512_p8_14
 
-ridgeAVX512_p4_11:
+ridgeAVX512_p4_15:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_12
+	JLT         ridgeAVX512_p1_16
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2135,9 +2370,9 @@ ridgeAVX512_p4_11:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_12:
+ridgeAVX512_p1_16:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail13
+	JE          ridgeAVX512_ptail17
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z9, Z0
@@ -2152,11 +2387,11 @@ ridgeAVX512_p1_12:
 	ADDQ        $0x00000040, DX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_12
+	JMP         ridgeAVX512_p1_16
 
-ridgeAVX512_ptail13:
+ridgeAVX512_ptail17:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone14
+	JE          ridgeAVX512_pdone18
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
@@ -2168,10 +2403,200 @@ ridgeAVX512_ptail13:
 	VFMADD231PD (DX)(R8*1), Z15, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone14:
-ridgeAVX512_rem3:
+ridgeAVX512_pdone18:
+ridgeAVX512_flush1_4:
+	IMUL3Q       $-8, SI, BX
+	ADDQ         DI, BX
+	MOVQ         grad+56(FP), R11
+	VBROADCASTSD -64(R11)(R13*1), Z8
+	VBROADCASTSD -56(R11)(R13*1), Z9
+	VBROADCASTSD -48(R11)(R13*1), Z10
+	VBROADCASTSD -40(R11)(R13*1), Z11
+	VBROADCASTSD -32(R11)(R13*1), Z12
+	VBROADCASTSD -24(R11)(R13*1), Z13
+	VBROADCASTSD -16(R11)(R13*1), Z14
+	VBROADCASTSD -8(R11)(R13*1), Z15
+	MOVQ         BX, AX
+	LEAQ         (AX)(SI*4), DX
+	XORQ         CX, CX
+	MOVQ         n+8(FP), R15
+	ANDQ         $-8, R15
+	SHLQ         $0x03, R15
+
+ridgeAVX512_p8_19:
+	CMPQ        R15, $0x00000200
+	JLT         ridgeAVX512_p4_20
+	VMOVUPD     (R10)(CX*1), Z0
+	VMOVUPD     64(R10)(CX*1), Z1
+	VMOVUPD     128(R10)(CX*1), Z2
+	VMOVUPD     192(R10)(CX*1), Z3
+	VMOVUPD     256(R10)(CX*1), Z4
+	VMOVUPD     320(R10)(CX*1), Z5
+	VMOVUPD     384(R10)(CX*1), Z6
+	VMOVUPD     448(R10)(CX*1), Z7
+	VFMADD231PD (AX), Z8, Z0
+	VFMADD231PD 64(AX), Z8, Z1
+	VFMADD231PD 128(AX), Z8, Z2
+	VFMADD231PD 192(AX), Z8, Z3
+	VFMADD231PD 256(AX), Z8, Z4
+	VFMADD231PD 320(AX), Z8, Z5
+	VFMADD231PD 384(AX), Z8, Z6
+	VFMADD231PD 448(AX), Z8, Z7
+	VFMADD231PD (AX)(SI*1), Z9, Z0
+	VFMADD231PD 64(AX)(SI*1), Z9, Z1
+	VFMADD231PD 128(AX)(SI*1), Z9, Z2
+	VFMADD231PD 192(AX)(SI*1), Z9, Z3
+	VFMADD231PD 256(AX)(SI*1), Z9, Z4
+	VFMADD231PD 320(AX)(SI*1), Z9, Z5
+	VFMADD231PD 384(AX)(SI*1), Z9, Z6
+	VFMADD231PD 448(AX)(SI*1), Z9, Z7
+	VFMADD231PD (AX)(SI*2), Z10, Z0
+	VFMADD231PD 64(AX)(SI*2), Z10, Z1
+	VFMADD231PD 128(AX)(SI*2), Z10, Z2
+	VFMADD231PD 192(AX)(SI*2), Z10, Z3
+	VFMADD231PD 256(AX)(SI*2), Z10, Z4
+	VFMADD231PD 320(AX)(SI*2), Z10, Z5
+	VFMADD231PD 384(AX)(SI*2), Z10, Z6
+	VFMADD231PD 448(AX)(SI*2), Z10, Z7
+	VFMADD231PD (AX)(R8*1), Z11, Z0
+	VFMADD231PD 64(AX)(R8*1), Z11, Z1
+	VFMADD231PD 128(AX)(R8*1), Z11, Z2
+	VFMADD231PD 192(AX)(R8*1), Z11, Z3
+	VFMADD231PD 256(AX)(R8*1), Z11, Z4
+	VFMADD231PD 320(AX)(R8*1), Z11, Z5
+	VFMADD231PD 384(AX)(R8*1), Z11, Z6
+	VFMADD231PD 448(AX)(R8*1), Z11, Z7
+	VFMADD231PD (DX), Z12, Z0
+	VFMADD231PD 64(DX), Z12, Z1
+	VFMADD231PD 128(DX), Z12, Z2
+	VFMADD231PD 192(DX), Z12, Z3
+	VFMADD231PD 256(DX), Z12, Z4
+	VFMADD231PD 320(DX), Z12, Z5
+	VFMADD231PD 384(DX), Z12, Z6
+	VFMADD231PD 448(DX), Z12, Z7
+	VFMADD231PD (DX)(SI*1), Z13, Z0
+	VFMADD231PD 64(DX)(SI*1), Z13, Z1
+	VFMADD231PD 128(DX)(SI*1), Z13, Z2
+	VFMADD231PD 192(DX)(SI*1), Z13, Z3
+	VFMADD231PD 256(DX)(SI*1), Z13, Z4
+	VFMADD231PD 320(DX)(SI*1), Z13, Z5
+	VFMADD231PD 384(DX)(SI*1), Z13, Z6
+	VFMADD231PD 448(DX)(SI*1), Z13, Z7
+	VFMADD231PD (DX)(SI*2), Z14, Z0
+	VFMADD231PD 64(DX)(SI*2), Z14, Z1
+	VFMADD231PD 128(DX)(SI*2), Z14, Z2
+	VFMADD231PD 192(DX)(SI*2), Z14, Z3
+	VFMADD231PD 256(DX)(SI*2), Z14, Z4
+	VFMADD231PD 320(DX)(SI*2), Z14, Z5
+	VFMADD231PD 384(DX)(SI*2), Z14, Z6
+	VFMADD231PD 448(DX)(SI*2), Z14, Z7
+	VFMADD231PD (DX)(R8*1), Z15, Z0
+	VFMADD231PD 64(DX)(R8*1), Z15, Z1
+	VFMADD231PD 128(DX)(R8*1), Z15, Z2
+	VFMADD231PD 192(DX)(R8*1), Z15, Z3
+	VFMADD231PD 256(DX)(R8*1), Z15, Z4
+	VFMADD231PD 320(DX)(R8*1), Z15, Z5
+	VFMADD231PD 384(DX)(R8*1), Z15, Z6
+	VFMADD231PD 448(DX)(R8*1), Z15, Z7
+	VMOVUPD     Z0, (R10)(CX*1)
+	VMOVUPD     Z1, 64(R10)(CX*1)
+	VMOVUPD     Z2, 128(R10)(CX*1)
+	VMOVUPD     Z3, 192(R10)(CX*1)
+	VMOVUPD     Z4, 256(R10)(CX*1)
+	VMOVUPD     Z5, 320(R10)(CX*1)
+	VMOVUPD     Z6, 384(R10)(CX*1)
+	VMOVUPD     Z7, 448(R10)(CX*1)
+	ADDQ        $0x00000200, AX
+	ADDQ        $0x00000200, DX
+	ADDQ        $0x00000200, CX
+	SUBQ        $0x00000200, R15
+	JMP         ridgeAVX512_p8_19
+
+ridgeAVX512_p4_20:
+	CMPQ        R15, $0x00000100
+	JLT         ridgeAVX512_p1_21
+	VMOVUPD     (R10)(CX*1), Z0
+	VMOVUPD     64(R10)(CX*1), Z1
+	VMOVUPD     128(R10)(CX*1), Z2
+	VMOVUPD     192(R10)(CX*1), Z3
+	VFMADD231PD (AX), Z8, Z0
+	VFMADD231PD 64(AX), Z8, Z1
+	VFMADD231PD 128(AX), Z8, Z2
+	VFMADD231PD 192(AX), Z8, Z3
+	VFMADD231PD (AX)(SI*1), Z9, Z0
+	VFMADD231PD 64(AX)(SI*1), Z9, Z1
+	VFMADD231PD 128(AX)(SI*1), Z9, Z2
+	VFMADD231PD 192(AX)(SI*1), Z9, Z3
+	VFMADD231PD (AX)(SI*2), Z10, Z0
+	VFMADD231PD 64(AX)(SI*2), Z10, Z1
+	VFMADD231PD 128(AX)(SI*2), Z10, Z2
+	VFMADD231PD 192(AX)(SI*2), Z10, Z3
+	VFMADD231PD (AX)(R8*1), Z11, Z0
+	VFMADD231PD 64(AX)(R8*1), Z11, Z1
+	VFMADD231PD 128(AX)(R8*1), Z11, Z2
+	VFMADD231PD 192(AX)(R8*1), Z11, Z3
+	VFMADD231PD (DX), Z12, Z0
+	VFMADD231PD 64(DX), Z12, Z1
+	VFMADD231PD 128(DX), Z12, Z2
+	VFMADD231PD 192(DX), Z12, Z3
+	VFMADD231PD (DX)(SI*1), Z13, Z0
+	VFMADD231PD 64(DX)(SI*1), Z13, Z1
+	VFMADD231PD 128(DX)(SI*1), Z13, Z2
+	VFMADD231PD 192(DX)(SI*1), Z13, Z3
+	VFMADD231PD (DX)(SI*2), Z14, Z0
+	VFMADD231PD 64(DX)(SI*2), Z14, Z1
+	VFMADD231PD 128(DX)(SI*2), Z14, Z2
+	VFMADD231PD 192(DX)(SI*2), Z14, Z3
+	VFMADD231PD (DX)(R8*1), Z15, Z0
+	VFMADD231PD 64(DX)(R8*1), Z15, Z1
+	VFMADD231PD 128(DX)(R8*1), Z15, Z2
+	VFMADD231PD 192(DX)(R8*1), Z15, Z3
+	VMOVUPD     Z0, (R10)(CX*1)
+	VMOVUPD     Z1, 64(R10)(CX*1)
+	VMOVUPD     Z2, 128(R10)(CX*1)
+	VMOVUPD     Z3, 192(R10)(CX*1)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, DX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000100, R15
+
+ridgeAVX512_p1_21:
+	TESTQ       R15, R15
+	JE          ridgeAVX512_ptail22
+	VMOVUPD     (R10)(CX*1), Z0
+	VFMADD231PD (AX), Z8, Z0
+	VFMADD231PD (AX)(SI*1), Z9, Z0
+	VFMADD231PD (AX)(SI*2), Z10, Z0
+	VFMADD231PD (AX)(R8*1), Z11, Z0
+	VFMADD231PD (DX), Z12, Z0
+	VFMADD231PD (DX)(SI*1), Z13, Z0
+	VFMADD231PD (DX)(SI*2), Z14, Z0
+	VFMADD231PD (DX)(R8*1), Z15, Z0
+	VMOVUPD     Z0, (R10)(CX*1)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, DX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000040, R15
+	JMP         ridgeAVX512_p1_21
+
+ridgeAVX512_ptail22:
+	KORTESTB    K1, K1
+	JE          ridgeAVX512_pdone23
+	VMOVUPD.Z   (R10)(CX*1), K1, Z0
+	VFMADD231PD (AX), Z8, K1, Z0
+	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
+	VFMADD231PD (AX)(SI*2), Z10, K1, Z0
+	VFMADD231PD (AX)(R8*1), Z11, K1, Z0
+	VFMADD231PD (DX), Z12, K1, Z0
+	VFMADD231PD (DX)(SI*1), Z13, K1, Z0
+	VFMADD231PD (DX)(SI*2), Z14, K1, Z0
+	VFMADD231PD (DX)(R8*1), Z15, K1, Z0
+	VMOVUPD     Z0, K1, (R10)(CX*1)
+
+ridgeAVX512_pdone23:
+ridgeAVX512_rem1:
 	TESTQ  $0x00000004, R14
-	JE     ridgeAVX512_skip15
+	JE     ridgeAVX512_skip24
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -2185,9 +2610,9 @@ ridgeAVX512_rem3:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail17
+	JE     ridgeAVX512_dottail26
 
-ridgeAVX512_dot16:
+ridgeAVX512_dot25:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
@@ -2196,18 +2621,18 @@ ridgeAVX512_dot16:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot16
+	JNE         ridgeAVX512_dot25
 
-ridgeAVX512_dottail17:
+ridgeAVX512_dottail26:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone18
+	JE          ridgeAVX512_dotdone27
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
 	VFMADD231PD (AX)(SI*2), Z8, K1, Z2
 	VFMADD231PD (AX)(R8*1), Z8, K1, Z3
 
-ridgeAVX512_dotdone18:
+ridgeAVX512_dotdone27:
 	VSHUFF64X2   $0x44, Z2, Z0, Z9
 	VSHUFF64X2   $0xee, Z2, Z0, Z13
 	VADDPD       Z13, Z9, Z9
@@ -2286,9 +2711,9 @@ ridgeAVX512_dotdone18:
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX512_p8_19:
+ridgeAVX512_p8_28:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_20
+	JLT         ridgeAVX512_p4_29
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2340,11 +2765,11 @@ ridgeAVX512_p8_19:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_19
+	JMP         ridgeAVX512_p8_28
 
-ridgeAVX512_p4_20:
+ridgeAVX512_p4_29:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_21
+	JLT         ridgeAVX512_p1_30
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2373,9 +2798,9 @@ ridgeAVX512_p4_20:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_21:
+ridgeAVX512_p1_30:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail22
+	JE          ridgeAVX512_ptail31
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z9, Z0
@@ -2385,11 +2810,11 @@ ridgeAVX512_p1_21:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_21
+	JMP         ridgeAVX512_p1_30
 
-ridgeAVX512_ptail22:
+ridgeAVX512_ptail31:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone23
+	JE          ridgeAVX512_pdone32
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
@@ -2397,13 +2822,13 @@ ridgeAVX512_ptail22:
 	VFMADD231PD (AX)(R8*1), Z11, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone23:
+ridgeAVX512_pdone32:
 	LEAQ (DI)(SI*4), DI
 	ADDQ $0x20, R13
 
-ridgeAVX512_skip15:
+ridgeAVX512_skip24:
 	TESTQ  $0x00000002, R14
-	JE     ridgeAVX512_skip24
+	JE     ridgeAVX512_skip33
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -2417,25 +2842,25 @@ ridgeAVX512_skip15:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail26
+	JE     ridgeAVX512_dottail35
 
-ridgeAVX512_dot25:
+ridgeAVX512_dot34:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot25
+	JNE         ridgeAVX512_dot34
 
-ridgeAVX512_dottail26:
+ridgeAVX512_dottail35:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone27
+	JE          ridgeAVX512_dotdone36
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
 
-ridgeAVX512_dotdone27:
+ridgeAVX512_dotdone36:
 	VSHUFF64X2   $0x44, Z2, Z0, Z9
 	VSHUFF64X2   $0xee, Z2, Z0, Z13
 	VADDPD       Z13, Z9, Z9
@@ -2512,9 +2937,9 @@ ridgeAVX512_dotdone27:
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX512_p8_28:
+ridgeAVX512_p8_37:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_29
+	JLT         ridgeAVX512_p4_38
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2550,11 +2975,11 @@ ridgeAVX512_p8_28:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_28
+	JMP         ridgeAVX512_p8_37
 
-ridgeAVX512_p4_29:
+ridgeAVX512_p4_38:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_30
+	JLT         ridgeAVX512_p1_39
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2575,9 +3000,9 @@ ridgeAVX512_p4_29:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_30:
+ridgeAVX512_p1_39:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail31
+	JE          ridgeAVX512_ptail40
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z9, Z0
@@ -2585,23 +3010,23 @@ ridgeAVX512_p1_30:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_30
+	JMP         ridgeAVX512_p1_39
 
-ridgeAVX512_ptail31:
+ridgeAVX512_ptail40:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone32
+	JE          ridgeAVX512_pdone41
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone32:
+ridgeAVX512_pdone41:
 	LEAQ (DI)(SI*2), DI
 	ADDQ $0x10, R13
 
-ridgeAVX512_skip24:
+ridgeAVX512_skip33:
 	TESTQ  $0x00000001, R14
-	JE     ridgeAVX512_skip33
+	JE     ridgeAVX512_skip42
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -2615,23 +3040,23 @@ ridgeAVX512_skip24:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail35
+	JE     ridgeAVX512_dottail44
 
-ridgeAVX512_dot34:
+ridgeAVX512_dot43:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot34
+	JNE         ridgeAVX512_dot43
 
-ridgeAVX512_dottail35:
+ridgeAVX512_dottail44:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone36
+	JE          ridgeAVX512_dotdone45
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 
-ridgeAVX512_dotdone36:
+ridgeAVX512_dotdone45:
 	VSHUFF64X2   $0x44, Z2, Z0, Z9
 	VSHUFF64X2   $0xee, Z2, Z0, Z13
 	VADDPD       Z13, Z9, Z9
@@ -2707,9 +3132,9 @@ ridgeAVX512_dotdone36:
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX512_p8_37:
+ridgeAVX512_p8_46:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_38
+	JLT         ridgeAVX512_p4_47
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2737,11 +3162,11 @@ ridgeAVX512_p8_37:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_37
+	JMP         ridgeAVX512_p8_46
 
-ridgeAVX512_p4_38:
+ridgeAVX512_p4_47:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_39
+	JLT         ridgeAVX512_p1_48
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -2758,28 +3183,28 @@ ridgeAVX512_p4_38:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_39:
+ridgeAVX512_p1_48:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail40
+	JE          ridgeAVX512_ptail49
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VMOVUPD     Z0, (R10)(CX*1)
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_39
+	JMP         ridgeAVX512_p1_48
 
-ridgeAVX512_ptail40:
+ridgeAVX512_ptail49:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone41
+	JE          ridgeAVX512_pdone50
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone41:
+ridgeAVX512_pdone50:
 	LEAQ (DI)(SI*1), DI
 	ADDQ $0x08, R13
 
-ridgeAVX512_skip33:
+ridgeAVX512_skip42:
 	VZEROUPPER
 	RET

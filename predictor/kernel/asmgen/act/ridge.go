@@ -17,10 +17,11 @@ var (
 	rT    = R10 // t
 	rI    = R13 // the current block's first row times 8: its offset in b, a and g
 	rBase = R11 // scratch: the address of b, a or g
-	rQ4p  = R12 // row 4 of the previous block at the current column (fused loop)
+	rQ4p  = R12 // row 4 of the chained block at the current column (fused)
+	rPF   = R12 // the next line of the next block to prefetch (chain)
 	rK    = R14 // rows left
 	rRem  = R15 // bytes of full vectors left in a row
-	rPrev = RBX // first row of the previous block
+	rPrev = RBX // first row of the block to chain
 	rQ0   = RAX // row 0 of the block at the current column
 	rQ4   = RDX // row 4 of the block at the current column (AVX-512)
 	rOff  = RCX // column offset in bytes
@@ -250,8 +251,11 @@ func (g *ridgeGen) act(y VecPhysical, r int) {
 
 // chain adds the rows of the block of r rows at p times their g (at gdisp
 // bytes from g's row rI) into t: t[j] = fma(M[i][j], g[i], t[j]) for the rows in
-// increasing order, panels of up to 8 vectors of t at a time.
-func (g *ridgeGen) chain(p GPPhysical, r, gdisp int) {
+// increasing order, panels of up to 8 vectors of t at a time. With pf set it
+// also prefetches, from rPF on, as many lines as the block has (for ldm = n),
+// spread over the full vectors: the rows of the next block, so that its
+// products with z find them in L1 (a hint: it never faults).
+func (g *ridgeGen) chain(p GPPhysical, r, gdisp int, pf bool) {
 	s := g.s
 	L := s.lanes
 	Load(Param("grad"), rBase)
@@ -260,7 +264,8 @@ func (g *ridgeGen) chain(p GPPhysical, r, gdisp int) {
 	}
 	rowsFrom(p, r)
 	fullBytes(L)
-	vb := 8 * L // bytes per vector
+	vb := 8 * L          // bytes per vector
+	lines := r * vb / 64 // cache lines of the next block per vector of a row
 	panel := func(w int) {
 		for u := 0; u < w; u++ {
 			VMOVUPD(Mem{Base: rT, Index: rOff, Scale: 1, Disp: u * vb}, s.v(u))
@@ -269,6 +274,14 @@ func (g *ridgeGen) chain(p GPPhysical, r, gdisp int) {
 			for u := 0; u < w; u++ {
 				VFMADD231PD(row(c, u*vb), s.v(8+c), s.v(u))
 			}
+			if pf {
+				for l := c * w * lines / r; l < (c+1)*w*lines/r; l++ {
+					PREFETCHT0(Mem{Base: rPF, Disp: 64 * l})
+				}
+			}
+		}
+		if pf {
+			ADDQ(U32(64*w*lines), rPF)
 		}
 		for u := 0; u < w; u++ {
 			VMOVUPD(s.v(u), Mem{Base: rT, Index: rOff, Scale: 1, Disp: u * vb})
@@ -323,9 +336,10 @@ func nextBlock(r int) {
 }
 
 // ridge emits tanhRidgeGrad for s: blocks of R rows (4 for AVX2, 8 for
-// AVX-512), software-pipelined so that the products of a block with z and
-// its activation overlap the chain of the block before; then blocks of R/2,
-// R/4, …, 1 rows for the remainder.
+// AVX-512), software-pipelined so that no instruction waits for the
+// activation of the block just before (lag2Loop for AVX-512, reorderLoop
+// for AVX2: each measured the faster on its set); then blocks of R/2, R/4,
+// …, 1 rows for the remainder.
 func ridge(s *isa) {
 	name := "tanhRidgeGrad" + s.name
 	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t *float64)")
@@ -354,9 +368,74 @@ func ridge(s *isa) {
 		ANDQ(U8(3), RAX)
 		loadMask(RAX, RCX, Y15)
 	}
-	loop, flush, rem := g.newLabel("loop"), g.newLabel("flush"), g.newLabel("rem")
+	rem := g.newLabel("rem")
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(rem))
+	if s.wide {
+		g.lag2Loop()
+	} else {
+		g.reorderLoop()
+	}
+	Label(rem)
+	for r := R / 2; r >= 1; r /= 2 {
+		skip := g.newLabel("skip")
+		TESTQ(U32(r), rK)
+		JE(LabelRef(skip))
+		y := g.dot(rP, r)
+		g.act(y, r)
+		g.chain(rP, r, 0, false)
+		nextBlock(r)
+		Label(skip)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// prevBlock sets rPrev to the first row of the block back blocks before rP.
+func (g *ridgeGen) prevBlock(back int) {
+	IMUL3Q(I32(-back*g.R), rS, rPrev)
+	ADDQ(rP, rPrev)
+}
+
+// lag2Loop: blocks 0 and 1 as dot then act; then for each block i the
+// products with z fused column by column with the chain of block i−2 (its
+// g computed a whole block earlier), then act(i); finally the chains of the
+// last two blocks.
+func (g *ridgeGen) lag2Loop() {
+	R := g.R
+	loop, flush2, flush1 := g.newLabel("loop"), g.newLabel("flush2_"), g.newLabel("flush1_")
+	y := g.dot(rP, R)
+	g.act(y, R)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	CMPQ(rK, U8(R))
+	JLT(LabelRef(flush1))
+	y = g.dot(rP, R)
+	g.act(y, R)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	Label(loop)
+	CMPQ(rK, U8(R))
+	JLT(LabelRef(flush2))
+	g.prevBlock(2)
+	y = g.fused(-16 * R)
+	g.act(y, R)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	JMP(LabelRef(loop))
+	Label(flush2)
+	g.prevBlock(2)
+	g.chain(rPrev, R, -16*R, false)
+	Label(flush1)
+	g.prevBlock(1)
+	g.chain(rPrev, R, -8*R, false)
+}
+
+// reorderLoop: for each block i, the products with z, then the chain of
+// block i−1, then act(i).
+func (g *ridgeGen) reorderLoop() {
+	R := g.R
+	loop, flush := g.newLabel("loop"), g.newLabel("flush")
 	y := g.dot(rP, R)
 	g.act(y, R)
 	MOVQ(rP, rPrev)
@@ -365,35 +444,31 @@ func ridge(s *isa) {
 	Label(loop)
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(flush))
-	y = g.fused()
+	// dots(i), independent of the activation just before, hide its
+	// latency; then chain(i−1), whose g is ready by now; then act(i). The
+	// dot products wait in g's slots of block i meanwhile.
+	y = g.dot(rP, R)
+	gm := Mem{Base: rBase, Index: rI, Scale: 1}
+	Load(Param("grad"), rBase)
+	VMOVUPD(y, gm)
+	LEAQ(Mem{Base: rP, Index: rS, Scale: uint8(R)}, rPF)
+	g.chain(rPrev, R, -8*R, true)
+	VMOVUPD(gm, y)
 	g.act(y, R)
 	MOVQ(rP, rPrev)
 	nextBlock(R)
 	SUBQ(U8(R), rK)
 	JMP(LabelRef(loop))
 	Label(flush)
-	g.chain(rPrev, R, -8*R)
-	Label(rem)
-	for r := R / 2; r >= 1; r /= 2 {
-		skip := g.newLabel("skip")
-		TESTQ(U32(r), rK)
-		JE(LabelRef(skip))
-		y := g.dot(rP, r)
-		g.act(y, r)
-		g.chain(rP, r, 0)
-		nextBlock(r)
-		Label(skip)
-	}
-	VZEROUPPER()
-	RET()
+	g.chain(rPrev, R, -8*R, false)
 }
 
 // fused emits, column by column, the products of the block of R rows at rP
 // with z (as dot) together with the chain of the block of R rows at rPrev
-// (as chain, its g at −8R bytes from row rI), so that the rows streaming in
+// (as chain, its g at gdisp bytes from row rI), so that the rows streaming in
 // from L2 for the first meet the FMAs on rows already in L1 for the second.
 // It returns the register of the new block's dot products.
-func (g *ridgeGen) fused() VecPhysical {
+func (g *ridgeGen) fused(gdisp int) VecPhysical {
 	s, R := g.s, g.R
 	gb := func(c int) VecPhysical { return s.v(9 + c) } // Z9..Z16, or Y10..Y13
 	acc := Z17
@@ -403,12 +478,13 @@ func (g *ridgeGen) fused() VecPhysical {
 	}
 	Load(Param("grad"), rBase)
 	for c := 0; c < R; c++ {
-		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: -8*R + 8*c}, gb(c))
+		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: gdisp + 8*c}, gb(c))
 	}
 	rowsFrom(rP, R)
 	if R > 4 {
 		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, rQ4p)
 	}
+
 	prev := func(c, disp int) Mem { return rowAt(rPrev, rQ4p, c, disp) }
 	for i := 0; i < 8; i++ {
 		VXORPD(s.v(i), s.v(i), s.v(i))
