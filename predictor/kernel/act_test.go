@@ -33,7 +33,7 @@ var actSpecial = []float64{0, math.Copysign(0, -1), 5e-324, -1e-300, 1e-17, -1e-
 // actArgs returns rows×n arguments with leading dimension ld, NaN padding,
 // of mixed scales with special values sprinkled in.
 func actArgs(rng *rand.Rand, rows, n, ld int) []float64 {
-	x := mat(rng, rows, n, ld)
+	x := padded(rng, rows, n, ld)
 	scales := []float64{1e-12, 1e-3, 0.3, 1, 4, 30, 400}
 	for i := range x {
 		if i%ld < n {
@@ -101,7 +101,7 @@ func TestSech2(t *testing.T) {
 		for _, rows := range []int{0, 1, 2, 3, 8} {
 			for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 66, 131, 1000} {
 				ldx, ldy := max(n, 1)+rows%2, max(n, 1)+rows%3
-				x := mat(rng, rows, n, ldx)
+				x := padded(rng, rows, n, ldx)
 				b := randSlice(rng, n)
 				a := randSlice(rng, n)
 				for i := range x {

@@ -97,19 +97,26 @@ func refGemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []
 	return c
 }
 
+// gemmDims returns the stored shapes of A (ar×ac) and B (br×bc) of a Gemm
+// with the given transposes and m, n, k, and leading dimensions that exceed
+// the widths by 0–2 elements as pad selects.
+func gemmDims(tA, tB bool, m, n, k, pad int) (ar, ac, br, bc, lda, ldb, ldc int) {
+	ar, ac = m, k
+	if tA {
+		ar, ac = k, m
+	}
+	br, bc = k, n
+	if tB {
+		br, bc = n, k
+	}
+	return ar, ac, br, bc, max(ac, 1) + pad%3, max(bc, 1) + (pad/3)%3, max(n, 1) + (pad/9)%3
+}
+
 // bitsCase runs Gemm on the active set and compares C, padding included,
 // with refGemm bit for bit.
 func bitsCase(t *testing.T, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float64, pad int) {
 	t.Helper()
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
-	lda, ldb, ldc := max(ac, 1)+pad%3, max(bc, 1)+(pad/3)%3, max(n, 1)+(pad/9)%3
+	ar, ac, br, bc, lda, ldb, ldc := gemmDims(tA, tB, m, n, k, pad)
 	a := padded(rng, ar, ac, lda)
 	b := padded(rng, br, bc, ldb)
 	c := padded(rng, m, n, ldc)

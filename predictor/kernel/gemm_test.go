@@ -47,17 +47,9 @@ func naiveGemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b 
 // overwritten when beta is 0.
 func gemmCase(t *testing.T, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float64, pad int) {
 	t.Helper()
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
-	lda, ldb, ldc := max(ac, 1)+pad%3, max(bc, 1)+(pad/3)%3, max(n, 1)+(pad/9)%3
-	a := mat(rng, ar, ac, lda)
-	b := mat(rng, br, bc, ldb)
+	ar, ac, br, bc, lda, ldb, ldc := gemmDims(tA, tB, m, n, k, pad)
+	a := padded(rng, ar, ac, lda)
+	b := padded(rng, br, bc, ldb)
 	var c []float64
 	if m > 0 && n > 0 {
 		c = make([]float64, (m-1)*ldc+n)

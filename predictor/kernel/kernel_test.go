@@ -35,23 +35,6 @@ func randSlice(rng *rand.Rand, n int) []float64 {
 	return s
 }
 
-// mat returns a rows×cols matrix with leading dimension ld, of minimal length,
-// with NaN in the padding so that reading it would show in the results.
-func mat(rng *rand.Rand, rows, cols, ld int) []float64 {
-	if rows == 0 || cols == 0 {
-		return nil
-	}
-	s := make([]float64, (rows-1)*ld+cols)
-	for i := range s {
-		if i%ld < cols {
-			s[i] = 2*rng.Float64() - 1
-		} else {
-			s[i] = math.NaN()
-		}
-	}
-	return s
-}
-
 // outMat returns a rows×cols output matrix filled with a sentinel.
 func outMat(rows, cols, ld int) []float64 {
 	if rows == 0 || cols == 0 {
@@ -102,7 +85,7 @@ func TestMatVec(t *testing.T) {
 		for _, m := range append(dims, 264) {
 			for _, n := range append(dims, 264) {
 				for _, lda := range lds(n) {
-					a := mat(rng, m, n, lda)
+					a := padded(rng, m, n, lda)
 					x := randSlice(rng, n)
 					y := outMat(1, m+1, m+1)
 					MatVec(m, n, a, lda, x, y)
@@ -133,7 +116,7 @@ func TestMatTVec(t *testing.T) {
 		for _, m := range append(dims, 264) {
 			for _, n := range append(dims, 264) {
 				for _, lda := range lds(n) {
-					a := mat(rng, m, n, lda)
+					a := padded(rng, m, n, lda)
 					x := randSlice(rng, m)
 					y := outMat(1, n+1, n+1)
 					MatTVec(m, n, a, lda, x, y)
@@ -167,8 +150,8 @@ func TestMulNT(t *testing.T) {
 			for _, m := range dims {
 				for _, n := range dims {
 					ldx, lda, ldy := max(n, 1)+R%3, max(n, 1)+m%2, max(m, 1)+n%3
-					x := mat(rng, R, n, ldx)
-					a := mat(rng, m, n, lda)
+					x := padded(rng, R, n, ldx)
+					a := padded(rng, m, n, lda)
 					y := outMat(R, m, ldy)
 					MulNT(R, m, n, x, ldx, a, lda, y, ldy)
 					what := fmt.Sprintf("R=%d m=%d n=%d ldx=%d lda=%d ldy=%d", R, m, n, ldx, lda, ldy)
@@ -199,8 +182,8 @@ func TestMulNN(t *testing.T) {
 			for _, m := range dims {
 				for _, n := range dims {
 					ldx, lda, ldy := max(m, 1)+R%3, max(n, 1)+m%2, max(n, 1)+n%3
-					x := mat(rng, R, m, ldx)
-					a := mat(rng, m, n, lda)
+					x := padded(rng, R, m, ldx)
+					a := padded(rng, m, n, lda)
 					y := outMat(R, n, ldy)
 					MulNN(R, m, n, x, ldx, a, lda, y, ldy)
 					what := fmt.Sprintf("R=%d m=%d n=%d ldx=%d lda=%d ldy=%d", R, m, n, ldx, lda, ldy)

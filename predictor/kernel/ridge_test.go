@@ -19,7 +19,7 @@ const ridgeSentinel = 12345
 
 func newRidgeCase(rng *rand.Rand, k, n, ldm int, special bool) *ridgeCase {
 	c := &ridgeCase{k: k, n: n, ldm: ldm}
-	c.m = mat(rng, k, n, ldm)
+	c.m = padded(rng, k, n, ldm)
 	c.b, c.a, c.z = randSlice(rng, k), randSlice(rng, k), randSlice(rng, n)
 	for i := range c.b {
 		c.b[i] *= 2
