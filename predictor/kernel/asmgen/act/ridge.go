@@ -78,6 +78,9 @@ type ridgeGen struct {
 	s     *isa
 	R     int // rows per block
 	label int
+	// regT: t lives in Z15..Z31 (regLoop), so reduce and act keep to
+	// Z0..Z14.
+	regT bool
 }
 
 func (g *ridgeGen) newLabel(what string) string {
@@ -173,10 +176,14 @@ func (g *ridgeGen) reduce() VecPhysical {
 			VSHUFF64X2(U8(0xee), b, a, tmp)
 			VADDPD(tmp, dst, dst)
 		}
-		half(Z0, Z2, Z9, Z13)                         // C0, C2
-		half(Z1, Z3, Z10, Z14)                        // C1, C3
-		half(Z4, Z6, Z11, Z15)                        // C4, C6
-		half(Z5, Z7, Z12, Z16)                        // C5, C7
+		half(Z0, Z2, Z9, Z13)  // C0, C2
+		half(Z1, Z3, Z10, Z14) // C1, C3
+		t3, t4 := Z15, Z16
+		if g.regT {
+			t3, t4 = Z0, Z2 // already read by the halves above
+		}
+		half(Z4, Z6, Z11, t3)                         // C4, C6
+		half(Z5, Z7, Z12, t4)                         // C5, C7
 		quarter := func(a, b, dst, tmp VecPhysical) { // 128-bit halves of each C added
 			VSHUFF64X2(U8(0x88), b, a, dst)
 			VSHUFF64X2(U8(0xdd), b, a, tmp)
@@ -212,7 +219,9 @@ func (g *ridgeGen) act(y VecPhysical, r int) {
 	Load(Param("b"), RAX)
 	Load(Param("a"), RDX)
 	Load(Param("grad"), rBase)
-	if s.wide {
+	if s.wide && g.regT {
+		s.setTemps(append(append([]VecPhysical(nil), zregs[0:8]...), zregs[9:15]...)...)
+	} else if s.wide {
 		s.setTemps(zregs[9:32]...)
 	} else {
 		s.setTemps(yregs[9:15]...)
@@ -337,9 +346,10 @@ func nextBlock(r int) {
 
 // ridge emits tanhRidgeGrad for s: blocks of R rows (4 for AVX2, 8 for
 // AVX-512), software-pipelined so that no instruction waits for the
-// activation of the block just before (lag2Loop for AVX-512, reorderLoop
-// for AVX2: each measured the faster on its set); then blocks of R/2, R/4,
-// …, 1 rows for the remainder.
+// activation of the block just before (for AVX-512 regLoop when t fits in
+// registers, n ≤ 8·regTMax, else lag2Loop; reorderLoop for AVX2: each
+// measured the faster on its set); then blocks of R/2, R/4, …, 1 rows for
+// the remainder.
 func ridge(s *isa) {
 	name := "tanhRidgeGrad" + s.name
 	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t *float64)")
@@ -372,6 +382,12 @@ func ridge(s *isa) {
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(rem))
 	if s.wide {
+		old := g.newLabel("old")
+		Load(Param("n"), RAX)
+		CMPQ(RAX, U32(8*regTMax))
+		JG(LabelRef(old))
+		g.regLoop(rem)
+		Label(old)
 		g.lag2Loop()
 	} else {
 		g.reorderLoop()
@@ -581,4 +597,141 @@ func (g *ridgeGen) maskedChain(prev func(c, disp int) Mem, gb func(int) VecPhysi
 		VFMADD231PD(Y8, gb(c), Y14)
 	}
 	VMASKMOVPD(Y14, Y15, tm)
+}
+
+// regTMax is the most vectors of t that regLoop holds in registers.
+const regTMax = 17
+
+// tReg returns the register of vector u of t in regLoop.
+func tReg(u int) VecPhysical { return zregs[32-regTMax+u] }
+
+// regLoop (AVX-512, n ≤ 8·regTMax, k ≥ R) keeps all of t in registers
+// Z15..Z31 through the full blocks, so that each row of the chain is
+// ⌈n/8⌉ independent fused multiply–adds (the last one masked by K3) with no
+// loads or stores of t. For each block i: the products with z (unrolled
+// over the columns) with the rows of the chain of block i−1 interleaved
+// among them (whole rows; FMA by FMA measured slower), then act(i); finally
+// the chain of the last block, and t stored, before the remainder at rem
+// (which chains into t in memory). The code of the products and the chain,
+// whose registers depend on the number of vectors, has one version per
+// number, chosen by a search on ⌈n/8⌉ for each block.
+func (g *ridgeGen) regLoop(rem string) {
+	R := g.R
+	g.regT = true
+	defer func() { g.regT = false }()
+	// K3: the lanes of the last vector of a row.
+	Load(Param("n"), RCX)
+	DECQ(RCX)
+	ANDQ(U8(7), RCX)
+	INCQ(RCX)
+	setKMask(K3)
+	for u := 0; u < regTMax; u++ {
+		VXORPD(tReg(u), tReg(u), tReg(u))
+	}
+	loop, after := g.newLabel("rloop"), g.newLabel("rafter")
+	fusedLbl := func(nv int) string { return fmt.Sprintf("ridge%s_rfused%d", g.s.name, nv) }
+	chainLbl := func(nv int) string { return fmt.Sprintf("ridge%s_rchain%d", g.s.name, nv) }
+	search := func(target func(int) string) {
+		Load(Param("n"), R10)
+		ADDQ(U8(7), R10)
+		SHRQ(U8(3), R10)
+		var rec func(lo, hi int)
+		rec = func(lo, hi int) {
+			if lo == hi {
+				JMP(LabelRef(target(lo)))
+				return
+			}
+			mid := (lo + hi) / 2
+			upper := g.newLabel("rsearch")
+			CMPQ(R10, U8(mid))
+			JG(LabelRef(upper))
+			rec(lo, mid)
+			Label(upper)
+			rec(mid+1, hi)
+		}
+		rec(1, regTMax)
+	}
+	y := g.dot(rP, R)
+	g.act(y, R)
+	MOVQ(rP, rPrev)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	Label(loop)
+	CMPQ(rK, U8(R))
+	flush := g.newLabel("rflush")
+	JLT(LabelRef(flush))
+	search(fusedLbl)
+	Label(after)
+	y = g.reduce()
+	g.act(y, R)
+	MOVQ(rP, rPrev)
+	nextBlock(R)
+	SUBQ(U8(R), rK)
+	JMP(LabelRef(loop))
+	Label(flush)
+	search(chainLbl)
+
+	bcast := func(c int) VecPhysical { return zregs[9+c%6] }
+	prev := func(c, disp int) Mem { return rowAt(rPrev, R12, c, disp) }
+	chainRow := func(nv, c int) {
+		b := bcast(c)
+		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: -8*R + 8*c}, b)
+		for u := 0; u < nv; u++ {
+			if u == nv-1 {
+				VFMADD231PD(prev(c, 64*u), b, K3, tReg(u))
+			} else {
+				VFMADD231PD(prev(c, 64*u), b, tReg(u))
+			}
+		}
+	}
+	// The products of the block at rP with z (as dot, unrolled over the
+	// columns), interleaved with the rows of the chain of the block at
+	// rPrev (g at rI−8R): t_u = fma(M[c][8u..], g[c], t_u), rows c in
+	// increasing order, spread evenly over the columns.
+	for nv := 1; nv <= regTMax; nv++ {
+		Label(fusedLbl(nv))
+		Load(Param("grad"), rBase)
+		rowsFrom(rP, R)
+		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, R12)
+		for i := 0; i < 8; i++ {
+			VXORPD(zregs[i], zregs[i], zregs[i])
+		}
+		c := 0
+		for u := 0; u < nv; u++ {
+			zc := Mem{Base: rZ, Disp: 64 * u}
+			if u == nv-1 {
+				VMOVUPD_Z(zc, K3, Z8)
+				for r := 0; r < R; r++ {
+					VFMADD231PD(row(r, 64*u), Z8, K3, zregs[r])
+				}
+			} else {
+				VMOVUPD(zc, Z8)
+				for r := 0; r < R; r++ {
+					VFMADD231PD(row(r, 64*u), Z8, zregs[r])
+				}
+			}
+			for ; c < (u+1)*R/nv; c++ {
+				chainRow(nv, c)
+			}
+		}
+		JMP(LabelRef(after))
+	}
+	// The chain of the last block, then t stored.
+	for nv := 1; nv <= regTMax; nv++ {
+		Label(chainLbl(nv))
+		Load(Param("grad"), rBase)
+		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, R12)
+		for c := 0; c < R; c++ {
+			chainRow(nv, c)
+		}
+		Load(Param("t"), rT)
+		for u := 0; u < nv; u++ {
+			if u == nv-1 {
+				VMOVUPD(tReg(u), K3, Mem{Base: rT, Disp: 64 * u})
+			} else {
+				VMOVUPD(tReg(u), Mem{Base: rT, Disp: 64 * u})
+			}
+		}
+		JMP(LabelRef(rem))
+	}
 }
