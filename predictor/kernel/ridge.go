@@ -25,7 +25,11 @@ func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
 	checkVec("TanhRidgeGrad", "z", n, z)
 	checkVec("TanhRidgeGrad", "g", k, g)
 	checkVec("TanhRidgeGrad", "t", n, t)
-	clear(t[:n])
+	if !(active == AVX512 && n <= avx512RegT && k >= 8) {
+		// Every path but the AVX-512 one that holds t in registers (and
+		// zeroes them itself) accumulates into t.
+		clear(t[:n])
+	}
 	if k == 0 {
 		return
 	}
@@ -57,3 +61,8 @@ func tanhRidgeGradGo(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
 		}
 	}
 }
+
+// avx512RegT is the longest t (n) the AVX-512 kernel keeps in registers,
+// 17 vectors; with k ≥ 8 it then neither reads t nor needs it zeroed
+// (asmgen/act/ridge.go, regLoop).
+const avx512RegT = 136
