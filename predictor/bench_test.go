@@ -3,13 +3,12 @@ package predictor
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 )
 
 // BenchmarkRolloutStep measures one step of the gauge-fixed rollout (lift,
-// map, projection) per trajectory, for every preset, single trajectories and
-// batches of 16 and 256 on GOMAXPROCS workers (-cpu 1: one core).
+// map, projection) per trajectory, for every preset: single trajectories
+// (one core) and batches of 16 and 256 on one worker (one core) and on two.
 // ns/traj-step is wall time per trajectory-step.
 func BenchmarkRolloutStep(b *testing.B) {
 	const horizon = 100
@@ -21,8 +20,14 @@ func BenchmarkRolloutStep(b *testing.B) {
 		}
 		l := m.Layout
 		rng := rand.New(rand.NewPCG(1, 1))
-		for _, rows := range []int{1, 16, 256} {
-			b.Run(fmt.Sprintf("%s/batch=%d", name, rows), func(b *testing.B) {
+		type shape struct{ rows, workers int }
+		for _, sh := range []shape{{1, 1}, {16, 1}, {16, 2}, {256, 1}, {256, 2}} {
+			rows := sh.rows
+			label := fmt.Sprintf("%s/batch=%d", name, rows)
+			if rows > 1 {
+				label += fmt.Sprintf("/workers=%d", sh.workers)
+			}
+			b.Run(label, func(b *testing.B) {
 				x0 := randVec(rng, rows*l.StateDim(), 0.5)
 				ports := randVec(rng, rows*horizon*l.PortDim(), 0.5)
 				out := make([]float64, rows*horizon*l.StateDim())
@@ -31,7 +36,7 @@ func BenchmarkRolloutStep(b *testing.B) {
 					r := plan.NewRoller()
 					run = func() error { return r.Rollout(x0, ports, horizon, out) }
 				} else {
-					br := plan.NewBatchRoller(rows, runtime.GOMAXPROCS(0))
+					br := plan.NewBatchRoller(rows, sh.workers)
 					defer br.Close()
 					run = func() error { return br.Rollout(x0, ports, rows, horizon, out) }
 				}
