@@ -273,20 +273,14 @@ func (m *Model) syncDerived() {
 			b[k] += s1[k] + s3[k]
 		}
 	}
-	h := m.Arch.StepSize
 	for i := range m.defs {
 		a, b := m.layerAB(i)
 		c, dm := m.layerCD(i)
 		for r := range d {
-			cr, dr := c[r*2*d:(r+1)*2*d], dm[r*2*d:(r+1)*2*d]
-			ar, br := a[r*d:(r+1)*d], b[r*d:(r+1)*d]
-			copy(cr[:d], br)
-			copy(cr[d:], ar)
-			for k := range d {
-				dr[k] = h * ar[k]
-				dr[d+k] = -h * br[k]
-			}
+			copy(c[r*2*d:r*2*d+d], b[r*d:(r+1)*d])
+			copy(c[r*2*d+d:(r+1)*2*d], a[r*d:(r+1)*d])
 		}
+		updateMatrix(dm, c, d, d, 2*d, m.Arch.StepSize)
 	}
 }
 

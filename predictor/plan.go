@@ -32,7 +32,7 @@ type Plan struct {
 	Layout Layout
 	Kind   Kind
 	d, k   int
-	ld1    int // row stride of the m1 copies: 2d rounded up to whole cache lines
+	ld     int // row stride of the layers' M: 2d rounded up to whole cache lines
 	h      float64
 	layers []planLayer
 	spl    splineRidge
@@ -43,8 +43,7 @@ type Plan struct {
 }
 
 type planLayer struct {
-	m    []float64 // k×2d
-	m1   []float64 // GR: M again, rows padded to ld1 (single trajectories)
+	m    []float64 // k×2d, leading dimension Plan.ld
 	mt   []float64 // 2d×k, Mᵀ (batches)
 	nu   []float64 // k×2d, h·[M_P | −M_Q] (batches)
 	b, a []float64 // GR: bias and amplitude (k)
@@ -82,17 +81,17 @@ func (m *Model) Compile() (*Plan, error) {
 	case KindGRB:
 		p.k = m.Arch.RidgeDim
 	}
-	cat := make([]float64, d*2*d) // [B | A], d×2d
-	var slab []float64            // GR: the m1 copies of all layers
+	// Every layer's M in one slab, each row padded to ld: large allocations
+	// start on a page, so with ld a multiple of 8 every row starts on a
+	// cache line and the fused kernel's loads never straddle two (a 132-wide
+	// row would every other row; aligned, the quadruped's step is 7% faster).
+	p.ld = (2*d + 7) &^ 7
+	slab := make([]float64, len(m.defs)*p.k*p.ld)
 	for i, df := range m.defs {
-		a, b := m.layerAB(i)
-		for r := range d {
-			copy(cat[r*2*d:r*2*d+d], b[r*d:(r+1)*d])
-			copy(cat[r*2*d+d:(r+1)*2*d], a[r*d:(r+1)*d])
-		}
+		cat, _ := m.layerCD(i) // [B | A], d×2d
 		rp := m.theta[df.ridge : df.off+df.n]
 		var pl planLayer
-		pl.m = make([]float64, p.k*2*d)
+		pl.m = slab[i*p.k*p.ld : (i+1)*p.k*p.ld]
 		var left []float64
 		switch m.Arch.Kind {
 		case KindGR:
@@ -113,34 +112,15 @@ func (m *Model) Compile() (*Plan, error) {
 			pl.coef = append([]float64(nil), rp[md*d:md*d+nc]...)
 			pl.tp = append([]float64(nil), rp[md*d+nc:]...)
 		}
-		gemm(noTrans, noTrans, 1, gen(left, p.k, d, d), gen(cat, d, 2*d, 2*d), 0, gen(pl.m, p.k, 2*d, 2*d))
+		gemm(noTrans, noTrans, 1, gen(left, p.k, d, d), gen(cat, d, 2*d, 2*d), 0, gen(pl.m, p.k, 2*d, p.ld))
 		pl.mt = make([]float64, 2*d*p.k)
-		pl.nu = make([]float64, p.k*2*d)
 		for r := range p.k {
-			row, nu := pl.m[r*2*d:(r+1)*2*d], pl.nu[r*2*d:(r+1)*2*d]
-			for c, v := range row {
+			for c, v := range pl.m[r*p.ld : r*p.ld+2*d] {
 				pl.mt[c*p.k+r] = v
 			}
-			for c := range d {
-				nu[c] = p.h * row[d+c]
-				nu[d+c] = -p.h * row[c]
-			}
 		}
-		if m.Arch.Kind == KindGR {
-			// One slab for every layer: large allocations start on a page,
-			// so with ld1 a multiple of 8 every row starts on a cache line
-			// and the fused kernel's loads never straddle two (a 132-wide
-			// row does every other row; aligned, the quadruped's step is
-			// 7% faster).
-			if slab == nil {
-				p.ld1 = (2*d + 7) &^ 7
-				slab = make([]float64, len(m.defs)*p.k*p.ld1)
-			}
-			pl.m1 = slab[i*p.k*p.ld1 : (i+1)*p.k*p.ld1]
-			for r := range p.k {
-				copy(pl.m1[r*p.ld1:], pl.m[r*2*d:(r+1)*2*d])
-			}
-		}
+		pl.nu = make([]float64, p.k*2*d)
+		updateMatrix(pl.nu, pl.m, p.k, d, p.ld, p.h)
 		p.layers = append(p.layers, pl)
 	}
 	p.muX = make([]float64, 2*n)
@@ -226,11 +206,11 @@ func (p *Plan) layerOne(w *workspace, pl *planLayer) {
 	d, k, h := p.d, p.k, p.h
 	d2 := 2 * d
 	if p.Kind == KindGR {
-		kernel.TanhRidgeGrad(k, d2, pl.m1, p.ld1, pl.b, pl.a, w.z, w.g, w.tv)
+		kernel.TanhRidgeGrad(k, d2, pl.m, p.ld, pl.b, pl.a, w.z, w.g, w.tv)
 	} else {
-		kernel.MatVec(k, d2, pl.m, d2, w.z, w.y)
+		kernel.MatVec(k, d2, pl.m, p.ld, w.z, w.y)
 		p.ridge(w, pl, 1)
-		kernel.MatTVec(k, d2, pl.m, d2, w.g, w.tv)
+		kernel.MatTVec(k, d2, pl.m, p.ld, w.g, w.tv)
 	}
 	zq, zp := w.z[:d:d], w.z[d:d2:d2]
 	tq, tp := w.tv[:d:d], w.tv[d:d2:d2]
@@ -424,4 +404,18 @@ func (r *Roller) liftedMap(z []float64) {
 	copy(r.w.z, z)
 	r.p.mapRows(r.w, 1, false, false)
 	copy(z, r.w.z)
+}
+
+// updateMatrix writes into dst (rows×2d, dense) the rows
+// [h·src_P | −h·src_Q] of the rows×2d matrix src (leading dimension lds),
+// whose halves act on Q and P: G·dst adds h·G·src_P to Q and subtracts
+// h·G·src_Q from P, a layer's symplectic update as one product.
+func updateMatrix(dst, src []float64, rows, d, lds int, h float64) {
+	for r := range rows {
+		s, o := src[r*lds:r*lds+2*d], dst[r*2*d:(r+1)*2*d]
+		for c := range d {
+			o[c] = h * s[d+c]
+			o[d+c] = -h * s[c]
+		}
+	}
 }
