@@ -79,6 +79,8 @@ func lds(n int) []int {
 	return []int{n, n + 1, n + 3}
 }
 
+// TestMatVec checks MatVec on every set against the naive sum (to rounding)
+// and against dotRef (bit for bit).
 func TestMatVec(t *testing.T) {
 	paths(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -90,6 +92,15 @@ func TestMatVec(t *testing.T) {
 					y := outMat(1, m+1, m+1)
 					MatVec(m, n, a, lda, x, y)
 					what := fmt.Sprintf("m=%d n=%d lda=%d", m, n, lda)
+					for i := range m {
+						want := 0.0
+						if n > 0 {
+							want = dotRef(a[i*lda:i*lda+n], x)
+						}
+						if !sameBits(y[i], want) {
+							t.Fatalf("%s: y[%d] = %v, dot order gives %v", what, i, y[i], want)
+						}
+					}
 					sum := func(abs bool) func(_, i int) float64 {
 						return func(_, i int) float64 {
 							s := 0.0
@@ -110,17 +121,28 @@ func TestMatVec(t *testing.T) {
 	})
 }
 
+// TestMatTVec checks MatTVec on every set against the naive sum (to
+// rounding) and against chainRef (bit for bit).
 func TestMatTVec(t *testing.T) {
 	paths(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, m := range append(dims, 264) {
-			for _, n := range append(dims, 264) {
+		for _, m := range append(dims, 264, 600) {
+			for _, n := range append(dims, 264, 300) {
 				for _, lda := range lds(n) {
 					a := padded(rng, m, n, lda)
 					x := randSlice(rng, m)
 					y := outMat(1, n+1, n+1)
 					MatTVec(m, n, a, lda, x, y)
 					what := fmt.Sprintf("m=%d n=%d lda=%d", m, n, lda)
+					for j := range n {
+						want := 0.0
+						if m > 0 {
+							want = chainRef(m, x, 1, a[j:], lda)
+						}
+						if !sameBits(y[j], want) {
+							t.Fatalf("%s: y[%d] = %v, chain order gives %v", what, j, y[j], want)
+						}
+					}
 					sum := func(abs bool) func(_, j int) float64 {
 						return func(_, j int) float64 {
 							s := 0.0
