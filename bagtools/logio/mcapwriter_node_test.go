@@ -3,7 +3,6 @@ package logio
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,69 +64,6 @@ type jsMCAP struct {
 		PublishTime string `json:"publishTime"`
 		Value       any    `json:"value"`
 	} `json:"messages"`
-}
-
-// jsonValue converts a message decoded by rosmsg to the JSON form
-// read_mcap.mjs prints (64-bit integers as strings, non-finite floats as
-// strings, bytes as numbers), round-tripped through encoding/json.
-func jsonValue(t *testing.T, v any) any {
-	t.Helper()
-	var conv func(v any) any
-	conv = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[k] = conv(e)
-			}
-			return out
-		case []map[string]any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = conv(e)
-			}
-			return out
-		case int64:
-			return strconv.FormatInt(x, 10)
-		case uint64:
-			return strconv.FormatUint(x, 10)
-		case float32:
-			return conv(float64(x))
-		case float64:
-			switch {
-			case math.IsNaN(x):
-				return "NaN"
-			case math.IsInf(x, 1):
-				return "Infinity"
-			case math.IsInf(x, -1):
-				return "-Infinity"
-			}
-			return x
-		case []uint8:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = float64(e)
-			}
-			return out
-		}
-		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
-			out := make([]any, rv.Len())
-			for i := range out {
-				out[i] = conv(rv.Index(i).Interface())
-			}
-			return out
-		}
-		return v
-	}
-	b, err := json.Marshal(conv(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestROS2WriterJS opens files written by ROS2Writer with Foxglove's
@@ -243,7 +179,7 @@ func TestROS2WriterJS(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if goValue, jsValue := jsonValue(t, v.Map()), jsonValue(t, m.Value); !reflect.DeepEqual(goValue, jsValue) {
+				if goValue, jsValue := nodetest.JSONValue(t, v.Map()), nodetest.JSONValue(t, m.Value); !reflect.DeepEqual(goValue, jsValue) {
 					t.Errorf("message %d (%s) differs:\n  Go: %v\n  JS: %v", i, w.topic, goValue, jsValue)
 				}
 			}

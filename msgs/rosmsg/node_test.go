@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 
@@ -32,71 +31,6 @@ type jsResult struct {
 	Value     any    `json:"value"`
 	Reencoded []byte `json:"reencoded"`
 	Trailing  bool   `json:"trailing"`
-}
-
-// jsonSafe converts a decoded value to the JSON form decode_cdr.mjs prints:
-// 64-bit integers as decimal strings, bytes as numbers, non-finite floats
-// as strings.
-func jsonSafe(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonSafe(e)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonSafe(e)
-		}
-		return out
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case uint64:
-		return strconv.FormatUint(x, 10)
-	case float32:
-		return jsonSafe(float64(x))
-	case float64:
-		switch {
-		case math.IsNaN(x):
-			return "NaN"
-		case math.IsInf(x, 1):
-			return "Infinity"
-		case math.IsInf(x, -1):
-			return "-Infinity"
-		}
-		return x
-	case []uint8:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = float64(e)
-		}
-		return out
-	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = jsonSafe(rv.Index(i).Interface())
-		}
-		return out
-	}
-	return v
-}
-
-// normalizeJSON round-trips a value through encoding/json so that Go and
-// JS values compare with reflect.DeepEqual.
-func normalizeJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestCrossCheckJS decodes what this package encodes with Foxglove's
@@ -174,8 +108,8 @@ func TestCrossCheckJS(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d (%s): %v", i, c.Name, err)
 		}
-		goValue := normalizeJSON(t, jsonSafe(v.Map()))
-		jsValue := normalizeJSON(t, r.Value)
+		goValue := nodetest.JSONValue(t, v.Map())
+		jsValue := nodetest.JSONValue(t, r.Value)
 		if !reflect.DeepEqual(goValue, jsValue) {
 			t.Errorf("case %d (%s): values differ\n  Go: %v\n  JS: %v", i, c.Name, goValue, jsValue)
 		}
