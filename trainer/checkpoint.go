@@ -35,6 +35,11 @@ type Checkpoint struct {
 	// Data identifies the training data of the run (zero in checkpoints
 	// written before it was recorded, which resume unchecked).
 	Data DataFingerprint
+	// Settings are the run's training settings (Config.settings; "" in
+	// checkpoints written before they were recorded, which resume
+	// unchecked). A resume with other settings is an error; the number of
+	// epochs, the workers and the checkpointing may change.
+	Settings string
 }
 
 // DataFingerprint identifies a training dataset: its layout, names,
@@ -109,9 +114,13 @@ func (f DataFingerprint) differences(g DataFingerprint) string {
 // restore loads the checkpoint read from path into the learner and the
 // optimiser, after checking that it was written training the same model
 // on the same data (fp).
-func (ck *Checkpoint) restore(path string, l Learner, opt optimizer, fp DataFingerprint) error {
+func (ck *Checkpoint) restore(path string, l Learner, opt optimizer, fp DataFingerprint, settings string) error {
 	if ck.Model != l.Name() || len(ck.Theta) != l.NumParams() {
 		return fmt.Errorf("%w: checkpoint %s holds %s with %d parameters, training %s with %d", ErrCheckpoint, path, ck.Model, len(ck.Theta), l.Name(), l.NumParams())
+	}
+	if ck.Settings != "" && ck.Settings != settings {
+		return fmt.Errorf("%w: checkpoint %s was written with other training settings (%s) than this run's (%s): resume with the settings of the run that wrote it, or remove the checkpoint to start afresh",
+			ErrCheckpoint, path, ck.Settings, settings)
 	}
 	if ck.Data.SHA256 != "" {
 		if d := ck.Data.differences(fp); d != "" {
@@ -128,8 +137,8 @@ func (ck *Checkpoint) restore(path string, l Learner, opt optimizer, fp DataFing
 	return nil
 }
 
-func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History, fp DataFingerprint) error {
-	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h, Data: fp}
+func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History, fp DataFingerprint, settings string) error {
+	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h, Data: fp, Settings: settings}
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(&ck); err != nil {
 		return fmt.Errorf("trainer: encoding checkpoint: %w", err)

@@ -99,6 +99,14 @@ func (c *Config) lrAt(epoch int) float64 {
 	return c.MinLRFactor + (1-c.MinLRFactor)*0.5*(1+math.Cos(math.Pi*t))
 }
 
+// settings describes the settings that decide a run's result apart from
+// its length: the optimiser, its rates and schedule, the batch, the
+// teacher forcing and the seed. A checkpoint records them.
+func (c *Config) settings() string {
+	return fmt.Sprintf("%s lr %g muon lr %g weight decay %g clip %g, batch %d, %s schedule (warm-up %d, floor %g), α 1 for %d then to %g over %d epochs, seed %d",
+		c.Optimizer, c.LR, c.MuonLR, c.WeightDecay, c.Clip, c.BatchSize, c.Schedule, c.WarmupEpochs, c.MinLRFactor, c.AlphaHold, c.AlphaFinal, c.AlphaRamp, c.Seed)
+}
+
 // alphaAt returns the teacher-forcing probability of an epoch.
 func (c *Config) alphaAt(epoch int) float64 {
 	if epoch < c.AlphaHold || c.AlphaFinal == 1 {
@@ -178,7 +186,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if cfg.CheckpointPath != "" {
 		fp = Fingerprint(train)
 		if ck, err := LoadCheckpoint(cfg.CheckpointPath); err == nil {
-			if err := ck.restore(cfg.CheckpointPath, l, opt, fp); err != nil {
+			if err := ck.restore(cfg.CheckpointPath, l, opt, fp, cfg.settings()); err != nil {
 				return nil, err
 			}
 			start, saved = ck.Epoch, ck.Epoch
@@ -190,7 +198,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	interrupted := func(epoch int, cause error) error {
 		ie := &Interrupted{Done: epoch, Epochs: cfg.Epochs, Err: cause}
 		if cfg.CheckpointPath != "" && epoch > 0 && saved != epoch {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp); err != nil {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp, cfg.settings()); err != nil {
 				return errors.Join(ie, err)
 			}
 			saved = epoch
@@ -264,7 +272,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			cfg.OnEpoch(es)
 		}
 		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp); err != nil {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp, cfg.settings()); err != nil {
 				return hist, err
 			}
 			saved = epoch + 1

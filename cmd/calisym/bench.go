@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,13 +15,14 @@ import (
 
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/trainer"
 )
 
 func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
 	var full, quiet bool
-	var check string
+	var check, checkpoints string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -46,7 +49,12 @@ Systems:
   all                 the four above
 
 The default configuration is compute-modest (minutes on two cores);
---full uses the paper's (Appendix D: 500 epochs, training stride 10).`,
+--full uses the paper's (Appendix D: 500 epochs, training stride 10),
+hours for the quadruped: it writes training checkpoints every 5 epochs to
+--out/<system>/checkpoints, and the same command run again resumes from
+them (Ctrl-C stops at the end of the epoch under way and writes one). A
+system's checkpoints are removed once its report is written; a checkpoint
+written training another model or on other data is an error, not resumed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			systems := []string{system}
@@ -70,6 +78,13 @@ The default configuration is compute-modest (minutes on two cores);
 			summary.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 			for _, s := range systems {
 				opt := experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Seed: seed, Workers: workers}
+				switch {
+				case checkpoints == "none":
+				case checkpoints != "":
+					opt.Checkpoints = filepath.Join(checkpoints, s)
+				case full:
+					opt.Checkpoints = filepath.Join(out, s, "checkpoints")
+				}
 				if !quiet {
 					opt.Progress = log
 				}
@@ -83,8 +98,16 @@ The default configuration is compute-modest (minutes on two cores);
 					len(b.Data.ID.Episodes), len(b.Data.OOD.Episodes))
 				dir := filepath.Join(out, s)
 				rep, err := b.Run(cmd.Context(), dir, log)
+				if ie := (*trainer.Interrupted)(nil); errors.As(err, &ie) && ie.Checkpoint != "" {
+					return fmt.Errorf("bench: %s: %w; the same command resumes from it", s, err)
+				}
 				if err != nil {
 					return err
+				}
+				if opt.Checkpoints != "" {
+					if err := removeCheckpoints(opt.Checkpoints, b.Spec.Models); err != nil {
+						return fmt.Errorf("bench: %s: %w", s, err)
+					}
 				}
 				fmt.Fprintf(w, "\n## %s (%s)\n\n%s", s, rep.System, experiment.Table(rep))
 				if rep.OODChangePercent != nil {
@@ -136,6 +159,7 @@ The default configuration is compute-modest (minutes on two cores);
 	cmd.Flags().IntVar(&workers, "workers", 2, "training and evaluation goroutines")
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
+	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (the README's \""+benchHeading+"\" section) hold the regenerated numbers; fail if not")
 	return cmd
 }
@@ -150,4 +174,22 @@ func benchNum(v float64) string {
 		return "∞"
 	}
 	return fmt.Sprintf("%.4g", v)
+}
+
+// removeCheckpoints deletes the checkpoints of a finished system and then
+// its checkpoint directory, if that is empty: the report and the models
+// hold the run now, and a later run starts afresh.
+func removeCheckpoints(dir string, models []experiment.ModelSpec) error {
+	for _, m := range models {
+		if err := atomicfile.Remove(experiment.CheckpointFile(dir, m.Name)); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
+			return nil // other files: leave the directory
+		}
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
 }

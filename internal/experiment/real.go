@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -95,6 +96,18 @@ type RealOptions struct {
 	Split *convert.SplitSpec
 	// Progress receives training progress bars (nil: none).
 	Progress io.Writer
+	// Checkpoints, when set, is a directory for training checkpoints: one
+	// file per model (CheckpointFile), written every CheckpointEvery epochs
+	// (5 unless a model's configuration sets it) and when the run is
+	// interrupted. A run whose checkpoint is there resumes from it, so a
+	// long run (--full) can be stopped and continued.
+	Checkpoints string
+}
+
+// CheckpointFile returns the checkpoint path of a model in dir
+// ("CaLiSym-GR" → dir/calisym-gr.ckpt).
+func CheckpointFile(dir, model string) string {
+	return filepath.Join(dir, strings.ToLower(strings.NewReplacer(" ", "_", "/", "_").Replace(model))+".ckpt")
 }
 
 // RealBenchmark is a prepared real-robot experiment: Run it.
@@ -355,6 +368,15 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		}
 		models[i].Train.Workers = opt.Workers
 		models[i].Train.Progress = opt.Progress
+		if opt.Checkpoints != "" {
+			models[i].Train.CheckpointPath = CheckpointFile(opt.Checkpoints, models[i].Name)
+			models[i].Train.CheckpointEvery = cmp.Or(models[i].Train.CheckpointEvery, 5)
+		}
+	}
+	if opt.Checkpoints != "" {
+		if err := os.MkdirAll(opt.Checkpoints, 0o755); err != nil {
+			return nil, fmt.Errorf("experiment: %s: checkpoints: %w", system, err)
+		}
 	}
 
 	// Training windows: the params' length, the modest or full stride.

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/trainer"
 )
 
 // The wrench mapping (Fz = 0.173 N·Σ commands, no sideways force) and the
@@ -172,6 +174,62 @@ func TestRealPendulumRun(t *testing.T) {
 	checkReport(t, rep, dir, H)
 	if !strings.Contains(rep.Extra["constants"], "model_2.0") {
 		t.Errorf("constants: %s", rep.Extra["constants"])
+	}
+}
+
+// TestRealResumeFromCheckpoints runs the real pendulum benchmark for two
+// epochs with a checkpoint directory, then again for three: the second run
+// says it resumes both models at epoch 2, keeps their first two epochs as
+// the first run trained them and trains one more. A seed other than the
+// checkpoints' is an error naming the settings, not a silent resume.
+func TestRealResumeFromCheckpoints(t *testing.T) {
+	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	ctx := context.Background()
+	ckdir := filepath.Join(t.TempDir(), "checkpoints")
+	prepare := func(epochs int, seed uint64) *RealBenchmark {
+		t.Helper()
+		opt := realOptions(run)
+		opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+		opt.Horizon, opt.Epochs, opt.Workers, opt.Seed, opt.Checkpoints = 20, epochs, 1, seed, ckdir
+		b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shrink(b)
+		return b
+	}
+	first, err := prepare(2, 0).Run(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range first.Models {
+		ck, err := trainer.LoadCheckpoint(CheckpointFile(ckdir, m.Name))
+		if err != nil || ck.Epoch != 2 {
+			t.Fatalf("%s: checkpoint %v, %v", m.Name, ck, err)
+		}
+	}
+	var log strings.Builder
+	second, err := prepare(3, 0).Run(ctx, t.TempDir(), &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range second.Models {
+		if want := fmt.Sprintf("resuming %s from %s (epoch 2 of 3", m.Name, CheckpointFile(ckdir, m.Name)); !strings.Contains(log.String(), want) {
+			t.Errorf("log does not say %q:\n%s", want, log.String())
+		}
+		if len(m.History) != 3 {
+			t.Fatalf("%s: %d epochs after resuming", m.Name, len(m.History))
+		}
+		for e := range 2 {
+			if m.History[e].Loss != first.Models[i].History[e].Loss {
+				t.Errorf("%s epoch %d: loss %v resumed, %v in the first run", m.Name, e+1, m.History[e].Loss, first.Models[i].History[e].Loss)
+			}
+		}
+	}
+	_, err = prepare(4, 7).Run(ctx, t.TempDir(), nil)
+	if !errors.Is(err, trainer.ErrCheckpoint) || !strings.Contains(err.Error(), "other training settings") || !strings.Contains(err.Error(), "seed 7") {
+		t.Errorf("resuming with another seed: %v", err)
 	}
 }
 

@@ -305,21 +305,37 @@ func TestComputeNorm(t *testing.T) {
 	}
 }
 
+// quadruped is the ANYmal benchmark's MLP: the 36-dimensional state, the
+// 30 port channels and two hidden layers of 512 (315,428 parameters).
+var quadruped = Config{StateDim: 36, PortDim: 30, Hidden: []int{512, 512}}
+
+// BenchmarkForwardBackward measures one training pass (forward, loss,
+// backward) per batch on one goroutine; transitions/s is the figure per
+// core.
 func BenchmarkForwardBackward(b *testing.B) {
-	for _, n := range []int{256, 1024} {
-		b.Run(map[int]string{256: "N256", 1024: "N1024"}[n], func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		n    int
+	}{{"pendulum/N256", pendulum, 256}, {"pendulum/N1024", pendulum, 1024}, {"quadruped/N256", quadruped, 256}} {
+		b.Run(c.name, func(b *testing.B) {
+			n, nx, ne := c.n, c.cfg.StateDim, c.cfg.PortDim
 			rng := rand.New(rand.NewPCG(1, 2))
-			m := New(pendulum, rng)
+			m := New(c.cfg, rng)
 			ws := m.NewWorkspace(n)
-			x, e, y := randVec(rng, n*4), randVec(rng, n*2), randVec(rng, n*4)
-			pred, dPred, g := make([]float64, n*4), make([]float64, n*4), make([]float64, m.NumParams())
-			w := []float64{10, 10, 5, 5}
+			x, e, y := randVec(rng, n*nx), randVec(rng, n*ne), randVec(rng, n*nx)
+			pred, dPred, g := make([]float64, n*nx), make([]float64, n*nx), make([]float64, m.NumParams())
+			w := make([]float64, nx)
+			for i := range w {
+				w[i] = 1
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				m.Forward(ws, x, e, n, pred)
 				WeightedSquaredError(pred, y, w, dPred)
 				m.Backward(ws, dPred, g, nil)
 			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "transitions/s")
 		})
 	}
 }
