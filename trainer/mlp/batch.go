@@ -2,10 +2,8 @@ package mlp
 
 import (
 	"fmt"
-	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/calisym/calisym/predictor/kernel"
 )
 
 // Workspace holds the activations of one batch between Forward and
@@ -17,7 +15,10 @@ type Workspace struct {
 	// acts[0] is the normalised input (N×In); acts[l] for l ≥ 1 is the tanh
 	// output of hidden layer l (N×Hidden[l−1]); acts[len(layers)] is the
 	// raw network output f (N×StateDim).
-	acts   [][]float64
+	acts [][]float64
+	// sech[l] is sech² of hidden layer l+1's pre-activation, the tanh
+	// derivative Backward needs (N×Hidden[l]).
+	sech   [][]float64
 	d0, d1 []float64
 }
 
@@ -27,8 +28,11 @@ func (m *MLP) NewWorkspace(capacity int) *Workspace {
 	ws := &Workspace{capacity: capacity}
 	widest := m.cfg.In()
 	ws.acts = append(ws.acts, make([]float64, capacity*m.cfg.In()))
-	for _, L := range m.layers {
+	for l, L := range m.layers {
 		ws.acts = append(ws.acts, make([]float64, capacity*L.out))
+		if l < len(m.layers)-1 {
+			ws.sech = append(ws.sech, make([]float64, capacity*L.out))
+		}
 		widest = max(widest, L.out)
 	}
 	ws.d0 = make([]float64, capacity*widest)
@@ -39,14 +43,11 @@ func (m *MLP) NewWorkspace(capacity int) *Workspace {
 // Capacity returns the largest batch the workspace can hold.
 func (ws *Workspace) Capacity() int { return ws.capacity }
 
-func general(r, c int, d []float64) blas64.General {
-	return blas64.General{Rows: r, Cols: c, Stride: c, Data: d[:r*c]}
-}
-
 // Forward predicts a batch of n transitions: x (n×StateDim) and e
 // (n×PortDim) row-major in, pred (n×StateDim) out, keeping the activations
-// in ws for Backward. It allocates nothing and panics if n exceeds the
-// workspace capacity or a length does not match.
+// in ws for Backward. Each row has the bits Step gives it. It allocates
+// nothing and panics if n exceeds the workspace capacity or a length does
+// not match.
 func (m *MLP) Forward(ws *Workspace, x, e []float64, n int, pred []float64) {
 	nx, ne, in := m.cfg.StateDim, m.cfg.PortDim, m.cfg.In()
 	if n < 0 || n > ws.capacity || len(ws.acts) != len(m.layers)+1 || len(ws.acts[0]) < ws.capacity*in {
@@ -61,26 +62,21 @@ func (m *MLP) Forward(ws *Workspace, x, e []float64, n int, pred []float64) {
 	}
 	z := ws.acts[0][:n*in]
 	for r := range n {
-		zr, xr, er := z[r*in:(r+1)*in], x[r*nx:(r+1)*nx], e[r*ne:(r+1)*ne]
-		for i, v := range xr {
-			zr[i] = (v - m.norm.MuX[i]) * m.invSX[i]
-		}
-		for i, v := range er {
-			zr[nx+i] = (v - m.norm.MuE[i]) * m.invSE[i]
-		}
+		m.normalize(x[r*nx:(r+1)*nx], e[r*ne:(r+1)*ne], z[r*in:(r+1)*in])
 	}
 	last := len(m.layers) - 1
 	for l, L := range m.layers {
 		h := ws.acts[l+1][:n*L.out]
+		if l < last {
+			// h = tanh(A·Wᵀ + b), sech² kept for Backward
+			kernel.Gemm(false, true, n, L.out, L.in, 1, ws.acts[l], L.in, L.w, L.in, 0, h, L.out)
+			kernel.TanhSech2(n, L.out, h, L.out, L.b, m.ones[:L.out], h, L.out, ws.sech[l], L.out)
+			continue
+		}
 		for r := range n {
 			copy(h[r*L.out:(r+1)*L.out], L.b)
 		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(n, L.in, ws.acts[l]), general(L.out, L.in, L.w), 1, general(n, L.out, h))
-		if l < last {
-			for i, v := range h {
-				h[i] = math.Tanh(v)
-			}
-		}
+		kernel.Gemm(false, true, n, L.out, L.in, 1, ws.acts[l], L.in, L.w, L.in, 1, h, L.out)
 	}
 	f := ws.acts[len(m.layers)][:n*nx]
 	sd := m.norm.SDelta
@@ -115,8 +111,8 @@ func (m *MLP) Backward(ws *Workspace, dPred, grad, dx []float64) {
 	for l := len(m.layers) - 1; l >= 0; l-- {
 		L := m.layers[l]
 		a := ws.acts[l]
-		dH := general(n, L.out, dh)
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, dH, general(n, L.in, a), 1, general(L.out, L.in, grad[L.wOff:L.wOff+L.in*L.out]))
+		// ∂L/∂W += dHᵀ·A, ∂L/∂b += Σ_rows dH
+		kernel.Gemm(true, false, L.out, L.in, n, 1, dh, L.out, a, L.in, 1, grad[L.wOff:L.wOff+L.in*L.out], L.in)
 		gb := grad[L.bOff : L.bOff+L.out]
 		for r := range n {
 			for j, v := range dh[r*L.out : (r+1)*L.out] {
@@ -127,10 +123,10 @@ func (m *MLP) Backward(ws *Workspace, dPred, grad, dx []float64) {
 			break
 		}
 		dA := da[:n*L.in]
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dH, general(L.out, L.in, L.w), 0, general(n, L.in, dA))
+		kernel.Gemm(false, false, n, L.in, L.out, 1, dh, L.out, L.w, L.in, 0, dA, L.in)
 		if l > 0 {
-			for i, h := range a[:n*L.in] {
-				dA[i] *= 1 - h*h
+			for i, s := range ws.sech[l-1][:n*L.in] {
+				dA[i] *= s
 			}
 			dh, da = dA, dh[:cap(dh)]
 			continue

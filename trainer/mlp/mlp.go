@@ -26,9 +26,8 @@ import (
 	"slices"
 
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/predictor/kernel"
 	"github.com/calisym/calisym/trainer/optim"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // ErrModel wraps every problem found in a configuration, a normalisation
@@ -99,8 +98,11 @@ type MLP struct {
 	norm   Norm
 	// derived from norm: 1/s_x, 1/s_e
 	invSX, invSE []float64
-	// Step scratch: two buffers of the widest layer.
-	s0, s1 []float64
+	// Step scratch: three buffers of the widest layer (s2 takes the sech²
+	// Step does not use).
+	s0, s1, s2 []float64
+	// ones are the unit gains of the tanh layers (kernel.TanhSech2's a).
+	ones []float64
 }
 
 // New returns an MLP with the torch default initialisation of nn.Linear
@@ -143,7 +145,10 @@ func alloc(cfg Config) *MLP {
 			predictor.ParamBlock{Name: fmt.Sprintf("layers.%d.bias", l-1), Rows: out, Cols: 1, Offset: off + nw})
 		off += nw + out
 	}
-	m.s0, m.s1 = make([]float64, widest), make([]float64, widest)
+	m.s0, m.s1, m.s2, m.ones = make([]float64, widest), make([]float64, widest), make([]float64, widest), make([]float64, widest)
+	for i := range m.ones {
+		m.ones[i] = 1
+	}
 	if err := m.SetNorm(IdentityNorm(cfg.StateDim, cfg.PortDim)); err != nil {
 		panic(err) // unreachable: the identity normalisation is valid
 	}
@@ -237,29 +242,33 @@ func (m *MLP) Step(x, e, xnext []float64) {
 		panic(fmt.Sprintf("mlp: Step with len(x)=%d, len(e)=%d, len(xnext)=%d; want %d, %d, %d", len(x), len(e), len(xnext), nx, ne, nx))
 	}
 	a, h := m.s0, m.s1
-	for i := range nx {
-		a[i] = (x[i] - m.norm.MuX[i]) * m.invSX[i]
-	}
-	for i := range ne {
-		a[nx+i] = (e[i] - m.norm.MuE[i]) * m.invSE[i]
-	}
+	m.normalize(x, e, a[:nx+ne])
 	last := len(m.layers) - 1
 	for l, L := range m.layers {
 		out := h[:L.out]
-		copy(out, L.b)
-		blas64.Gemv(blas.NoTrans, 1,
-			blas64.General{Rows: L.out, Cols: L.in, Stride: L.in, Data: L.w},
-			blas64.Vector{N: L.in, Inc: 1, Data: a[:L.in]}, 1,
-			blas64.Vector{N: L.out, Inc: 1, Data: out})
+		kernel.MatVec(L.out, L.in, L.w, L.in, a, out)
 		if l < last {
-			for i, v := range out {
-				out[i] = math.Tanh(v)
+			kernel.TanhSech2(1, L.out, out, L.out, L.b, m.ones[:L.out], out, L.out, m.s2[:L.out], L.out)
+		} else {
+			for i, b := range L.b {
+				out[i] += b
 			}
 		}
 		a, h = h, a
 	}
 	for i := range nx {
 		xnext[i] = x[i] + m.norm.SDelta[i]*a[i]
+	}
+}
+
+// normalize writes the network input z = ((x − μ_x)/s_x, (e − μ_e)/s_e).
+func (m *MLP) normalize(x, e, z []float64) {
+	nx := len(x)
+	for i, v := range x {
+		z[i] = (v - m.norm.MuX[i]) * m.invSX[i]
+	}
+	for i, v := range e {
+		z[nx+i] = (v - m.norm.MuE[i]) * m.invSE[i]
 	}
 }
 

@@ -134,6 +134,8 @@ func TestGradientFiniteDifference(t *testing.T) {
 	}
 }
 
+// TestBatchMatchesStep requires every row of a batch to have the bits of
+// Step on that row.
 func TestBatchMatchesStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	m := New(pendulum, rng)
@@ -149,7 +151,7 @@ func TestBatchMatchesStep(t *testing.T) {
 		for r := range n {
 			m.Step(x[r*4:(r+1)*4], e[r*2:(r+1)*2], one)
 			for i := range one {
-				if math.Abs(one[i]-pred[r*4+i]) > 1e-13*math.Max(1, math.Abs(one[i])) {
+				if math.Float64bits(one[i]) != math.Float64bits(pred[r*4+i]) {
 					t.Errorf("n=%d row %d ch %d: step %v, batch %v", n, r, i, one[i], pred[r*4+i])
 				}
 			}
@@ -164,16 +166,16 @@ func TestStepAllocationFree(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() { m.Step(x, e, x) }); n != 0 {
 		t.Errorf("Step allocates %v times", n)
 	}
-	// Forward and Backward allocate nothing themselves; gonum's Gemm
-	// allocates for its goroutines on blocks above 64, so only a small
-	// batch is checked.
-	cfg := Config{StateDim: 4, PortDim: 2, Hidden: []int{32}}
-	mb := New(cfg, rng)
-	ws := mb.NewWorkspace(16)
-	xb, eb, pb := randVec(rng, 16*4), randVec(rng, 16*2), make([]float64, 16*4)
-	g := make([]float64, mb.NumParams())
-	if n := testing.AllocsPerRun(5, func() { mb.Forward(ws, xb, eb, 16, pb); mb.Backward(ws, pb, g, nil) }); n != 0 {
-		t.Errorf("Forward+Backward allocates %v times", n)
+	// Forward and Backward allocate nothing, at any batch size.
+	for _, n := range []int{16, 300} {
+		cfg := Config{StateDim: 4, PortDim: 2, Hidden: []int{32, 40}}
+		mb := New(cfg, rng)
+		ws := mb.NewWorkspace(n)
+		xb, eb, pb, dx := randVec(rng, n*4), randVec(rng, n*2), make([]float64, n*4), make([]float64, n*4)
+		g := make([]float64, mb.NumParams())
+		if a := testing.AllocsPerRun(5, func() { mb.Forward(ws, xb, eb, n, pb); mb.Backward(ws, pb, g, dx) }); a != 0 {
+			t.Errorf("Forward+Backward of %d rows allocates %v times", n, a)
+		}
 	}
 }
 
