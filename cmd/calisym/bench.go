@@ -114,7 +114,7 @@ written training another model or on other data is an error, not resumed.`,
 					fmt.Fprintf(w, "\nCaLiSym OOD AR MSE vs MLP: %+.1f%%\n", *rep.OODChangePercent)
 				}
 				fmt.Fprintf(w, "report: %s\n", filepath.Join(dir, "report.md"))
-				published = append(published, publishedRows(s, rep)...)
+				published = append(published, publishedRows(benchKey(s, full), rep)...)
 				for _, m := range rep.Models {
 					fmt.Fprintf(&summary, "| %s | %s | %s | %s | %d | %d | %d | %.1e | %.0f |\n", s, m.Name, benchNum(m.OODARMSE), benchNum(m.IDARMSE),
 						m.Horizon, m.Params, m.FLOPsPerStep, m.SymplecticResidualMax, m.TrainSeconds)
@@ -174,6 +174,16 @@ func benchNum(v float64) string {
 		return "∞"
 	}
 	return fmt.Sprintf("%.4g", v)
+}
+
+// benchKey is the key of a system's rows in the README's tables: its name,
+// and "anymal_sim --full" for the full configuration, whose rows sit
+// beside the modest ones.
+func benchKey(system string, full bool) string {
+	if full {
+		return system + " --full"
+	}
+	return system
 }
 
 // removeCheckpoints deletes the checkpoints of a finished system and then

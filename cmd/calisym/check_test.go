@@ -18,6 +18,7 @@ const checkDoc = `# Tool
 | ` + "`quad`" + ` (a quadrotor) | CaLiSym-GR | 0.007154 | 0.007268 | 100 | 23,688 | 76,416 | 26 |
 | | MLP | **0.00465** | 0.004966 | 100 | 20,492 | 41,032 | 29 |
 | ` + "`pend`" + ` | CaLiSym-GRB | 0.9149 | 0.0617 | 200 | 4,524 | 7,412 | 1 |
+| ` + "`pend --full`" + ` (the paper's configuration) | CaLiSym-GRB | 0.5 | 0.05 | 200 | 4,524 | 7,412 | 9 |
 
 | horizon | model | 5 | 10 |
 |---|---|---:|---:|
@@ -57,6 +58,13 @@ func TestCheckPublished(t *testing.T) {
 			{header: "horizon", keys: []string{"quad", "CaLiSym-GR"}, want: []float64{2.3154e-05, 6.4628e-05}},
 			{header: "horizon", keys: []string{"quad", "MLP"}, want: []float64{1.2613e-05, 3.4942e-05}},
 		}, nil},
+		{"full configuration beside the modest", "## Results", []publishedRow{
+			{header: "system", keys: []string{benchKey("pend", false), "CaLiSym-GRB"}, want: []float64{0.91491, 0.06170, 200, 4524, 7412}},
+			{header: "system", keys: []string{benchKey("pend", true), "CaLiSym-GRB"}, want: []float64{0.5, 0.05, 200, 4524, 7412}},
+		}, nil},
+		{"full run against the modest row", "## Results", []publishedRow{
+			{header: "system", keys: []string{benchKey("pend", true), "CaLiSym-GRB"}, want: []float64{0.91491, 0.06170, 200, 4524, 7412}},
+		}, []string{"pend --full/CaLiSym-GRB: column 3 reads \"0.5\""}},
 		{"fifth digit differs only", "## Results", []publishedRow{
 			{header: "system", keys: []string{"quad", "MLP"}, want: []float64{0.00465049, 0.0049664, 100, 20492, 41032}},
 		}, nil},
