@@ -14,24 +14,44 @@ type progress struct {
 	w    io.Writer
 	last time.Time
 	name string
+	// epochs is the run's length; start the epoch it resumed from (0: a
+	// fresh run).
+	epochs, start int
 }
 
+// newProgress returns the bar of a run of epochs epochs, resumed after
+// start of them (0: a fresh run). A resumed run's bar counts the epochs
+// left, so that its time estimate comes from this run's pace alone (the
+// bar would otherwise count the resumed epochs as done in no time, and
+// predict too short a run); the description names the epoch of the whole
+// run.
 func newProgress(w io.Writer, name string, epochs, start int) *progress {
-	p := &progress{w: w, name: name}
+	p := &progress{w: w, name: name, epochs: epochs, start: start}
 	if w == nil {
 		return p
 	}
-	p.bar = progressbar.NewOptions(epochs,
+	p.bar = progressbar.NewOptions(epochs-start,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(name),
+		progressbar.OptionSetDescription(p.describe(start, "")),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 	)
-	_ = p.bar.Set(start)
 	return p
+}
+
+// describe is the bar's description during epoch (0-based).
+func (p *progress) describe(epoch int, stats string) string {
+	s := fmt.Sprintf("%s epoch %d/%d", p.name, epoch+1, p.epochs)
+	if p.start > 0 {
+		s += fmt.Sprintf(" (resumed after %d)", p.start)
+	}
+	if stats != "" {
+		s += " " + stats
+	}
+	return s
 }
 
 func (p *progress) tick(epoch int, loss, rate float64) {
@@ -39,7 +59,7 @@ func (p *progress) tick(epoch int, loss, rate float64) {
 		return
 	}
 	p.last = time.Now()
-	p.bar.Describe(fmt.Sprintf("%s epoch %d loss %.3e %.0f tr/s", p.name, epoch+1, loss, rate))
+	p.bar.Describe(p.describe(epoch, fmt.Sprintf("loss %.3e %.0f tr/s", loss, rate)))
 }
 
 func (p *progress) epochDone(es EpochStats) {

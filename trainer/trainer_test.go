@@ -559,3 +559,28 @@ func TestTrainingWithAlphaSchedule(t *testing.T) {
 		t.Errorf("validation loss %.4g → %.4g: less than a factor 3", first, last)
 	}
 }
+
+// TestProgressResumed requires a resumed run's bar to count only the
+// epochs left (its time estimate then comes from this run's pace) and its
+// description to name the epoch of the whole run and the resume.
+func TestProgressResumed(t *testing.T) {
+	for _, c := range []struct {
+		epochs, start int
+		want          string
+	}{
+		{10, 0, "GR epoch 1/10 loss 1.000e-01 5 tr/s"},
+		{500, 250, "GR epoch 251/500 (resumed after 250) loss 1.000e-01 5 tr/s"},
+	} {
+		var out strings.Builder
+		p := newProgress(&out, "GR", c.epochs, c.start)
+		if got := p.bar.GetMax(); got != c.epochs-c.start {
+			t.Errorf("resumed after %d of %d: the bar counts %d epochs", c.start, c.epochs, got)
+		}
+		if got := p.describe(c.start, "loss 1.000e-01 5 tr/s"); got != c.want {
+			t.Errorf("description %q, want %q", got, c.want)
+		}
+		if q := newProgress(nil, "GR", c.epochs, c.start); q.bar != nil {
+			t.Error("a bar without a writer")
+		}
+	}
+}
