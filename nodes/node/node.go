@@ -134,7 +134,7 @@ type input struct {
 	typ       TopicType
 	x         *rosmsg.Extractor
 	slots     []int // sampler slot of each extractor path before the stamp paths
-	stampMode int   // 0 receive, 1 sec+nanosec paths, 2 one seconds path
+	stampMode int   // 0 receive, 1 sec+nanosec paths, 2 sec+nsec paths (ROS 1)
 	scratch   []float64
 	maxAge    int64
 	last      int64 // stamp of the newest accepted message
@@ -357,7 +357,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		case 1:
 			exprs = append(exprs, "header.stamp.sec", "header.stamp.nanosec")
 		case 2:
-			exprs = append(exprs, "header.stamp")
+			exprs = append(exprs, "header.stamp.sec", "header.stamp.nsec")
 		}
 		if in.stampMode != 0 {
 			if x, err = rosmsg.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...); err != nil {
@@ -377,7 +377,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 }
 
 // stampMode says where an input's stamps come from: 0 the receive time,
-// 1 header.stamp.sec and .nanosec (ROS 2), 2 header.stamp in seconds
+// 1 header.stamp.sec and .nanosec (ROS 2), 2 header.stamp.sec and .nsec
 // (ROS 1 time).
 func stampMode(tc TopicConfig, s *rosmsg.Schema) (int, error) {
 	hasHeader := false
@@ -566,11 +566,11 @@ func (nd *Node) accept(in *input, m Input) bool {
 	}
 	stamp := m.Received
 	k := len(in.slots)
-	switch in.stampMode {
-	case 1:
+	if in.stampMode != 0 {
+		// sec and nanosec (nsec) as integers: exact, where the seconds as
+		// one float64 would be off by up to 119 ns in 2012 (ROS 1 stamps
+		// once were).
 		stamp = int64(in.scratch[k])*1e9 + int64(in.scratch[k+1])
-	case 2:
-		stamp = int64(math.Round(in.scratch[k] * 1e9))
 	}
 	if in.have && stamp < in.last {
 		in.counts.OutOfOrder++
