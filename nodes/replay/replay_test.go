@@ -97,6 +97,41 @@ func readBack(t *testing.T, path string) decoded {
 	return d
 }
 
+// pendulumOffline rolls a pendulum-layout model out offline, from the
+// state (q, p = M(q)q̇) of a joint state with its torques held, to compare
+// with the node's predictions.
+type pendulumOffline struct {
+	roller    *predictor.Roller
+	pend      mechanics.PendulumParams
+	h         int
+	xs, ports []float64
+}
+
+func newPendulumOffline(plan *predictor.Plan, pend mechanics.PendulumParams, horizon int) *pendulumOffline {
+	return &pendulumOffline{roller: plan.NewRoller(), pend: pend, h: horizon, xs: make([]float64, horizon*4), ports: make([]float64, horizon*2)}
+}
+
+// gap returns the largest difference, relative to 1 + |x|, between the
+// prediction p and the offline rollout from (q, q̇ = v) under u held.
+func (o *pendulumOffline) gap(t *testing.T, p *msgs.PredictedTrajectory, q, v, u [2]float64) float64 {
+	t.Helper()
+	mom := o.pend.Momentum(q, v)
+	for k := range o.h {
+		copy(o.ports[2*k:], u[:])
+	}
+	if err := o.roller.Rollout([]float64{q[0], q[1], mom[0], mom[1]}, o.ports, o.h, o.xs); err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	for k := range o.h {
+		for j := range 2 {
+			worst = math.Max(worst, math.Abs(p.QAt(k, j)-o.xs[4*k+j])/(1+math.Abs(o.xs[4*k+j])))
+			worst = math.Max(worst, math.Abs(p.PAt(k, j)-o.xs[4*k+2+j])/(1+math.Abs(o.xs[4*k+2+j])))
+		}
+	}
+	return worst
+}
+
 // TestReplayPendulum replays a simulated pendulum log through a trained
 // model and checks that every prediction equals an offline rollout from the
 // same state, that Foxglove's @mcap/core reads the file and decodes the same
@@ -144,10 +179,8 @@ func TestReplayPendulum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roller := plan.NewRoller()
+	off := newPendulumOffline(plan, pend, params.Node.Horizon)
 	H := params.Node.Horizon
-	xs := make([]float64, H*4)
-	ports := make([]float64, H*2)
 	var worst float64
 	for i, p := range d.preds {
 		if err := p.Validate(); err != nil {
@@ -159,20 +192,7 @@ func TestReplayPendulum(t *testing.T) {
 			t.Fatalf("prediction %d: no joint state stamped %d", i, stamp)
 		}
 		u := d.torque[stamp]
-		q := [2]float64{js.Position[0], js.Position[1]}
-		mom := pend.Momentum(q, [2]float64{js.Velocity[0], js.Velocity[1]})
-		for k := range H {
-			copy(ports[2*k:], u)
-		}
-		if err := roller.Rollout([]float64{q[0], q[1], mom[0], mom[1]}, ports, H, xs); err != nil {
-			t.Fatal(err)
-		}
-		for k := range H {
-			for j := range 2 {
-				worst = math.Max(worst, math.Abs(p.QAt(k, j)-xs[4*k+j])/(1+math.Abs(xs[4*k+j])))
-				worst = math.Max(worst, math.Abs(p.PAt(k, j)-xs[4*k+2+j])/(1+math.Abs(xs[4*k+2+j])))
-			}
-		}
+		worst = math.Max(worst, off.gap(t, &p, [2]float64{js.Position[0], js.Position[1]}, [2]float64{js.Velocity[0], js.Velocity[1]}, [2]float64{u[0], u[1]}))
 		if p.Dt != 0.01 || p.Horizon != uint32(H) || p.ModelSHA256 != "abc" || p.CoordinateNames[1] != "q2" || p.PortNames[0] != "u1" || p.Ports[2*(H-1)+1] != u[1] {
 			t.Fatalf("prediction %d: fields %+v", i, p)
 		}

@@ -164,10 +164,7 @@ func TestReplayROS1Bag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roller := plan.NewRoller()
-	pend := mechanics.PaperPendulum()
-	H := params.Node.Horizon
-	xs, ports := make([]float64, H*4), make([]float64, H*2)
+	off := newPendulumOffline(plan, mechanics.PaperPendulum(), params.Node.Horizon)
 	joints := []string{"r_shoulder_pan_joint", "r_shoulder_lift_joint"}
 	var worst float64
 	for i, raw := range got.preds {
@@ -179,8 +176,7 @@ func TestReplayROS1Bag(t *testing.T) {
 		if p.Header.Stamp.Nanos() != js.stamp {
 			t.Fatalf("prediction %d stamped %d, its state %d", i, p.Header.Stamp.Nanos(), js.stamp)
 		}
-		var q, v [2]float64
-		var u [2]float64
+		var q, v, u [2]float64
 		for j, name := range joints {
 			k := slices.Index(js.names, name)
 			if k < 0 {
@@ -188,19 +184,7 @@ func TestReplayROS1Bag(t *testing.T) {
 			}
 			q[j], v[j], u[j] = js.position[k], js.velocity[k], js.effort[k]
 		}
-		mom := pend.Momentum(q, v)
-		for k := range H {
-			copy(ports[2*k:], u[:])
-		}
-		if err := roller.Rollout([]float64{q[0], q[1], mom[0], mom[1]}, ports, H, xs); err != nil {
-			t.Fatal(err)
-		}
-		for k := range H {
-			for j := range 2 {
-				worst = math.Max(worst, math.Abs(p.QAt(k, j)-xs[4*k+j])/(1+math.Abs(xs[4*k+j])))
-				worst = math.Max(worst, math.Abs(p.PAt(k, j)-xs[4*k+2+j])/(1+math.Abs(xs[4*k+2+j])))
-			}
-		}
+		worst = math.Max(worst, off.gap(t, &p, q, v, u))
 	}
 	if worst > 1e-9 {
 		t.Errorf("predictions differ from the offline rollout by %.3g (relative)", worst)
