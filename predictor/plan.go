@@ -205,7 +205,7 @@ func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 func (p *Plan) layerOne(w *workspace, pl *planLayer) {
 	d, k, h := p.d, p.k, p.h
 	d2 := 2 * d
-	if p.Kind == KindGR {
+	if p.Kind == KindGR && d2 >= fuseMin {
 		kernel.TanhRidgeGrad(k, d2, pl.m, p.ld, pl.b, pl.a, w.z, w.g, w.tv)
 	} else {
 		kernel.MatVec(k, d2, pl.m, p.ld, w.z, w.y)
@@ -219,6 +219,17 @@ func (p *Plan) layerOne(w *workspace, pl *planLayer) {
 		zp[j] -= h * tq[j]
 	}
 }
+
+// fuseMin is the smallest lifted dimension 2d for which a single
+// trajectory runs a GR layer as one fused kernel (kernel.TanhRidgeGrad)
+// rather than as MatVec, Sech2 and MatTVec, which compute the same bits.
+// Fused, M streams from memory once; below fuseMin it is a few kilobytes
+// that stay in L1 anyway, and the fused kernel's tail of rows and lanes
+// costs more than the two passes: on the Zen 4 of the README, k×2d =
+// 36×36 (the quadrotor) takes 255–265 ns fused and 225–230 unfused per
+// layer, 24×48 162–174 fused and 176–208 unfused, and the quadruped's 18
+// layers of 66×132 21.2 µs fused and 28 µs unfused.
+const fuseMin = 48
 
 // sectionSkipMin is the smallest d for which the first layer of a rollout
 // multiplies only the non-zero blocks of the data section: below it the
