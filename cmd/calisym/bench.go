@@ -54,7 +54,8 @@ hours for the quadruped: it writes training checkpoints every 5 epochs to
 --out/<system>/checkpoints, and the same command run again resumes from
 them (Ctrl-C stops at the end of the epoch under way and writes one). A
 system's checkpoints are removed once its report is written; a checkpoint
-written training another model or on other data is an error, not resumed.`,
+written training another model, on other data or with other training
+settings (seed, rates, batch, schedule) is an error, not resumed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			systems := []string{system}
