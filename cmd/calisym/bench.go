@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -21,7 +22,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
-	var full, quiet bool
+	var full, quiet, reports bool
 	var check, checkpoints string
 	var seed uint64
 	cmd := &cobra.Command{
@@ -66,6 +67,9 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			}
 			log := cmd.ErrOrStderr()
 			w := cmd.OutOrStdout()
+			if reports {
+				return checkStoredReports(w, systems, out, full, check)
+			}
 			// summary.md says that every system ran: an earlier run's
 			// must not stay should this one fail.
 			summaryPath := filepath.Join(out, "summary.md")
@@ -161,6 +165,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
+	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the README's transcription of a run, e.g. the hours of --full, without repeating it)")
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (the README's \""+benchHeading+"\" section) hold the regenerated numbers; fail if not")
 	return cmd
 }
@@ -201,6 +206,35 @@ func removeCheckpoints(dir string, models []experiment.ModelSpec) error {
 			return nil // other files: leave the directory
 		}
 		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkStoredReports checks the tables of the document at check against
+// the reports of systems stored under out, as --check does after a run.
+// Each report must be of the configuration asked for (--full or not).
+func checkStoredReports(w io.Writer, systems []string, out string, full bool, check string) error {
+	if check == "" {
+		return errors.New("bench: --reports checks stored reports against --check FILE: give the file")
+	}
+	want := experiment.ConfigModest
+	if full {
+		want = experiment.ConfigFull
+	}
+	var published []publishedRow
+	for _, s := range systems {
+		path := filepath.Join(out, s, "report.json")
+		rep, err := experiment.ReadReport(path)
+		if err != nil {
+			return fmt.Errorf("bench: --reports: %w", err)
+		}
+		if got := rep.Configuration(); got != want {
+			return fmt.Errorf("bench: --reports: %s is of the %q configuration, not %q: give the --out of that run, and --full for a full one", path, got, want)
+		}
+		published = append(published, publishedRows(benchKey(s, full), rep)...)
+	}
+	if err := checkPublishedFile(w, check, benchHeading, published); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
 }

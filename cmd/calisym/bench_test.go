@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/calisym/calisym/internal/experiment"
@@ -45,5 +48,59 @@ func TestRemoveCheckpoints(t *testing.T) {
 				t.Errorf("directory gone %v, want %v", os.IsNotExist(err), c.dirGone)
 			}
 		})
+	}
+}
+
+// TestBenchCheckStoredReports checks a document against the report.json a
+// run left (bench --reports --check): the rows reproduce; a number off, a
+// report of the other configuration and a missing report are errors.
+func TestBenchCheckStoredReports(t *testing.T) {
+	out := t.TempDir()
+	rep := experiment.Report{System: "Crazyflie", Extra: map[string]string{"configuration": experiment.ConfigFull},
+		Models: []experiment.ModelReport{{Name: "CaLiSym-GR", OODARMSE: 0.0040861, IDARMSE: 0.0057942, Horizon: 100, Params: 23688, FLOPsPerStep: 76416,
+			MultiHorizon: []experiment.HorizonRow{{Horizon: 5, OODMSE: 1.5011e-05}, {Horizon: 100, OODMSE: 0.0040861}}}}}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "crazyflie"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "crazyflie", "report.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(ood string) string {
+		path := filepath.Join(t.TempDir(), "README.md")
+		text := "# x\n\n## Robot benchmarks\n\n| system | model | OOD AR MSE | ID AR MSE | horizon | params | FLOPs/step |\n|---|---|---:|---:|---:|---:|---:|\n" +
+			"| `crazyflie --full` | CaLiSym-GR | " + ood + " | 0.005794 | 100 | 23,688 | 76,416 |\n\n" +
+			"| horizon | model | 5 | 100 |\n|---|---|---:|---:|\n| `crazyflie --full` | CaLiSym-GR | 1.501e-05 | 0.004086 |\n"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	args := func(check string, extra ...string) []string {
+		return append([]string{"bench", "--system", "crazyflie", "--out", out, "--reports", "--check", check}, extra...)
+	}
+	if stdout, _, err := runCLI(t, args(doc("0.004086"), "--full")...); err != nil || !strings.Contains(stdout, "the 2 rows") {
+		t.Fatalf("the stored report against its rows: %v\n%s", err, stdout)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"number off", args(doc("0.004087"), "--full"), "column 3 reads \"0.004087\""},
+		{"modest asked, full stored", args(doc("0.004086")), "not \"modest (default)\""},
+		{"no report", []string{"bench", "--system", "crazyflie_gravity", "--out", out, "--reports", "--check", doc("0.004086"), "--full"}, "report.json"},
+		{"no document", []string{"bench", "--system", "crazyflie", "--out", out, "--reports", "--full"}, "--check FILE"},
+	} {
+		_, _, err := runCLI(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.want)
+		}
+		if c.name == "number off" && !errors.Is(err, errPublished) {
+			t.Errorf("number off: %v is not errPublished", err)
+		}
 	}
 }

@@ -104,6 +104,13 @@ type RealOptions struct {
 	Checkpoints string
 }
 
+// The training configurations a real-robot report names
+// (Report.Configuration).
+const (
+	ConfigModest = "modest (default)"
+	ConfigFull   = "full (paper, Appendix D)"
+)
+
 // CheckpointFile returns the checkpoint path of a model in dir
 // ("CaLiSym-GR" → dir/calisym-gr.ckpt).
 func CheckpointFile(dir, model string) string {
@@ -494,7 +501,7 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		"ood_files":       strings.Join(b.Files[splitOOD], ", "),
 		"train_windows":   fmt.Sprintf("%d samples, stride %d (%d kept of %d candidate windows in all files)", trainSpec.Window.Length, trainSpec.Window.Stride, b.TrainConversion.Windows.Kept, b.TrainConversion.Windows.Total),
 		"eval_windows":    fmt.Sprintf("%d samples (horizon %d + 1), stride %d (ID test %d): %d ID-test and %d OOD rollouts at the headline horizon", evalSpec.Window.Length, sys.horizon, evalSpec.Window.Stride, cmp.Or(sys.idStride, sys.evalStride), len(trainer.EvalWindows(b.Data.ID, sys.horizon, b.Spec.EvalStride, 0)), len(trainer.EvalWindows(b.Data.OOD, sys.horizon, b.Spec.EvalStride, 0))),
-		"configuration":   map[bool]string{false: "modest (default)", true: "full (paper, Appendix D)"}[opt.Full],
+		"configuration":   map[bool]string{false: ConfigModest, true: ConfigFull}[opt.Full],
 		"rate_hz":         fmt.Sprint(trainSpec.Resample.Rate),
 		"filter":          trainSpec.Filter.Kind,
 		"paper":           sys.paperNote,

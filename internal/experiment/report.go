@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,6 +38,25 @@ func writeReport(rep *Report, outDir string) error {
 	}
 	return nil
 }
+
+// ReadReport reads a report.json that a run wrote. Values a diverged model
+// left non-finite were written as null and read as zero.
+func ReadReport(path string) (*Report, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, fmt.Errorf("experiment: report %s: %w", path, err)
+	}
+	return &rep, nil
+}
+
+// Configuration returns what a real-robot report says of its training
+// configuration ("modest (default)" or "full (paper, Appendix D)"; "" when
+// it does not say).
+func (r *Report) Configuration() string { return r.Extra["configuration"] }
 
 // sanitize returns a JSON-safe copy of the report: encoding/json rejects
 // NaN and ±Inf, which a diverged model legitimately produces, so they are
