@@ -178,34 +178,34 @@ type realSystem struct {
 	fullStride int
 }
 
-var quadrotorChannels = []string{"q1 (x) [m]", "q2 (y) [m]", "q3 (z) [m]", "q4 [rad]", "q5 [rad]", "q6 [rad]",
-	"p_x [kg·m/s]", "p_y [kg·m/s]", "p_z [kg·m/s]", "L_x [kg·m²/s]", "L_y [kg·m²/s]", "L_z [kg·m²/s]"}
-
-// crazyflieFlights splits the Crazyflie flights: the benchmark's own test
-// flights (crazyflie/test/, one multisine and two random-input flights,
-// run 4 of each) are OOD, as in the params' split; of the 16 training
-// flights the last run of each of the five manoeuvre families (melon run 4,
-// multisine run 3, random1 run 3, random2 run 3, square run 4) is the ID
-// test set, so every family trains and is tested in distribution.
-var (
-	crazyflieOOD    = []string{"crazyflie/test/*"}
-	crazyflieIDTest = []string{"melon_20251017_run4.*", "multisine_20251017_run3.*", "random1_20251017_run3.*",
-		"random2_20251017_run3.*", "square_20251017_run4.*"}
-)
+// quadrotorChannels returns the labels of a quadrotor's state channels
+// (relative SE(3) pose).
+func quadrotorChannels() []string {
+	return []string{"q1 (x) [m]", "q2 (y) [m]", "q3 (z) [m]", "q4 [rad]", "q5 [rad]", "q6 [rad]",
+		"p_x [kg·m/s]", "p_y [kg·m/s]", "p_z [kg·m/s]", "L_x [kg·m²/s]", "L_y [kg·m²/s]", "L_z [kg·m²/s]"}
+}
 
 func realSystems() map[string]realSystem {
+	// The Crazyflie flights split: the benchmark's own test flights
+	// (crazyflie/test/, one multisine and two random-input flights, run 4
+	// of each) are OOD, as in the params' split; of the 16 training flights
+	// the last run of each of the five manoeuvre families (melon run 4,
+	// multisine run 3, random1 run 3, random2 run 3, square run 4) is the
+	// ID test set, so every family trains and is tested in distribution.
 	cf := realSystem{
 		name: RealCrazyflie, title: "Crazyflie 2.1 Brushless (relative SE(3) pose)", params: "crazyflie.yaml",
 		horizon: 100, horizons: []int{5, 10, 25, 50, 100},
-		ood: crazyflieOOD, idTest: crazyflieIDTest,
-		trainStride: 50, evalStride: 10, idStride: 50, perWindow: true, channels: quadrotorChannels,
+		ood: []string{"crazyflie/test/*"},
+		idTest: []string{"melon_20251017_run4.*", "multisine_20251017_run3.*", "random1_20251017_run3.*",
+			"random2_20251017_run3.*", "square_20251017_run4.*"},
+		trainStride: 50, evalStride: 10, idStride: 50, perWindow: true, channels: quadrotorChannels(),
 		paperNote: "the paper's quadrotor results are on the AscTec Pelican dataset, another vehicle: no number to compare",
 		split:     "by flight: crazyflie/test/* (3 flights) OOD; melon run 4, multisine run 3, random1 run 3, random2 run 3, square run 4 ID test; the other 11 flights train",
 		models:    quadrotorModels,
 	}
 	cg := cf
 	cg.name, cg.title, cg.params = RealCrazyflieGravity, "Crazyflie 2.1 Brushless (gravity-aware pose)", "crazyflie_gravity.yaml"
-	cg.channels = slices.Clone(quadrotorChannels)
+	cg.channels = quadrotorChannels()
 	cg.channels[3], cg.channels[4], cg.channels[5] = "roll [rad]", "pitch [rad]", "yaw [rad]"
 	return map[string]realSystem{
 		AnymalSim:            anymalSystem(),
