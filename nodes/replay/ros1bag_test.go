@@ -156,6 +156,7 @@ func TestReplayROS1Bag(t *testing.T) {
 		t.Fatalf("%d /joint_states messages, %d fresh: replay handled %d, skipped %d, %d predictions (%d in the file), %d suppressed",
 			len(states), len(fresh), got.res.Messages, got.res.Skipped, st.Predictions, len(got.preds), st.Suppressed)
 	}
+	t.Logf("%d /joint_states messages: %d predictions, %d stale (header more than %v s older than the recording)", len(states), len(fresh), len(states)-len(fresh), params.Node.MaxAge)
 	if len(fresh) < 1000 || len(states)-len(fresh) == 0 {
 		t.Fatalf("%d of %d messages fresh: the bag no longer tests both cases", len(fresh), len(states))
 	}
