@@ -325,7 +325,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		if maxAge == 0 {
 			maxAge = cfg.MaxAge
 		}
-		in.maxAge = int64(maxAge * 1e9)
+		in.maxAge = int64(math.Round(maxAge * 1e9))
 		t, ok := types[tc.Topic]
 		if ok {
 			if rosmsg.NormalizeType(t.Type) != rosmsg.NormalizeType(tc.Type) {
@@ -764,7 +764,7 @@ func (nd *Node) forecast(now int64) {
 	if ne == 0 {
 		return
 	}
-	usePlan := nd.plan.topic != "" && nd.plan.have && now-nd.plan.stamp <= int64(nd.cfg.Ports.MaxAge*1e9)
+	usePlan := nd.plan.topic != "" && nd.plan.have && now-nd.plan.stamp <= int64(math.Round(nd.cfg.Ports.MaxAge*1e9))
 	if nd.plan.topic != "" && !usePlan {
 		nd.stats.ForecastFallbacks++
 	}
@@ -786,7 +786,7 @@ func (nd *Node) maybeDiagnostics(now int64, force bool) error {
 	if !force && now < nd.nextDiag && key == nd.lastDiag {
 		return nil
 	}
-	period := int64(nd.cfg.DiagnosticsPeriod * 1e9)
+	period := int64(math.Round(nd.cfg.DiagnosticsPeriod * 1e9))
 	if nd.nextDiag == math.MinInt64 || now >= nd.nextDiag {
 		nd.nextDiag = now + period
 	}
@@ -890,7 +890,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			st.Level, st.Message = msgs.DiagnosticError, nd.plan.reject
 		case !nd.plan.have:
 			st.Level, st.Message = msgs.DiagnosticWarn, "no port trajectory yet: holding the latest ports"
-		case now-nd.plan.stamp > int64(nd.cfg.Ports.MaxAge*1e9):
+		case now-nd.plan.stamp > int64(math.Round(nd.cfg.Ports.MaxAge*1e9)):
 			st.Level, st.Message = msgs.DiagnosticWarn, "port trajectory stale: holding the latest ports"
 		}
 		if nd.plan.have {
