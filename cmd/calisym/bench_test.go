@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/trainer"
 )
 
 // TestRemoveCheckpoints requires a finished system's checkpoints to go,
@@ -102,5 +105,81 @@ func TestBenchCheckStoredReports(t *testing.T) {
 		if c.name == "number off" && !errors.Is(err, errPublished) {
 			t.Errorf("number off: %v is not errPublished", err)
 		}
+	}
+}
+
+// TestBenchCheckpointsCLI leaves a checkpoint of the real pendulum's
+// CaLiSym after one of two epochs, as an interrupted run would, and runs
+// `bench --system double_pendulum_hw --epochs 2 --checkpoints DIR` as a
+// user would: it says that it resumes, its report equals that of a run
+// without checkpoints to the bit, and the checkpoints are gone once the
+// report is written. A checkpoint written with another seed is refused.
+func TestBenchCheckpointsCLI(t *testing.T) {
+	fixtures.Path(t, "double_pendulum_hw", "trajectories")
+	ctx := context.Background()
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	sysDir := filepath.Join(ck, experiment.RealDoublePendulumHW)
+	interrupted := func(seed uint64) string {
+		t.Helper()
+		b, err := experiment.PrepareReal(ctx, experiment.RealDoublePendulumHW, experiment.RealOptions{DataRoot: fixtures.DataDir(),
+			ParamsDir: filepath.Join(fixtures.Root(), "params"), Epochs: 2, Workers: 1, Seed: seed, Checkpoints: sysDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := b.Spec.Models[0]
+		l, err := experiment.NewLearner(ms, b.Data.Train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ms.Train.OnEpoch = func(trainer.EpochStats) { cancel() } // Ctrl-C during the first epoch
+		var ie *trainer.Interrupted
+		if _, err := trainer.Train(stop, l, b.Data.Train, b.Data.ID, ms.Train); !errors.As(err, &ie) || ie.Done != 1 || ie.Checkpoint == "" {
+			t.Fatalf("interrupted training: %v", err)
+		}
+		return ie.Checkpoint
+	}
+	bench := func(out string, extra ...string) (string, error) {
+		args := append([]string{"bench", "--system", experiment.RealDoublePendulumHW, "--data", fixtures.DataDir(),
+			"--params", filepath.Join(fixtures.Root(), "params"), "--epochs", "2", "--workers", "1", "--quiet", "--out", out}, extra...)
+		_, stderr, err := runCLI(t, args...)
+		return stderr, err
+	}
+	report := func(out string) *experiment.Report {
+		t.Helper()
+		rep, err := experiment.ReadReport(filepath.Join(out, experiment.RealDoublePendulumHW, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+
+	path := interrupted(0)
+	stderr, err := bench(filepath.Join(dir, "resumed"), "--checkpoints", ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "resuming CaLiSym-GRB from " + path + " (epoch 1 of 2"; !strings.Contains(stderr, want) {
+		t.Errorf("the run does not say %q:\n%s", want, stderr)
+	}
+	if _, err := os.Stat(sysDir); !os.IsNotExist(err) {
+		t.Errorf("checkpoints left after the report: %v", err)
+	}
+	if _, err := bench(filepath.Join(dir, "plain"), "--checkpoints", "none"); err != nil {
+		t.Fatal(err)
+	}
+	resumed, plain := report(filepath.Join(dir, "resumed")), report(filepath.Join(dir, "plain"))
+	for i, m := range resumed.Models {
+		p := plain.Models[i]
+		if m.OODARMSE != p.OODARMSE || m.IDARMSE != p.IDARMSE || len(m.History) != 2 || m.History[1].Loss != p.History[1].Loss {
+			t.Errorf("%s resumed: OOD %v, ID %v, %d epochs; without checkpoints: OOD %v, ID %v", m.Name, m.OODARMSE, m.IDARMSE, len(m.History), p.OODARMSE, p.IDARMSE)
+		}
+	}
+
+	interrupted(7)
+	if _, err := bench(filepath.Join(dir, "other"), "--checkpoints", ck); !errors.Is(err, trainer.ErrCheckpoint) || !strings.Contains(err.Error(), "seed 7") {
+		t.Errorf("a checkpoint of another seed: %v", err)
 	}
 }
