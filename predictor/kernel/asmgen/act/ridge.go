@@ -407,6 +407,18 @@ func ridge(s *isa) {
 	RET()
 }
 
+// retire finishes a full block of R rows whose dot products are in y: its
+// activation, then (with keep) rPrev pointed at it for the chain, and the
+// block pointer, the row offset and the rows left moved past it.
+func (g *ridgeGen) retire(y VecPhysical, keep bool) {
+	g.act(y, g.R)
+	if keep {
+		MOVQ(rP, rPrev)
+	}
+	nextBlock(g.R)
+	SUBQ(U8(g.R), rK)
+}
+
 // prevBlock sets rPrev to the first row of the block back blocks before rP.
 func (g *ridgeGen) prevBlock(back int) {
 	IMUL3Q(I32(-back*g.R), rS, rPrev)
@@ -421,23 +433,17 @@ func (g *ridgeGen) lag2Loop() {
 	R := g.R
 	loop, flush2, flush1 := g.newLabel("loop"), g.newLabel("flush2_"), g.newLabel("flush1_")
 	y := g.dot(rP, R)
-	g.act(y, R)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, false)
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(flush1))
 	y = g.dot(rP, R)
-	g.act(y, R)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, false)
 	Label(loop)
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(flush2))
 	g.prevBlock(2)
 	y = g.fused(-16 * R)
-	g.act(y, R)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, false)
 	JMP(LabelRef(loop))
 	Label(flush2)
 	g.prevBlock(2)
@@ -453,10 +459,7 @@ func (g *ridgeGen) reorderLoop() {
 	R := g.R
 	loop, flush := g.newLabel("loop"), g.newLabel("flush")
 	y := g.dot(rP, R)
-	g.act(y, R)
-	MOVQ(rP, rPrev)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, true)
 	Label(loop)
 	CMPQ(rK, U8(R))
 	JLT(LabelRef(flush))
@@ -470,10 +473,7 @@ func (g *ridgeGen) reorderLoop() {
 	LEAQ(Mem{Base: rP, Index: rS, Scale: uint8(R)}, rPF)
 	g.chain(rPrev, R, -8*R, true)
 	VMOVUPD(gm, y)
-	g.act(y, R)
-	MOVQ(rP, rPrev)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, true)
 	JMP(LabelRef(loop))
 	Label(flush)
 	g.chain(rPrev, R, -8*R, false)
@@ -652,10 +652,7 @@ func (g *ridgeGen) regLoop(rem string) {
 		rec(1, regTMax)
 	}
 	y := g.dot(rP, R)
-	g.act(y, R)
-	MOVQ(rP, rPrev)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, true)
 	Label(loop)
 	CMPQ(rK, U8(R))
 	flush := g.newLabel("rflush")
@@ -663,10 +660,7 @@ func (g *ridgeGen) regLoop(rem string) {
 	search(fusedLbl)
 	Label(after)
 	y = g.reduce()
-	g.act(y, R)
-	MOVQ(rP, rPrev)
-	nextBlock(R)
-	SUBQ(U8(R), rK)
+	g.retire(y, true)
 	JMP(LabelRef(loop))
 	Label(flush)
 	search(chainLbl)
