@@ -218,6 +218,7 @@ type Node struct {
 
 	plan struct {
 		topic    string
+		maxAge   int64 // ns: Ports.MaxAge
 		data     []float64
 		rows     int
 		stamp    int64
@@ -325,7 +326,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		if maxAge == 0 {
 			maxAge = cfg.MaxAge
 		}
-		in.maxAge = int64(math.Round(maxAge * 1e9))
+		in.maxAge = nanos(maxAge)
 		t, ok := types[tc.Topic]
 		if ok {
 			if rosmsg.NormalizeType(t.Type) != rosmsg.NormalizeType(tc.Type) {
@@ -372,9 +373,14 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 	nd.trigger = nd.byTopic[cfg.Trigger.Topic]
 	if cfg.Ports.Forecast == ForecastTopic {
 		nd.plan.topic = cfg.Ports.Topic
+		nd.plan.maxAge = nanos(cfg.Ports.MaxAge)
 	}
 	return nil
 }
+
+// nanos returns a duration in seconds as whole nanoseconds, rounded (not
+// truncated: 0.29 s is 290,000,000 ns).
+func nanos(seconds float64) int64 { return int64(math.Round(seconds * 1e9)) }
 
 // stampMode says where an input's stamps come from: 0 the receive time,
 // 1 header.stamp.sec and .nanosec (ROS 2), 2 header.stamp.sec and .nsec
@@ -715,7 +721,7 @@ func (nd *Node) predict(now, received int64) error {
 			return fmt.Errorf("node: publish %s: %w", o.Prediction, err)
 		}
 	}
-	stepNs := int64(math.Round(nd.dt * 1e9))
+	stepNs := nanos(nd.dt)
 	if o.Joints != "-" && nd.nj > 0 {
 		k := nd.cfg.PreviewStep - 1
 		copy(nd.js.Position, nd.traj.Q[k*n+n-nd.nj:(k+1)*n])
@@ -764,7 +770,7 @@ func (nd *Node) forecast(now int64) {
 	if ne == 0 {
 		return
 	}
-	usePlan := nd.plan.topic != "" && nd.plan.have && now-nd.plan.stamp <= int64(math.Round(nd.cfg.Ports.MaxAge*1e9))
+	usePlan := nd.plan.topic != "" && nd.plan.have && now-nd.plan.stamp <= nd.plan.maxAge
 	if nd.plan.topic != "" && !usePlan {
 		nd.stats.ForecastFallbacks++
 	}
@@ -786,7 +792,7 @@ func (nd *Node) maybeDiagnostics(now int64, force bool) error {
 	if !force && now < nd.nextDiag && key == nd.lastDiag {
 		return nil
 	}
-	period := int64(math.Round(nd.cfg.DiagnosticsPeriod * 1e9))
+	period := nanos(nd.cfg.DiagnosticsPeriod)
 	if nd.nextDiag == math.MinInt64 || now >= nd.nextDiag {
 		nd.nextDiag = now + period
 	}
@@ -890,7 +896,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			st.Level, st.Message = msgs.DiagnosticError, nd.plan.reject
 		case !nd.plan.have:
 			st.Level, st.Message = msgs.DiagnosticWarn, "no port trajectory yet: holding the latest ports"
-		case now-nd.plan.stamp > int64(math.Round(nd.cfg.Ports.MaxAge*1e9)):
+		case now-nd.plan.stamp > nd.plan.maxAge:
 			st.Level, st.Message = msgs.DiagnosticWarn, "port trajectory stale: holding the latest ports"
 		}
 		if nd.plan.have {
