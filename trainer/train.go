@@ -43,6 +43,10 @@ type Config struct {
 	Progress io.Writer `json:"-"`
 	// OnEpoch, if set, is called after every epoch.
 	OnEpoch func(EpochStats) `json:"-"`
+	// OnResume, if set, is called when the run resumes from the checkpoint
+	// at CheckpointPath, with the epochs it holds and their training time
+	// [s], before the first epoch.
+	OnResume func(epoch int, seconds float64) `json:"-"`
 }
 
 // DefaultConfig returns the paper's double-pendulum settings (Appendix D).
@@ -191,6 +195,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			}
 			start, saved = ck.Epoch, ck.Epoch
 			hist = &ck.History
+			if cfg.OnResume != nil {
+				cfg.OnResume(ck.Epoch, ck.History.Seconds)
+			}
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}

@@ -209,7 +209,8 @@ func TestTrainingReducesLoss(t *testing.T) {
 }
 
 // TestCheckpointResume interrupts a run, resumes it from the checkpoint and
-// requires the same parameters as an uninterrupted run.
+// requires the same parameters as an uninterrupted run, and OnResume to
+// report the epochs the checkpoint held.
 func TestCheckpointResume(t *testing.T) {
 	ds := toyDataset(t, 2, 80, 2, 0, 12)
 	cfg := DefaultConfig()
@@ -226,10 +227,15 @@ func TestCheckpointResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2.Epochs = 4
+	resumedAt := -1
+	c2.OnResume = func(epoch int, _ float64) { resumedAt = epoch }
 	b := symplecticLearner(t, ds, predictor.KindGR, 6)
 	h, err := Train(context.Background(), b, ds, nil, c2)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resumedAt != 2 {
+		t.Errorf("OnResume reported epoch %d, want 2", resumedAt)
 	}
 	if len(h.Epochs) != 4 {
 		t.Errorf("resumed history has %d epochs", len(h.Epochs))

@@ -160,10 +160,8 @@ func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Wr
 	fmt.Fprintf(log, "kernels: %s\n", rep.Kernels)
 	for _, ms := range spec.Models {
 		fmt.Fprintf(log, "training %s (%s)\n", ms.Name, ms.Kind)
-		if path := ms.Train.CheckpointPath; path != "" {
-			if ck, err := trainer.LoadCheckpoint(path); err == nil {
-				fmt.Fprintf(log, "resuming %s from %s (epoch %d of %d, %.0f s trained)\n", ms.Name, path, ck.Epoch, ms.Train.Epochs, ck.History.Seconds)
-			}
+		ms.Train.OnResume = func(epoch int, seconds float64) {
+			fmt.Fprintf(log, "resuming %s from %s (epoch %d of %d, %.0f s trained)\n", ms.Name, ms.Train.CheckpointPath, epoch, ms.Train.Epochs, seconds)
 		}
 		tr, err := train(ctx, ms, data)
 		if err != nil {
