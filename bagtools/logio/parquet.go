@@ -86,10 +86,6 @@ type pqColumn struct {
 // defaults. A missing column yields an error wrapping ErrMissingColumn that
 // lists the available ones.
 func OpenParquet(path string, opts *ParquetOptions) (*ParquetTable, error) {
-	var o ParquetOptions
-	if opts != nil {
-		o = *opts
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
@@ -99,7 +95,7 @@ func OpenParquet(path string, opts *ParquetOptions) (*ParquetTable, error) {
 		f.Close()
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
-	t, err := newParquet(path, f, st.Size(), o)
+	t, err := NewParquetTable(f, st.Size(), path, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -120,10 +116,10 @@ func NewParquetTable(r io.ReaderAt, size int64, name string, opts *ParquetOption
 
 func newParquet(path string, r io.ReaderAt, size int64, o ParquetOptions) (t *ParquetTable, err error) {
 	defer func() {
-		// The library panics on some corrupt schemas (a MAP annotation on
-		// a leaf, for one).
+		// The library panics on some corrupt footers and schemas (a MAP
+		// annotation on a leaf, for one).
 		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("parquet: %s: %w: the parquet reader failed on its schema: %v", path, ErrCorrupt, p)
+			t, err = nil, fmt.Errorf("parquet: %s: %w: the parquet reader failed: %v", path, ErrCorrupt, p)
 		}
 	}()
 	pf, err := openParquetFile(r, size)
@@ -183,9 +179,8 @@ func newParquet(path string, r io.ReaderAt, size int64, o ParquetOptions) (t *Pa
 
 // openParquetFile opens the parquet file of r (size bytes) without its page
 // indexes and bloom filters. It checks the magic numbers and that the footer
-// fits the file first (the library allocates the footer length it reads),
-// and returns a panic of the library on corrupt bytes as an error.
-func openParquetFile(r io.ReaderAt, size int64) (pf *parquet.File, err error) {
+// fits the file first (the library allocates the footer length it reads).
+func openParquetFile(r io.ReaderAt, size int64) (*parquet.File, error) {
 	const magic = "PAR1"
 	if size < 12 {
 		return nil, fmt.Errorf("%d bytes are too few for a parquet file", size)
@@ -204,11 +199,6 @@ func openParquetFile(r io.ReaderAt, size int64) (pf *parquet.File, err error) {
 	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
 		return nil, fmt.Errorf("the footer claims %d bytes, the file has %d", n, size)
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			pf, err = nil, fmt.Errorf("the parquet reader failed: %v", p)
-		}
-	}()
 	return parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 }
 

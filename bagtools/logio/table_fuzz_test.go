@@ -6,49 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// smallParquet returns a parquet file of n pqRow rows, written with opts.
+// smallParquet returns a parquet file of pqRows(n), written with opts.
 func smallParquet(tb testing.TB, n int, opts ...parquet.WriterOption) []byte {
-	tb.Helper()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[pqRow](&buf, opts...)
-	base := time.Date(2025, 10, 17, 12, 0, 0, 0, time.UTC)
-	for i := range n {
-		r := pqRow{T: 0.01 * float64(i), I: int32(-i), B: i%2 == 1, F: float32(i) / 4,
-			TS: base.Add(time.Duration(i) * 10 * time.Millisecond), S: "1.5", Micro: int64(i) * 1500}
-		if i%3 != 0 {
-			v := int64(i) << 33
-			r.L = &v
-		}
-		if _, err := w.Write([]pqRow{r}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// fuzzFile writes data to a file of the test's temporary directory.
-func fuzzFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	rows, _ := pqRows(n)
+	return writeParquet(tb, rows, opts...)
 }
 
 // drainTable reads a table to its end or its first error, which must be one
@@ -100,7 +70,7 @@ func FuzzCSVTable(f *testing.F) {
 	f.Add([]byte("0;1;2\n1;2\n"), false)
 	f.Add([]byte("t,\"x\ny\",z\n1,2,3"), true)
 	f.Fuzz(func(t *testing.T, data []byte, header bool) {
-		tab, err := OpenCSV(fuzzFile(t, "f.csv", data), &CSVOptions{Header: header})
+		tab, err := OpenCSV(writeFile(t, "f.csv", string(data)), &CSVOptions{Header: header})
 		if err != nil {
 			return
 		}
@@ -109,10 +79,10 @@ func FuzzCSVTable(f *testing.F) {
 	})
 }
 
-// TestParquetCodecs reads a file written with each compression codec the
-// parquet library writes, in data pages of both versions and many pages per
-// chunk, and checks it reads as the uncompressed one: the page checks pass
-// every valid page.
+// TestParquetCodecs reads a file written uncompressed and with each
+// compression codec the parquet library writes, in data pages of both
+// versions and many pages per chunk, and checks that each reads the values
+// written: the page checks pass every valid page.
 func TestParquetCodecs(t *testing.T) {
 	read := func(data []byte) [][]float64 {
 		tab, err := NewParquetTable(bytes.NewReader(data), int64(len(data)), "x.parquet", &ParquetOptions{MaxPageSize: 4 << 10})
@@ -126,10 +96,8 @@ func TestParquetCodecs(t *testing.T) {
 		}
 		return rows
 	}
-	want := read(smallParquet(t, 300))
-	if len(want) != 300 {
-		t.Fatalf("%d rows", len(want))
-	}
+	rows, want := pqRows(300)
+	sameRows(t, read(writeParquet(t, rows)), want)
 	for _, c := range []struct {
 		name  string
 		codec parquet.WriterOption
@@ -142,7 +110,7 @@ func TestParquetCodecs(t *testing.T) {
 	} {
 		for _, v := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s v%d", c.name, v), func(t *testing.T) {
-				sameRows(t, read(smallParquet(t, 300, c.codec, parquet.DataPageVersion(v), parquet.PageBufferSize(256), parquet.MaxRowsPerRowGroup(128))), want)
+				sameRows(t, read(writeParquet(t, rows, c.codec, parquet.DataPageVersion(v), parquet.PageBufferSize(256), parquet.MaxRowsPerRowGroup(128))), want)
 			})
 		}
 	}
@@ -206,7 +174,7 @@ func TestParquetCorruptSizes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			path := fuzzFile(t, "bad.parquet", []byte(tc.data))
+			path := writeFile(t, "bad.parquet", tc.data)
 			tab, err := OpenParquet(path, nil)
 			if err == nil {
 				defer tab.Close()

@@ -1,6 +1,7 @@
 package logio
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -294,15 +295,11 @@ type pqRow struct {
 	Micro int64     `parquet:"micro,timestamp(microsecond)"`
 }
 
-func TestParquetTypes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[pqRow](f, parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(64))
-	const n = 50
+// pqRows returns n rows of every column type the reader converts, and the
+// values it must read from them: nulls in l and o, a non-number in s.
+func pqRows(n int) ([]pqRow, [][]float64) {
 	base := time.Date(2025, 10, 17, 12, 0, 0, 0, time.UTC)
+	var rows []pqRow
 	var want [][]float64
 	nan := math.NaN()
 	for i := 0; i < n; i++ {
@@ -330,15 +327,29 @@ func TestParquetTypes(t *testing.T) {
 		if r.B {
 			b = 1
 		}
+		rows = append(rows, r)
 		want = append(want, []float64{r.T, float64(r.I), l, b, float64(r.F), float64(r.TS.UnixMilli()) / 1e3, s, o, float64(i) * 1500e-6})
-		if _, err := w.Write([]pqRow{r}); err != nil {
-			t.Fatal(err)
-		}
+	}
+	return rows, want
+}
+
+// writeParquet returns the parquet file of rows, written with opts.
+func writeParquet(tb testing.TB, rows []pqRow, opts ...parquet.WriterOption) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[pqRow](&buf, opts...)
+	if _, err := w.Write(rows); err != nil {
+		tb.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Close()
+	return buf.Bytes()
+}
+
+func TestParquetTypes(t *testing.T) {
+	rows, want := pqRows(50)
+	path := writeFile(t, "x.parquet", string(writeParquet(t, rows, parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(64))))
 
 	tab, err := OpenParquet(path, nil)
 	if err != nil {
@@ -351,11 +362,11 @@ func TestParquetTypes(t *testing.T) {
 	if len(tab.pf.RowGroups()) < 2 {
 		t.Fatalf("%d row groups, want several", len(tab.pf.RowGroups()))
 	}
-	rows, err := readTable(t, tab)
+	rows2, err := readTable(t, tab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameRows(t, rows, want)
+	sameRows(t, rows2, want)
 	nans := tab.NaNCounts()
 	wantNaNs := []NaNCount{
 		{Column: "l", Count: 17, FirstRow: 0},
@@ -371,13 +382,13 @@ func TestParquetTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	rows, err = readTable(t, sub)
+	rows2, err = readTable(t, sub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range rows {
-		if rows[i][1] != want[i][0] || !(rows[i][0] == want[i][7] || math.IsNaN(want[i][7]) && math.IsNaN(rows[i][0])) {
-			t.Fatalf("row %d = %v", i, rows[i])
+	for i := range rows2 {
+		if rows2[i][1] != want[i][0] || !(rows2[i][0] == want[i][7] || math.IsNaN(want[i][7]) && math.IsNaN(rows2[i][0])) {
+			t.Fatalf("row %d = %v", i, rows2[i])
 		}
 	}
 }
