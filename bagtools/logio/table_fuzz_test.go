@@ -86,15 +86,7 @@ func FuzzCSVTable(f *testing.F) {
 func TestParquetCodecs(t *testing.T) {
 	read := func(data []byte) [][]float64 {
 		tab, err := NewParquetTable(bytes.NewReader(data), int64(len(data)), "x.parquet", &ParquetOptions{MaxPageSize: 4 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tab.Close()
-		rows, err := readTable(t, tab)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
+		return readAllRows(t, tab, err)
 	}
 	rows, want := pqRows(300)
 	sameRows(t, read(writeParquet(t, rows)), want)

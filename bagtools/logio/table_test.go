@@ -40,6 +40,21 @@ func readTable(t *testing.T, tab Table) ([][]float64, error) {
 	}
 }
 
+// readAllRows fails the test on the error of opening tab, closes tab when
+// the test ends, and returns every row, failing the test on a read error.
+func readAllRows[T Table](t *testing.T, tab T, err error) [][]float64 {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tab.Close() })
+	rows, err := readTable(t, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -162,14 +177,7 @@ func TestCSVFixtures(t *testing.T) {
 			t.Skip("no CSV files")
 		}
 		tab, err := OpenCSV(files[0], &CSVOptions{Header: true, Columns: []string{"time", "pos_meas1", "vel_meas1", "tau_meas2"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tab.Close()
-		rows, err := readTable(t, tab)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := readAllRows(t, tab, err)
 		if len(rows) < 1000 || rows[0][0] != 0 {
 			t.Fatalf("%d rows, first time %v", len(rows), rows[0][0])
 		}
@@ -237,14 +245,7 @@ func TestParquetFixture(t *testing.T) {
 	for _, file := range files[:3] {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			tab, err := OpenParquet(file, &ParquetOptions{Columns: cols})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tab.Close()
-			rows, err := readTable(t, tab)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rows := readAllRows(t, tab, err)
 			if int64(len(rows)) != tab.NumRows() || len(rows) < 5000 || len(rows) > 8000 {
 				t.Fatalf("%d rows (file says %d), want about 6000", len(rows), tab.NumRows())
 			}
