@@ -55,6 +55,7 @@ type ParquetTable struct {
 	max   int64         // page size limit (ParquetOptions.MaxPageSize)
 	hdr   []byte        // page header buffer of checkChunk
 	body  []byte        // page body buffer of checkPageData
+	out   []byte        // LZ4 output buffer of decompressedSize
 	zstd  *zstd.Decoder // checkPageData's, made on the first zstd page
 	pf    *parquet.File
 	names []string
@@ -296,7 +297,7 @@ func (t *ParquetTable) checkPageData(codec format.CompressionCodec, h *format.Pa
 	if _, err := t.r.ReadAt(src, pos+levels); err != nil {
 		return fmt.Errorf("reading the page: %w", err)
 	}
-	got, err := decompressedSize(codec, src, want, t.max, &t.zstd)
+	got, err := t.decompressedSize(codec, src, want)
 	if err != nil {
 		return fmt.Errorf("%v data does not decompress: %w: %w", codec, ErrCorrupt, err)
 	}
@@ -307,29 +308,32 @@ func (t *ParquetTable) checkPageData(codec format.CompressionCodec, h *format.Pa
 }
 
 // decompressedSize returns the size src decompresses to with codec, or
-// want+1 where it is more; it allocates at most want bytes, and the zstd
-// decoder it keeps in *zd at most limit bytes.
-func decompressedSize(codec format.CompressionCodec, src []byte, want, limit int64, zd **zstd.Decoder) (int64, error) {
+// want+1 where it is more; its LZ4 buffer holds at most want bytes, and the
+// zstd decoder it keeps in t.zstd allocates at most t.max bytes.
+func (t *ParquetTable) decompressedSize(codec format.CompressionCodec, src []byte, want int64) (int64, error) {
 	switch codec {
 	case format.Snappy:
 		n, err := snappy.DecodedLen(src)
 		return int64(n), err
 	case format.Lz4Raw:
 		// The block decoder fails when the output does not fit.
-		n, err := lz4.UncompressBlock(src, make([]byte, want))
+		if int64(cap(t.out)) < want {
+			t.out = make([]byte, want)
+		}
+		n, err := lz4.UncompressBlock(src, t.out[:want])
 		if err != nil {
 			return want + 1, nil
 		}
 		return int64(n), nil
 	case format.Zstd:
-		if *zd == nil {
-			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(limit)))
+		if t.zstd == nil {
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(t.max)))
 			if err != nil {
 				return 0, err
 			}
-			*zd = d
+			t.zstd = d
 		}
-		r := *zd
+		r := t.zstd
 		if err := r.Reset(bytes.NewReader(src)); err != nil {
 			return 0, err
 		}
