@@ -174,7 +174,10 @@ func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 		pl := &p.layers[li]
 		last := li == len(p.layers)-1
 		if rows == 1 {
-			p.layerOne(w, pl)
+			// The next layer's matrix (the first's after the last, for
+			// the next step of a rollout) is the fused kernel's prefetch
+			// hint.
+			p.layerOne(w, pl, p.layers[(li+1)%len(p.layers)].m)
 			continue
 		}
 		Mt := gen(pl.mt, d2, k, k)
@@ -201,12 +204,13 @@ func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 // layerOne applies one layer to the single row w.z: for GR layers the fused
 // kernel (y = M z, g = a ⊙ sech²(y + b), t = Mᵀ g in one pass over M), for
 // GRB layers the two matrix–vector products around the spline ridge. Then
-// Q += h t_P, P −= h t_Q.
-func (p *Plan) layerOne(w *workspace, pl *planLayer) {
+// Q += h t_P, P −= h t_Q. next is the matrix of the layer that runs after
+// this one, which the fused kernel starts fetching (a hint).
+func (p *Plan) layerOne(w *workspace, pl *planLayer, next []float64) {
 	d, k, h := p.d, p.k, p.h
 	d2 := 2 * d
 	if p.Kind == KindGR && d2 >= fuseMin {
-		kernel.TanhRidgeGrad(k, d2, pl.m, p.ld, pl.b, pl.a, w.z, w.g, w.tv)
+		kernel.TanhRidgeGrad(k, d2, pl.m, p.ld, pl.b, pl.a, w.z, w.g, w.tv, next)
 	} else {
 		kernel.MatVec(k, d2, pl.m, p.ld, w.z, w.y)
 		p.ridge(w, pl, 1)

@@ -15,7 +15,7 @@ func TestActGuardPages(t *testing.T) {
 		}
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17} {
 			for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 31, 33} {
-				TanhRidgeGrad(k, n, guarded(t, k*n), n, guarded(t, k), guarded(t, k), guarded(t, n), guarded(t, k), guarded(t, n))
+				TanhRidgeGrad(k, n, guarded(t, k*n), n, guarded(t, k), guarded(t, k), guarded(t, n), guarded(t, k), guarded(t, n), guarded(t, 1))
 			}
 		}
 	})

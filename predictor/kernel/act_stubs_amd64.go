@@ -29,13 +29,17 @@ func tanhSech2AVX2(rows int, n int, x *float64, ldx int, b *float64, a *float64,
 func tanhSech2AVX512(rows int, n int, x *float64, ldx int, b *float64, a *float64, t *float64, ldt int, s *float64, lds int)
 
 // tanhRidgeGradAVX2 sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)
-// with leading dimension ldm, reading each block of rows of M from memory once.
+// with leading dimension ldm, reading each block of rows of M from memory once;
+// while it chains the last full block it prefetches the first block of rows of
+// next (nil: none), the matrix of the caller's next call.
 //
 //go:noescape
-func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64)
+func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64)
 
 // tanhRidgeGradAVX512 sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)
-// with leading dimension ldm, reading each block of rows of M from memory once.
+// with leading dimension ldm, reading each block of rows of M from memory once;
+// while it chains the last full block it prefetches the first block of rows of
+// next (nil: none), the matrix of the caller's next call.
 //
 //go:noescape
-func tanhRidgeGradAVX512(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64)
+func tanhRidgeGradAVX512(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64)

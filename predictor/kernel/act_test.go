@@ -332,7 +332,7 @@ func TestActNoAlloc(t *testing.T) {
 		for name, f := range map[string]func(){
 			"Sech2":         func() { Sech2(R, n, x, n, b, a, y, n) },
 			"TanhSech2":     func() { TanhSech2(R, n, x, n, b, a, y, n, u, n) },
-			"TanhRidgeGrad": func() { TanhRidgeGrad(n, 2*n, m, 2*n, b, a, z, g, tt) },
+			"TanhRidgeGrad": func() { TanhRidgeGrad(n, 2*n, m, 2*n, b, a, z, g, tt, nil) },
 		} {
 			if allocs := testing.AllocsPerRun(100, f); allocs != 0 {
 				t.Errorf("%s allocates %v times per call", name, allocs)

@@ -18,7 +18,15 @@ import "math"
 // multiply–adds over i increasing, from +0 (so t is zero when k is 0). Every
 // kernel set returns the same bits. g and t must not overlap each other or
 // the inputs.
-func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
+//
+// next is a hint, nil for none: the matrix (leading dimension ldm) of the
+// call that will follow this one, such as the next layer's. While the
+// assembly sets chain their last full block of rows, which has no loads of
+// its own to wait on, they prefetch next's first block of rows, whose
+// products would otherwise start the next call waiting on memory. It
+// changes no result, and prefetches never fault, so next need not hold a
+// whole block.
+func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t, next []float64) {
 	checkMat("TanhRidgeGrad", "m", k, n, m, ldm)
 	checkVec("TanhRidgeGrad", "b", k, b)
 	checkVec("TanhRidgeGrad", "a", k, a)
@@ -37,10 +45,14 @@ func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
 		tanhRidgeGradGo(k, n, m, ldm, b, a, z, g, t)
 		return
 	}
+	var np *float64
+	if len(next) > 0 {
+		np = &next[0]
+	}
 	if active == AVX512 {
-		tanhRidgeGradAVX512(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0])
+		tanhRidgeGradAVX512(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0], np)
 	} else {
-		tanhRidgeGradAVX2(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0])
+		tanhRidgeGradAVX2(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0], np)
 	}
 }
 

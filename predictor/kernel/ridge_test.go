@@ -37,34 +37,40 @@ func newRidgeCase(rng *rand.Rand, k, n, ldm int, special bool) *ridgeCase {
 }
 
 // run calls TanhRidgeGrad and compares g and t bit for bit with the Go
-// reference.
+// reference, with no prefetch hint, with the matrix itself as the hint,
+// and with a hint shorter than a block (next's prefetches may run past it).
 func (c *ridgeCase) run(t *testing.T) {
 	t.Helper()
-	g, tt := make([]float64, c.k+3), make([]float64, c.n+3)
-	for i := range g {
-		g[i] = ridgeSentinel
-	}
-	for i := range tt {
-		tt[i] = ridgeSentinel // t is an output only: its old value must not matter
-	}
-	TanhRidgeGrad(c.k, c.n, c.m, c.ldm, c.b, c.a, c.z, g, tt)
-	what := fmt.Sprintf("k=%d n=%d ldm=%d", c.k, c.n, c.ldm)
-	for i, v := range g {
-		if i >= c.k {
-			if v != ridgeSentinel {
-				t.Fatalf("%s: g[%d] written", what, i)
-			}
-		} else if !sameBits(v, c.gWant[i]) {
-			t.Fatalf("%s: g[%d] = %v (%#x), Go %v (%#x)", what, i, v, math.Float64bits(v), c.gWant[i], math.Float64bits(c.gWant[i]))
+	for _, hint := range []struct {
+		name string
+		next []float64
+	}{{"nil", nil}, {"m", c.m}, {"short", []float64{1}}} {
+		g, tt := make([]float64, c.k+3), make([]float64, c.n+3)
+		for i := range g {
+			g[i] = ridgeSentinel
 		}
-	}
-	for j, v := range tt {
-		if j >= c.n {
-			if v != ridgeSentinel {
-				t.Fatalf("%s: t[%d] written", what, j)
+		for i := range tt {
+			tt[i] = ridgeSentinel // t is an output only: its old value must not matter
+		}
+		TanhRidgeGrad(c.k, c.n, c.m, c.ldm, c.b, c.a, c.z, g, tt, hint.next)
+		what := fmt.Sprintf("k=%d n=%d ldm=%d next=%s", c.k, c.n, c.ldm, hint.name)
+		for i, v := range g {
+			if i >= c.k {
+				if v != ridgeSentinel {
+					t.Fatalf("%s: g[%d] written", what, i)
+				}
+			} else if !sameBits(v, c.gWant[i]) {
+				t.Fatalf("%s: g[%d] = %v (%#x), Go %v (%#x)", what, i, v, math.Float64bits(v), c.gWant[i], math.Float64bits(c.gWant[i]))
 			}
-		} else if !sameBits(v, c.tWant[j]) {
-			t.Fatalf("%s: t[%d] = %v (%#x), Go %v (%#x)", what, j, v, math.Float64bits(v), c.tWant[j], math.Float64bits(c.tWant[j]))
+		}
+		for j, v := range tt {
+			if j >= c.n {
+				if v != ridgeSentinel {
+					t.Fatalf("%s: t[%d] written", what, j)
+				}
+			} else if !sameBits(v, c.tWant[j]) {
+				t.Fatalf("%s: t[%d] = %v (%#x), Go %v (%#x)", what, j, v, math.Float64bits(v), c.tWant[j], math.Float64bits(c.tWant[j]))
+			}
 		}
 	}
 }
@@ -153,14 +159,14 @@ func TestTanhRidgeGradPanics(t *testing.T) {
 	m := make([]float64, 6)
 	v := make([]float64, 3)
 	for name, f := range map[string]func(){
-		"short m":  func() { TanhRidgeGrad(2, 3, m[:5], 3, v, v, v, v, v) },
-		"ldm":      func() { TanhRidgeGrad(2, 3, m, 2, v, v, v, v, v) },
-		"short b":  func() { TanhRidgeGrad(2, 3, m, 3, v[:1], v, v, v, v) },
-		"short a":  func() { TanhRidgeGrad(2, 3, m, 3, v, v[:1], v, v, v) },
-		"short z":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v[:2], v, v) },
-		"short g":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v[:1], v) },
-		"short t":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v, v[:2]) },
-		"negative": func() { TanhRidgeGrad(-1, 3, m, 3, v, v, v, v, v) },
+		"short m":  func() { TanhRidgeGrad(2, 3, m[:5], 3, v, v, v, v, v, nil) },
+		"ldm":      func() { TanhRidgeGrad(2, 3, m, 2, v, v, v, v, v, nil) },
+		"short b":  func() { TanhRidgeGrad(2, 3, m, 3, v[:1], v, v, v, v, nil) },
+		"short a":  func() { TanhRidgeGrad(2, 3, m, 3, v, v[:1], v, v, v, nil) },
+		"short z":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v[:2], v, v, nil) },
+		"short g":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v[:1], v, nil) },
+		"short t":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v, v[:2], nil) },
+		"negative": func() { TanhRidgeGrad(-1, 3, m, 3, v, v, v, v, v, nil) },
 	} {
 		func() {
 			defer func() {
@@ -182,7 +188,7 @@ func BenchmarkTanhRidgeGrad(b *testing.B) {
 				g, t := make([]float64, sh.k), make([]float64, sh.n)
 				b.ReportAllocs()
 				for b.Loop() {
-					TanhRidgeGrad(sh.k, sh.n, m, sh.n, bb, a, z, g, t)
+					TanhRidgeGrad(sh.k, sh.n, m, sh.n, bb, a, z, g, t, nil)
 				}
 				b.ReportMetric(4*float64(sh.k*sh.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 			})
@@ -213,9 +219,9 @@ func BenchmarkTanhRidgeGrad18(b *testing.B) {
 			eachSetB(b, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					for _, m := range ms {
+					for l, m := range ms {
 						if fused {
-							TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t)
+							TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t, ms[(l+1)%layers])
 						} else {
 							MatVec(k, n, m, ld, z, y)
 							Sech2(1, k, y, k, bb, a, g, k)
@@ -245,7 +251,7 @@ func BenchmarkTanhRidgeGradRows(b *testing.B) {
 				g, t := make([]float64, k), make([]float64, n)
 				b.ReportAllocs()
 				for b.Loop() {
-					TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t)
+					TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t, nil)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k), "ns/row")
 			})

@@ -338,6 +338,15 @@ func (g *ridgeGen) chain(p GPPhysical, r, gdisp int, pf bool) {
 	Label(done)
 }
 
+// nextRows points dst at the first row of next, or, when next is nil, at
+// rPrev (the block being chained, in L1 already: its prefetches cost
+// nothing), so that the code has no branch.
+func nextRows(dst GPPhysical) {
+	Load(Param("next"), dst)
+	TESTQ(dst, dst)
+	CMOVQEQ(rPrev, dst)
+}
+
 // nextBlock moves the block pointer and the row offset on by r rows.
 func nextBlock(r int) {
 	LEAQ(Mem{Base: rP, Index: rS, Scale: uint8(r)}, rP)
@@ -352,10 +361,12 @@ func nextBlock(r int) {
 // the remainder.
 func ridge(s *isa) {
 	name := "tanhRidgeGrad" + s.name
-	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t *float64)")
+	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64)")
 	Pragma("noescape")
 	Doc(name+" sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)",
-		"with leading dimension ldm, reading each block of rows of M from memory once.")
+		"with leading dimension ldm, reading each block of rows of M from memory once;",
+		"while it chains the last full block it prefetches the first block of rows of",
+		"next (nil: none), the matrix of the caller's next call.")
 	R := 4
 	if s.wide {
 		R = 8
@@ -450,7 +461,8 @@ func (g *ridgeGen) lag2Loop() {
 	g.chain(rPrev, R, -16*R, false)
 	Label(flush1)
 	g.prevBlock(1)
-	g.chain(rPrev, R, -8*R, false)
+	nextRows(rPF)
+	g.chain(rPrev, R, -8*R, true)
 }
 
 // reorderLoop: for each block i, the products with z, then the chain of
@@ -476,7 +488,8 @@ func (g *ridgeGen) reorderLoop() {
 	g.retire(y, true)
 	JMP(LabelRef(loop))
 	Label(flush)
-	g.chain(rPrev, R, -8*R, false)
+	nextRows(rPF)
+	g.chain(rPrev, R, -8*R, true)
 }
 
 // fused emits, column by column, the products of the block of R rows at rP
@@ -723,8 +736,15 @@ func (g *ridgeGen) regLoop(rem string) {
 		Label(chainLbl(nv))
 		Load(Param("grad"), rBase)
 		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, R12)
+		// With each row, the lines of the same row of next's first block
+		// (rows 0–3 from R10, 4–7 from R15; rT and rRem are free here).
+		nextRows(R10)
+		LEAQ(Mem{Base: R10, Index: rS, Scale: 4}, R15)
 		for c := 0; c < R; c++ {
 			chainRow(nv, c)
+			for u := 0; u < nv; u++ {
+				PREFETCHT0(rowAt(R10, R15, c, 64*u))
+			}
 		}
 		Load(Param("t"), rT)
 		for u := 0; u < nv; u++ {
