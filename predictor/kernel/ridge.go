@@ -21,11 +21,12 @@ import "math"
 //
 // next is a hint, nil for none: the matrix (leading dimension ldm) of the
 // call that will follow this one, such as the next layer's. While the
-// assembly sets chain their last full block of rows, which has no loads of
-// its own to wait on, they prefetch next's first block of rows, whose
-// products would otherwise start the next call waiting on memory. It
-// changes no result, and prefetches never fault, so next need not hold a
-// whole block.
+// assembly sets add the last full block of rows into t (rows already in
+// L1, with no products of a next block to stream beside them), they
+// prefetch next's first block of rows: its products open the next call,
+// and would otherwise wait on memory with nothing to overlap. It changes
+// no result, and prefetches never fault, so next need not hold a whole
+// block.
 func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t, next []float64) {
 	checkMat("TanhRidgeGrad", "m", k, n, m, ldm)
 	checkVec("TanhRidgeGrad", "b", k, b)
