@@ -54,23 +54,22 @@ func (c *ridgeCase) run(t *testing.T) {
 		}
 		TanhRidgeGrad(c.k, c.n, c.m, c.ldm, c.b, c.a, c.z, g, tt, hint.next)
 		what := fmt.Sprintf("k=%d n=%d ldm=%d next=%s", c.k, c.n, c.ldm, hint.name)
-		for i, v := range g {
-			if i >= c.k {
-				if v != ridgeSentinel {
-					t.Fatalf("%s: g[%d] written", what, i)
-				}
-			} else if !sameBits(v, c.gWant[i]) {
-				t.Fatalf("%s: g[%d] = %v (%#x), Go %v (%#x)", what, i, v, math.Float64bits(v), c.gWant[i], math.Float64bits(c.gWant[i]))
+		checkRidgeOut(t, what, "g", g, c.gWant)
+		checkRidgeOut(t, what, "t", tt, c.tWant)
+	}
+}
+
+// checkRidgeOut fails unless got starts with want's bits and keeps
+// ridgeSentinel after them.
+func checkRidgeOut(t *testing.T, what, name string, got, want []float64) {
+	t.Helper()
+	for i, v := range got {
+		if i >= len(want) {
+			if v != ridgeSentinel {
+				t.Fatalf("%s: %s[%d] written", what, name, i)
 			}
-		}
-		for j, v := range tt {
-			if j >= c.n {
-				if v != ridgeSentinel {
-					t.Fatalf("%s: t[%d] written", what, j)
-				}
-			} else if !sameBits(v, c.tWant[j]) {
-				t.Fatalf("%s: t[%d] = %v (%#x), Go %v (%#x)", what, j, v, math.Float64bits(v), c.tWant[j], math.Float64bits(c.tWant[j]))
-			}
+		} else if !sameBits(v, want[i]) {
+			t.Fatalf("%s: %s[%d] = %v (%#x), Go %v (%#x)", what, name, i, v, math.Float64bits(v), want[i], math.Float64bits(want[i]))
 		}
 	}
 }
