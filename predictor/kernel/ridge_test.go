@@ -196,10 +196,11 @@ func BenchmarkTanhRidgeGrad(b *testing.B) {
 }
 
 // BenchmarkTanhRidgeGrad18 is the quadruped model's step at batch 1: 18
-// layers of 66×132 matrices in sequence, fused and unfused (MatVec, Sech2,
-// MatTVec), with the rows padded to 136 as Plan stores them (1.29 MB, more
-// than a 1 MB L2). It reports the time per layer, to set beside
-// BenchmarkTanhRidgeGradRows's single layer, which stays in L2.
+// layers of 66×132 matrices in sequence, with the rows padded to 136 as
+// Plan stores them (1.29 MB, more than a 1 MB L2): fused with the next
+// layer as the prefetch hint (as Plan runs them), fused without a hint,
+// and unfused (MatVec, Sech2, MatTVec). It reports the time per layer, to
+// set beside BenchmarkTanhRidgeGradRows's single layer, which stays in L2.
 func BenchmarkTanhRidgeGrad18(b *testing.B) {
 	const layers, k, n, ld = 18, 66, 132, 136
 	rng := rand.New(rand.NewPCG(2, 2))
@@ -209,19 +210,18 @@ func BenchmarkTanhRidgeGrad18(b *testing.B) {
 	}
 	bb, a, z := randSlice(rng, k), randSlice(rng, k), randSlice(rng, n)
 	y, g, t := make([]float64, k), make([]float64, k), make([]float64, n)
-	for _, fused := range []bool{true, false} {
-		name := "fused"
-		if !fused {
-			name = "unfused"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []string{"fused", "fused-nohint", "unfused"} {
+		b.Run(mode, func(b *testing.B) {
 			eachSetB(b, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					for l, m := range ms {
-						if fused {
+						switch mode {
+						case "fused":
 							TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t, ms[(l+1)%layers])
-						} else {
+						case "fused-nohint":
+							TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t, nil)
+						default:
 							MatVec(k, n, m, ld, z, y)
 							Sech2(1, k, y, k, bb, a, g, k)
 							MatTVec(k, n, m, ld, g, t)
