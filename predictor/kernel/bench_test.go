@@ -196,3 +196,30 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDependentAdds times a chain of float64 additions, each waiting
+// for the one before, and reports the clock it implies for an addition
+// latency of 3 cycles (Zen 2 to Zen 4; 2 on Intel since Golden Cove): the
+// core's clock while the kernel benchmarks run, to turn their times into
+// cycles and to tell a slower clock from a busier core.
+func BenchmarkDependentAdds(b *testing.B) {
+	const chain = 1 << 16
+	x := 0.0
+	for b.Loop() {
+		x = addChain(x, 1e-9, chain)
+	}
+	if x < 0 {
+		b.Fatal(x) // keeps x live
+	}
+	b.ReportMetric(3*float64(chain)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GHz@3")
+}
+
+// addChain returns x + n·y added one y at a time, x in a register.
+//
+//go:noinline
+func addChain(x, y float64, n int) float64 {
+	for range n {
+		x += y
+	}
+	return x
+}
