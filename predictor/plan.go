@@ -201,26 +201,28 @@ func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 	}
 }
 
-// layerOne applies one layer to the single row w.z: for GR layers the fused
-// kernel (y = M z, g = a ⊙ sech²(y + b), t = Mᵀ g in one pass over M), for
-// GRB layers the two matrix–vector products around the spline ridge. Then
-// Q += h t_P, P −= h t_Q. next is the matrix of the layer that runs after
-// this one, which the fused kernel starts fetching (a hint).
+// layerOne applies one layer to the single row w.z: y = M z, g = ∇K̂(y),
+// t = Mᵀ g, then Q += h t_P, P −= h t_Q. For GR layers that is one fused
+// kernel (kernel.TanhRidgeStep: one pass over M, the update on vectors in
+// the same assembly); for GRB layers the two matrix–vector products around
+// the spline ridge and the update here, with the same rounding. next is the
+// matrix of the layer that runs after this one, which the fused kernel
+// starts fetching (a hint).
 func (p *Plan) layerOne(w *workspace, pl *planLayer, next []float64) {
 	d, k, h := p.d, p.k, p.h
 	d2 := 2 * d
 	if p.Kind == KindGR && d2 >= fuseMin {
-		kernel.TanhRidgeGrad(k, d2, pl.m, p.ld, pl.b, pl.a, w.z, w.g, w.tv, next)
-	} else {
-		kernel.MatVec(k, d2, pl.m, p.ld, w.z, w.y)
-		p.ridge(w, pl, 1)
-		kernel.MatTVec(k, d2, pl.m, p.ld, w.g, w.tv)
+		kernel.TanhRidgeStep(k, d, pl.m, p.ld, pl.b, pl.a, h, w.z, w.g, w.tv, next)
+		return
 	}
+	kernel.MatVec(k, d2, pl.m, p.ld, w.z, w.y)
+	p.ridge(w, pl, 1)
+	kernel.MatTVec(k, d2, pl.m, p.ld, w.g, w.tv)
 	zq, zp := w.z[:d:d], w.z[d:d2:d2]
 	tq, tp := w.tv[:d:d], w.tv[d:d2:d2]
 	for j := range zq {
-		zq[j] += h * tp[j]
-		zp[j] -= h * tq[j]
+		zq[j] += float64(h * tp[j])
+		zp[j] -= float64(h * tq[j])
 	}
 }
 

@@ -807,9 +807,9 @@ tanhSech2AVX512_next:
 	VZEROUPPER
 	RET
 
-// func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64)
-// Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·tanhRidgeGradAVX2(SB), NOSPLIT, $0-80
+// func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64, h float64, step int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
+TEXT ·tanhRidgeGradAVX2(SB), NOSPLIT, $0-96
 	MOVQ    k+0(FP), R14
 	MOVQ    m+16(FP), DI
 	MOVQ    ldm+24(FP), SI
@@ -1840,12 +1840,81 @@ ridgeAVX2_pdone41:
 	ADDQ $0x08, R13
 
 ridgeAVX2_skip32:
+	MOVQ         step+88(FP), AX
+	TESTQ        AX, AX
+	JE           ridgeAVX2_done42
+	MOVSD        h+80(FP), X0
+	VBROADCASTSD X0, Y0
+	MOVQ         n+8(FP), CX
+	SHRQ         $0x01, CX
+	MOVQ         z+48(FP), R9
+	MOVQ         t+64(FP), R10
+	MOVQ         CX, R12
+	ANDQ         $-4, R12
+	SHLQ         $0x03, R12
+	MOVQ         CX, AX
+	ANDQ         $0x03, AX
+	SHLQ         $0x03, AX
+	NEGQ         AX
+	LEAQ         actMask<>+32(SB), DX
+	VMOVUPD      (DX)(AX*1), Y15
+	LEAQ         (R9)(CX*8), R11
+	XORQ         AX, AX
+	TESTQ        R12, R12
+	JE           ridgeAVX2_updtail44
+
+ridgeAVX2_upd43:
+	VMULPD  (R10)(AX*1), Y0, Y1
+	VMOVUPD (R11)(AX*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD Y2, (R11)(AX*1)
+	ADDQ    $0x20, AX
+	CMPQ    AX, R12
+	JLT     ridgeAVX2_upd43
+
+ridgeAVX2_updtail44:
+	MOVQ       CX, DX
+	TESTQ      $0x00000003, DX
+	JE         ridgeAVX2_upddone45
+	VMASKMOVPD (R10)(AX*1), Y15, Y1
+	VMULPD     Y0, Y1, Y1
+	VMASKMOVPD (R11)(AX*1), Y15, Y2
+	VSUBPD     Y1, Y2, Y2
+	VMASKMOVPD Y2, Y15, (R11)(AX*1)
+
+ridgeAVX2_upddone45:
+	LEAQ  (R10)(CX*8), R11
+	XORQ  AX, AX
+	TESTQ R12, R12
+	JE    ridgeAVX2_updtail47
+
+ridgeAVX2_upd46:
+	VMULPD  (R11)(AX*1), Y0, Y1
+	VMOVUPD (R9)(AX*1), Y2
+	VADDPD  Y1, Y2, Y2
+	VMOVUPD Y2, (R9)(AX*1)
+	ADDQ    $0x20, AX
+	CMPQ    AX, R12
+	JLT     ridgeAVX2_upd46
+
+ridgeAVX2_updtail47:
+	MOVQ       CX, DX
+	TESTQ      $0x00000003, DX
+	JE         ridgeAVX2_upddone48
+	VMASKMOVPD (R11)(AX*1), Y15, Y1
+	VMULPD     Y0, Y1, Y1
+	VMASKMOVPD (R9)(AX*1), Y15, Y2
+	VADDPD     Y1, Y2, Y2
+	VMASKMOVPD Y2, Y15, (R9)(AX*1)
+
+ridgeAVX2_upddone48:
+ridgeAVX2_done42:
 	VZEROUPPER
 	RET
 
-// func tanhRidgeGradAVX512(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·tanhRidgeGradAVX512(SB), NOSPLIT, $0-80
+// func tanhRidgeGradAVX512(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64, h float64, step int)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+, SSE2
+TEXT ·tanhRidgeGradAVX512(SB), NOSPLIT, $0-96
 	MOVQ   k+0(FP), R14
 	MOVQ   m+16(FP), DI
 	MOVQ   ldm+24(FP), SI
@@ -1936,75 +2005,75 @@ ridgeAVX512_dottail6:
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
 ridgeAVX512_dotdone7:
-	VSHUFF64X2  $0x44, Z2, Z0, Z9
-	VSHUFF64X2  $0xee, Z2, Z0, Z13
-	VADDPD      Z13, Z9, Z9
-	VSHUFF64X2  $0x44, Z3, Z1, Z10
-	VSHUFF64X2  $0xee, Z3, Z1, Z14
-	VADDPD      Z14, Z10, Z10
-	VSHUFF64X2  $0x44, Z6, Z4, Z11
-	VSHUFF64X2  $0xee, Z6, Z4, Z0
-	VADDPD      Z0, Z11, Z11
-	VSHUFF64X2  $0x44, Z7, Z5, Z12
-	VSHUFF64X2  $0xee, Z7, Z5, Z2
-	VADDPD      Z2, Z12, Z12
-	VSHUFF64X2  $0x88, Z11, Z9, Z0
-	VSHUFF64X2  $0xdd, Z11, Z9, Z2
-	VADDPD      Z2, Z0, Z0
-	VSHUFF64X2  $0x88, Z12, Z10, Z1
-	VSHUFF64X2  $0xdd, Z12, Z10, Z3
-	VADDPD      Z3, Z1, Z1
-	VUNPCKLPD   Z1, Z0, Z4
-	VUNPCKHPD   Z1, Z0, Z5
-	VADDPD      Z5, Z4, Z8
-	MOVQ        b+32(FP), AX
-	MOVQ        a+40(FP), DX
-	MOVQ        grad+56(FP), R11
-	VADDPD      (AX)(R13*1), Z8, Z8
-	VANDPD      actTab<>+0(SB), Z8, Z8
-	VMOVUPD     actTab<>+128(SB), Z0
-	VMINPD      Z8, Z0, Z8
-	VMULPD      actTab<>+192(SB), Z8, Z8
-	VMOVUPD     actTab<>+1408(SB), Z0
-	VFMADD231PD actTab<>+256(SB), Z8, Z0
-	VPSLLQ      $0x34, Z0, Z1
-	VSUBPD      actTab<>+1408(SB), Z0, Z0
-	VFMADD231PD actTab<>+320(SB), Z0, Z8
-	VFMADD231PD actTab<>+384(SB), Z0, Z8
-	VMULPD      Z8, Z8, Z0
-	VMOVUPD     actTab<>+640(SB), Z2
-	VFMADD213PD actTab<>+704(SB), Z8, Z2
-	VMOVUPD     actTab<>+768(SB), Z3
-	VFMADD213PD actTab<>+832(SB), Z8, Z3
-	VMOVUPD     actTab<>+896(SB), Z4
-	VFMADD213PD actTab<>+960(SB), Z8, Z4
-	VFMADD231PD Z3, Z0, Z4
-	VMOVUPD     actTab<>+1024(SB), Z3
-	VFMADD213PD actTab<>+1088(SB), Z8, Z3
-	VMOVUPD     actTab<>+1152(SB), Z5
-	VFMADD213PD actTab<>+1216(SB), Z8, Z5
-	VFMADD231PD Z3, Z0, Z5
-	VMOVUPD     actTab<>+1280(SB), Z3
-	VFMADD213PD actTab<>+1344(SB), Z8, Z3
-	VMOVUPD     actTab<>+448(SB), Z6
-	VFMADD213PD actTab<>+448(SB), Z8, Z6
-	VFMADD231PD Z3, Z0, Z6
-	VMULPD      Z0, Z0, Z0
-	VFMADD231PD Z2, Z0, Z4
-	VFMADD231PD Z5, Z0, Z6
-	VMULPD      Z0, Z0, Z0
-	VFMADD231PD Z4, Z0, Z6
-	VMULPD      Z1, Z6, Z6
-	VADDPD      actTab<>+448(SB), Z6, Z4
-	VMULPD      Z4, Z4, Z4
-	VMULPD      actTab<>+576(SB), Z6, Z6
-	VDIVPD      Z4, Z6, Z6
-	VMULPD      (DX)(R13*1), Z6, Z6
-	VMOVUPD     Z6, (R11)(R13*1)
-	MOVQ        DI, BX
-	LEAQ        (DI)(SI*8), DI
-	ADDQ        $0x40, R13
-	SUBQ        $0x08, R14
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z0
+	VADDPD           Z0, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z2
+	VADDPD           Z2, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	VADDPD           (AX)(R13*1), Z8, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z0
+	VMINPD           Z8, Z0, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z0
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z0
+	VPSLLQ           $0x34, Z0, Z1
+	VSUBPD.BCST      actTab<>+1408(SB), Z0, Z0
+	VFMADD231PD.BCST actTab<>+320(SB), Z0, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z0, Z8
+	VMULPD           Z8, Z8, Z0
+	VBROADCASTSD     actTab<>+640(SB), Z2
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z2
+	VBROADCASTSD     actTab<>+768(SB), Z3
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+896(SB), Z4
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z4
+	VFMADD231PD      Z3, Z0, Z4
+	VBROADCASTSD     actTab<>+1024(SB), Z3
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+1152(SB), Z5
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z5
+	VFMADD231PD      Z3, Z0, Z5
+	VBROADCASTSD     actTab<>+1280(SB), Z3
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+448(SB), Z6
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z6
+	VFMADD231PD      Z3, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z2, Z0, Z4
+	VFMADD231PD      Z5, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z4, Z0, Z6
+	VMULPD           Z1, Z6, Z6
+	VADDPD.BCST      actTab<>+448(SB), Z6, Z4
+	VMULPD           Z4, Z4, Z4
+	VMULPD.BCST      actTab<>+576(SB), Z6, Z6
+	VDIVPD           Z4, Z6, Z6
+	VMULPD           (DX)(R13*1), Z6, Z6
+	VMOVUPD          Z6, (R11)(R13*1)
+	MOVQ             DI, BX
+	LEAQ             (DI)(SI*8), DI
+	ADDQ             $0x40, R13
+	SUBQ             $0x08, R14
 
 ridgeAVX512_rloop3:
 	CMPQ R14, $0x08
@@ -2095,76 +2164,76 @@ ridgeAVX512_rsearch24:
 	JMP ridgeAVX512_rfused17
 
 ridgeAVX512_rafter4:
-	VSHUFF64X2  $0x44, Z2, Z0, Z9
-	VSHUFF64X2  $0xee, Z2, Z0, Z13
-	VADDPD      Z13, Z9, Z9
-	VSHUFF64X2  $0x44, Z3, Z1, Z10
-	VSHUFF64X2  $0xee, Z3, Z1, Z14
-	VADDPD      Z14, Z10, Z10
-	VSHUFF64X2  $0x44, Z6, Z4, Z11
-	VSHUFF64X2  $0xee, Z6, Z4, Z0
-	VADDPD      Z0, Z11, Z11
-	VSHUFF64X2  $0x44, Z7, Z5, Z12
-	VSHUFF64X2  $0xee, Z7, Z5, Z2
-	VADDPD      Z2, Z12, Z12
-	VSHUFF64X2  $0x88, Z11, Z9, Z0
-	VSHUFF64X2  $0xdd, Z11, Z9, Z2
-	VADDPD      Z2, Z0, Z0
-	VSHUFF64X2  $0x88, Z12, Z10, Z1
-	VSHUFF64X2  $0xdd, Z12, Z10, Z3
-	VADDPD      Z3, Z1, Z1
-	VUNPCKLPD   Z1, Z0, Z4
-	VUNPCKHPD   Z1, Z0, Z5
-	VADDPD      Z5, Z4, Z8
-	MOVQ        b+32(FP), AX
-	MOVQ        a+40(FP), DX
-	MOVQ        grad+56(FP), R11
-	VADDPD      (AX)(R13*1), Z8, Z8
-	VANDPD      actTab<>+0(SB), Z8, Z8
-	VMOVUPD     actTab<>+128(SB), Z0
-	VMINPD      Z8, Z0, Z8
-	VMULPD      actTab<>+192(SB), Z8, Z8
-	VMOVUPD     actTab<>+1408(SB), Z0
-	VFMADD231PD actTab<>+256(SB), Z8, Z0
-	VPSLLQ      $0x34, Z0, Z1
-	VSUBPD      actTab<>+1408(SB), Z0, Z0
-	VFMADD231PD actTab<>+320(SB), Z0, Z8
-	VFMADD231PD actTab<>+384(SB), Z0, Z8
-	VMULPD      Z8, Z8, Z0
-	VMOVUPD     actTab<>+640(SB), Z2
-	VFMADD213PD actTab<>+704(SB), Z8, Z2
-	VMOVUPD     actTab<>+768(SB), Z3
-	VFMADD213PD actTab<>+832(SB), Z8, Z3
-	VMOVUPD     actTab<>+896(SB), Z4
-	VFMADD213PD actTab<>+960(SB), Z8, Z4
-	VFMADD231PD Z3, Z0, Z4
-	VMOVUPD     actTab<>+1024(SB), Z3
-	VFMADD213PD actTab<>+1088(SB), Z8, Z3
-	VMOVUPD     actTab<>+1152(SB), Z5
-	VFMADD213PD actTab<>+1216(SB), Z8, Z5
-	VFMADD231PD Z3, Z0, Z5
-	VMOVUPD     actTab<>+1280(SB), Z3
-	VFMADD213PD actTab<>+1344(SB), Z8, Z3
-	VMOVUPD     actTab<>+448(SB), Z6
-	VFMADD213PD actTab<>+448(SB), Z8, Z6
-	VFMADD231PD Z3, Z0, Z6
-	VMULPD      Z0, Z0, Z0
-	VFMADD231PD Z2, Z0, Z4
-	VFMADD231PD Z5, Z0, Z6
-	VMULPD      Z0, Z0, Z0
-	VFMADD231PD Z4, Z0, Z6
-	VMULPD      Z1, Z6, Z6
-	VADDPD      actTab<>+448(SB), Z6, Z4
-	VMULPD      Z4, Z4, Z4
-	VMULPD      actTab<>+576(SB), Z6, Z6
-	VDIVPD      Z4, Z6, Z6
-	VMULPD      (DX)(R13*1), Z6, Z6
-	VMOVUPD     Z6, (R11)(R13*1)
-	MOVQ        DI, BX
-	LEAQ        (DI)(SI*8), DI
-	ADDQ        $0x40, R13
-	SUBQ        $0x08, R14
-	JMP         ridgeAVX512_rloop3
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z0
+	VADDPD           Z0, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z2
+	VADDPD           Z2, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	VADDPD           (AX)(R13*1), Z8, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z0
+	VMINPD           Z8, Z0, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z0
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z0
+	VPSLLQ           $0x34, Z0, Z1
+	VSUBPD.BCST      actTab<>+1408(SB), Z0, Z0
+	VFMADD231PD.BCST actTab<>+320(SB), Z0, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z0, Z8
+	VMULPD           Z8, Z8, Z0
+	VBROADCASTSD     actTab<>+640(SB), Z2
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z2
+	VBROADCASTSD     actTab<>+768(SB), Z3
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+896(SB), Z4
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z4
+	VFMADD231PD      Z3, Z0, Z4
+	VBROADCASTSD     actTab<>+1024(SB), Z3
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+1152(SB), Z5
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z5
+	VFMADD231PD      Z3, Z0, Z5
+	VBROADCASTSD     actTab<>+1280(SB), Z3
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+448(SB), Z6
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z6
+	VFMADD231PD      Z3, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z2, Z0, Z4
+	VFMADD231PD      Z5, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z4, Z0, Z6
+	VMULPD           Z1, Z6, Z6
+	VADDPD.BCST      actTab<>+448(SB), Z6, Z4
+	VMULPD           Z4, Z4, Z4
+	VMULPD.BCST      actTab<>+576(SB), Z6, Z6
+	VDIVPD           Z4, Z6, Z6
+	VMULPD           (DX)(R13*1), Z6, Z6
+	VMOVUPD          Z6, (R11)(R13*1)
+	MOVQ             DI, BX
+	LEAQ             (DI)(SI*8), DI
+	ADDQ             $0x40, R13
+	SUBQ             $0x08, R14
+	JMP              ridgeAVX512_rloop3
 
 ridgeAVX512_rflush8:
 	MOVQ n+8(FP), R10
@@ -8215,91 +8284,91 @@ ridgeAVX512_dottail45:
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
 ridgeAVX512_dotdone46:
-	VSHUFF64X2  $0x44, Z2, Z0, Z9
-	VSHUFF64X2  $0xee, Z2, Z0, Z13
-	VADDPD      Z13, Z9, Z9
-	VSHUFF64X2  $0x44, Z3, Z1, Z10
-	VSHUFF64X2  $0xee, Z3, Z1, Z14
-	VADDPD      Z14, Z10, Z10
-	VSHUFF64X2  $0x44, Z6, Z4, Z11
-	VSHUFF64X2  $0xee, Z6, Z4, Z15
-	VADDPD      Z15, Z11, Z11
-	VSHUFF64X2  $0x44, Z7, Z5, Z12
-	VSHUFF64X2  $0xee, Z7, Z5, Z16
-	VADDPD      Z16, Z12, Z12
-	VSHUFF64X2  $0x88, Z11, Z9, Z0
-	VSHUFF64X2  $0xdd, Z11, Z9, Z2
-	VADDPD      Z2, Z0, Z0
-	VSHUFF64X2  $0x88, Z12, Z10, Z1
-	VSHUFF64X2  $0xdd, Z12, Z10, Z3
-	VADDPD      Z3, Z1, Z1
-	VUNPCKLPD   Z1, Z0, Z4
-	VUNPCKHPD   Z1, Z0, Z5
-	VADDPD      Z5, Z4, Z8
-	MOVQ        b+32(FP), AX
-	MOVQ        a+40(FP), DX
-	MOVQ        grad+56(FP), R11
-	VADDPD      (AX)(R13*1), Z8, Z8
-	VANDPD      actTab<>+0(SB), Z8, Z8
-	VMOVUPD     actTab<>+128(SB), Z9
-	VMINPD      Z8, Z9, Z8
-	VMULPD      actTab<>+192(SB), Z8, Z8
-	VMOVUPD     actTab<>+1408(SB), Z9
-	VFMADD231PD actTab<>+256(SB), Z8, Z9
-	VPSLLQ      $0x34, Z9, Z10
-	VSUBPD      actTab<>+1408(SB), Z9, Z9
-	VFMADD231PD actTab<>+320(SB), Z9, Z8
-	VFMADD231PD actTab<>+384(SB), Z9, Z8
-	VMULPD      Z8, Z8, Z9
-	VMOVUPD     actTab<>+640(SB), Z11
-	VFMADD213PD actTab<>+704(SB), Z8, Z11
-	VMOVUPD     actTab<>+768(SB), Z12
-	VFMADD213PD actTab<>+832(SB), Z8, Z12
-	VMOVUPD     actTab<>+896(SB), Z13
-	VFMADD213PD actTab<>+960(SB), Z8, Z13
-	VFMADD231PD Z12, Z9, Z13
-	VMOVUPD     actTab<>+1024(SB), Z12
-	VFMADD213PD actTab<>+1088(SB), Z8, Z12
-	VMOVUPD     actTab<>+1152(SB), Z14
-	VFMADD213PD actTab<>+1216(SB), Z8, Z14
-	VFMADD231PD Z12, Z9, Z14
-	VMOVUPD     actTab<>+1280(SB), Z12
-	VFMADD213PD actTab<>+1344(SB), Z8, Z12
-	VMOVUPD     actTab<>+448(SB), Z15
-	VFMADD213PD actTab<>+448(SB), Z8, Z15
-	VFMADD231PD Z12, Z9, Z15
-	VMULPD      Z9, Z9, Z9
-	VFMADD231PD Z11, Z9, Z13
-	VFMADD231PD Z14, Z9, Z15
-	VMULPD      Z9, Z9, Z9
-	VFMADD231PD Z13, Z9, Z15
-	VMULPD      Z10, Z15, Z15
-	VADDPD      actTab<>+448(SB), Z15, Z13
-	VMULPD      Z13, Z13, Z13
-	VMULPD      actTab<>+576(SB), Z15, Z15
-	VDIVPD      Z13, Z15, Z15
-	VMULPD      (DX)(R13*1), Z15, Z15
-	VMOVUPD     Z15, (R11)(R13*1)
-	LEAQ        (DI)(SI*8), DI
-	ADDQ        $0x40, R13
-	SUBQ        $0x08, R14
-	CMPQ        R14, $0x08
-	JLT         ridgeAVX512_flush1_43
-	MOVQ        DI, AX
-	LEAQ        (AX)(SI*4), DX
-	XORQ        CX, CX
-	VXORPD      Z0, Z0, Z0
-	VXORPD      Z1, Z1, Z1
-	VXORPD      Z2, Z2, Z2
-	VXORPD      Z3, Z3, Z3
-	VXORPD      Z4, Z4, Z4
-	VXORPD      Z5, Z5, Z5
-	VXORPD      Z6, Z6, Z6
-	VXORPD      Z7, Z7, Z7
-	MOVQ        n+8(FP), R15
-	ANDQ        $-8, R15
-	SHLQ        $0x03, R15
-	JE          ridgeAVX512_dottail48
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z15
+	VADDPD           Z15, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z16
+	VADDPD           Z16, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	VADDPD           (AX)(R13*1), Z8, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z9
+	VMINPD           Z8, Z9, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z9
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z9
+	VPSLLQ           $0x34, Z9, Z10
+	VSUBPD.BCST      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD.BCST actTab<>+320(SB), Z9, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z9, Z8
+	VMULPD           Z8, Z8, Z9
+	VBROADCASTSD     actTab<>+640(SB), Z11
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z11
+	VBROADCASTSD     actTab<>+768(SB), Z12
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+896(SB), Z13
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z13
+	VFMADD231PD      Z12, Z9, Z13
+	VBROADCASTSD     actTab<>+1024(SB), Z12
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+1152(SB), Z14
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD      Z12, Z9, Z14
+	VBROADCASTSD     actTab<>+1280(SB), Z12
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+448(SB), Z15
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z15
+	VFMADD231PD      Z12, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z11, Z9, Z13
+	VFMADD231PD      Z14, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z13, Z9, Z15
+	VMULPD           Z10, Z15, Z15
+	VADDPD.BCST      actTab<>+448(SB), Z15, Z13
+	VMULPD           Z13, Z13, Z13
+	VMULPD.BCST      actTab<>+576(SB), Z15, Z15
+	VDIVPD           Z13, Z15, Z15
+	VMULPD           (DX)(R13*1), Z15, Z15
+	VMOVUPD          Z15, (R11)(R13*1)
+	LEAQ             (DI)(SI*8), DI
+	ADDQ             $0x40, R13
+	SUBQ             $0x08, R14
+	CMPQ             R14, $0x08
+	JLT              ridgeAVX512_flush1_43
+	MOVQ             DI, AX
+	LEAQ             (AX)(SI*4), DX
+	XORQ             CX, CX
+	VXORPD           Z0, Z0, Z0
+	VXORPD           Z1, Z1, Z1
+	VXORPD           Z2, Z2, Z2
+	VXORPD           Z3, Z3, Z3
+	VXORPD           Z4, Z4, Z4
+	VXORPD           Z5, Z5, Z5
+	VXORPD           Z6, Z6, Z6
+	VXORPD           Z7, Z7, Z7
+	MOVQ             n+8(FP), R15
+	ANDQ             $-8, R15
+	SHLQ             $0x03, R15
+	JE               ridgeAVX512_dottail48
 
 ridgeAVX512_dot47:
 	VMOVUPD     (R9)(CX*1), Z8
@@ -8331,74 +8400,74 @@ ridgeAVX512_dottail48:
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
 ridgeAVX512_dotdone49:
-	VSHUFF64X2  $0x44, Z2, Z0, Z9
-	VSHUFF64X2  $0xee, Z2, Z0, Z13
-	VADDPD      Z13, Z9, Z9
-	VSHUFF64X2  $0x44, Z3, Z1, Z10
-	VSHUFF64X2  $0xee, Z3, Z1, Z14
-	VADDPD      Z14, Z10, Z10
-	VSHUFF64X2  $0x44, Z6, Z4, Z11
-	VSHUFF64X2  $0xee, Z6, Z4, Z15
-	VADDPD      Z15, Z11, Z11
-	VSHUFF64X2  $0x44, Z7, Z5, Z12
-	VSHUFF64X2  $0xee, Z7, Z5, Z16
-	VADDPD      Z16, Z12, Z12
-	VSHUFF64X2  $0x88, Z11, Z9, Z0
-	VSHUFF64X2  $0xdd, Z11, Z9, Z2
-	VADDPD      Z2, Z0, Z0
-	VSHUFF64X2  $0x88, Z12, Z10, Z1
-	VSHUFF64X2  $0xdd, Z12, Z10, Z3
-	VADDPD      Z3, Z1, Z1
-	VUNPCKLPD   Z1, Z0, Z4
-	VUNPCKHPD   Z1, Z0, Z5
-	VADDPD      Z5, Z4, Z8
-	MOVQ        b+32(FP), AX
-	MOVQ        a+40(FP), DX
-	MOVQ        grad+56(FP), R11
-	VADDPD      (AX)(R13*1), Z8, Z8
-	VANDPD      actTab<>+0(SB), Z8, Z8
-	VMOVUPD     actTab<>+128(SB), Z9
-	VMINPD      Z8, Z9, Z8
-	VMULPD      actTab<>+192(SB), Z8, Z8
-	VMOVUPD     actTab<>+1408(SB), Z9
-	VFMADD231PD actTab<>+256(SB), Z8, Z9
-	VPSLLQ      $0x34, Z9, Z10
-	VSUBPD      actTab<>+1408(SB), Z9, Z9
-	VFMADD231PD actTab<>+320(SB), Z9, Z8
-	VFMADD231PD actTab<>+384(SB), Z9, Z8
-	VMULPD      Z8, Z8, Z9
-	VMOVUPD     actTab<>+640(SB), Z11
-	VFMADD213PD actTab<>+704(SB), Z8, Z11
-	VMOVUPD     actTab<>+768(SB), Z12
-	VFMADD213PD actTab<>+832(SB), Z8, Z12
-	VMOVUPD     actTab<>+896(SB), Z13
-	VFMADD213PD actTab<>+960(SB), Z8, Z13
-	VFMADD231PD Z12, Z9, Z13
-	VMOVUPD     actTab<>+1024(SB), Z12
-	VFMADD213PD actTab<>+1088(SB), Z8, Z12
-	VMOVUPD     actTab<>+1152(SB), Z14
-	VFMADD213PD actTab<>+1216(SB), Z8, Z14
-	VFMADD231PD Z12, Z9, Z14
-	VMOVUPD     actTab<>+1280(SB), Z12
-	VFMADD213PD actTab<>+1344(SB), Z8, Z12
-	VMOVUPD     actTab<>+448(SB), Z15
-	VFMADD213PD actTab<>+448(SB), Z8, Z15
-	VFMADD231PD Z12, Z9, Z15
-	VMULPD      Z9, Z9, Z9
-	VFMADD231PD Z11, Z9, Z13
-	VFMADD231PD Z14, Z9, Z15
-	VMULPD      Z9, Z9, Z9
-	VFMADD231PD Z13, Z9, Z15
-	VMULPD      Z10, Z15, Z15
-	VADDPD      actTab<>+448(SB), Z15, Z13
-	VMULPD      Z13, Z13, Z13
-	VMULPD      actTab<>+576(SB), Z15, Z15
-	VDIVPD      Z13, Z15, Z15
-	VMULPD      (DX)(R13*1), Z15, Z15
-	VMOVUPD     Z15, (R11)(R13*1)
-	LEAQ        (DI)(SI*8), DI
-	ADDQ        $0x40, R13
-	SUBQ        $0x08, R14
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z15
+	VADDPD           Z15, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z16
+	VADDPD           Z16, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	VADDPD           (AX)(R13*1), Z8, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z9
+	VMINPD           Z8, Z9, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z9
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z9
+	VPSLLQ           $0x34, Z9, Z10
+	VSUBPD.BCST      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD.BCST actTab<>+320(SB), Z9, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z9, Z8
+	VMULPD           Z8, Z8, Z9
+	VBROADCASTSD     actTab<>+640(SB), Z11
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z11
+	VBROADCASTSD     actTab<>+768(SB), Z12
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+896(SB), Z13
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z13
+	VFMADD231PD      Z12, Z9, Z13
+	VBROADCASTSD     actTab<>+1024(SB), Z12
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+1152(SB), Z14
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD      Z12, Z9, Z14
+	VBROADCASTSD     actTab<>+1280(SB), Z12
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+448(SB), Z15
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z15
+	VFMADD231PD      Z12, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z11, Z9, Z13
+	VFMADD231PD      Z14, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z13, Z9, Z15
+	VMULPD           Z10, Z15, Z15
+	VADDPD.BCST      actTab<>+448(SB), Z15, Z13
+	VMULPD           Z13, Z13, Z13
+	VMULPD.BCST      actTab<>+576(SB), Z15, Z15
+	VDIVPD           Z13, Z15, Z15
+	VMULPD           (DX)(R13*1), Z15, Z15
+	VMOVUPD          Z15, (R11)(R13*1)
+	LEAQ             (DI)(SI*8), DI
+	ADDQ             $0x40, R13
+	SUBQ             $0x08, R14
 
 ridgeAVX512_loop41:
 	CMPQ         R14, $0x08
@@ -8483,75 +8552,75 @@ ridgeAVX512_fusedtail51:
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
 ridgeAVX512_fuseddone52:
-	VSHUFF64X2  $0x44, Z2, Z0, Z9
-	VSHUFF64X2  $0xee, Z2, Z0, Z13
-	VADDPD      Z13, Z9, Z9
-	VSHUFF64X2  $0x44, Z3, Z1, Z10
-	VSHUFF64X2  $0xee, Z3, Z1, Z14
-	VADDPD      Z14, Z10, Z10
-	VSHUFF64X2  $0x44, Z6, Z4, Z11
-	VSHUFF64X2  $0xee, Z6, Z4, Z15
-	VADDPD      Z15, Z11, Z11
-	VSHUFF64X2  $0x44, Z7, Z5, Z12
-	VSHUFF64X2  $0xee, Z7, Z5, Z16
-	VADDPD      Z16, Z12, Z12
-	VSHUFF64X2  $0x88, Z11, Z9, Z0
-	VSHUFF64X2  $0xdd, Z11, Z9, Z2
-	VADDPD      Z2, Z0, Z0
-	VSHUFF64X2  $0x88, Z12, Z10, Z1
-	VSHUFF64X2  $0xdd, Z12, Z10, Z3
-	VADDPD      Z3, Z1, Z1
-	VUNPCKLPD   Z1, Z0, Z4
-	VUNPCKHPD   Z1, Z0, Z5
-	VADDPD      Z5, Z4, Z8
-	MOVQ        b+32(FP), AX
-	MOVQ        a+40(FP), DX
-	MOVQ        grad+56(FP), R11
-	VADDPD      (AX)(R13*1), Z8, Z8
-	VANDPD      actTab<>+0(SB), Z8, Z8
-	VMOVUPD     actTab<>+128(SB), Z9
-	VMINPD      Z8, Z9, Z8
-	VMULPD      actTab<>+192(SB), Z8, Z8
-	VMOVUPD     actTab<>+1408(SB), Z9
-	VFMADD231PD actTab<>+256(SB), Z8, Z9
-	VPSLLQ      $0x34, Z9, Z10
-	VSUBPD      actTab<>+1408(SB), Z9, Z9
-	VFMADD231PD actTab<>+320(SB), Z9, Z8
-	VFMADD231PD actTab<>+384(SB), Z9, Z8
-	VMULPD      Z8, Z8, Z9
-	VMOVUPD     actTab<>+640(SB), Z11
-	VFMADD213PD actTab<>+704(SB), Z8, Z11
-	VMOVUPD     actTab<>+768(SB), Z12
-	VFMADD213PD actTab<>+832(SB), Z8, Z12
-	VMOVUPD     actTab<>+896(SB), Z13
-	VFMADD213PD actTab<>+960(SB), Z8, Z13
-	VFMADD231PD Z12, Z9, Z13
-	VMOVUPD     actTab<>+1024(SB), Z12
-	VFMADD213PD actTab<>+1088(SB), Z8, Z12
-	VMOVUPD     actTab<>+1152(SB), Z14
-	VFMADD213PD actTab<>+1216(SB), Z8, Z14
-	VFMADD231PD Z12, Z9, Z14
-	VMOVUPD     actTab<>+1280(SB), Z12
-	VFMADD213PD actTab<>+1344(SB), Z8, Z12
-	VMOVUPD     actTab<>+448(SB), Z15
-	VFMADD213PD actTab<>+448(SB), Z8, Z15
-	VFMADD231PD Z12, Z9, Z15
-	VMULPD      Z9, Z9, Z9
-	VFMADD231PD Z11, Z9, Z13
-	VFMADD231PD Z14, Z9, Z15
-	VMULPD      Z9, Z9, Z9
-	VFMADD231PD Z13, Z9, Z15
-	VMULPD      Z10, Z15, Z15
-	VADDPD      actTab<>+448(SB), Z15, Z13
-	VMULPD      Z13, Z13, Z13
-	VMULPD      actTab<>+576(SB), Z15, Z15
-	VDIVPD      Z13, Z15, Z15
-	VMULPD      (DX)(R13*1), Z15, Z15
-	VMOVUPD     Z15, (R11)(R13*1)
-	LEAQ        (DI)(SI*8), DI
-	ADDQ        $0x40, R13
-	SUBQ        $0x08, R14
-	JMP         ridgeAVX512_loop41
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z15
+	VADDPD           Z15, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z16
+	VADDPD           Z16, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	VADDPD           (AX)(R13*1), Z8, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z9
+	VMINPD           Z8, Z9, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z9
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z9
+	VPSLLQ           $0x34, Z9, Z10
+	VSUBPD.BCST      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD.BCST actTab<>+320(SB), Z9, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z9, Z8
+	VMULPD           Z8, Z8, Z9
+	VBROADCASTSD     actTab<>+640(SB), Z11
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z11
+	VBROADCASTSD     actTab<>+768(SB), Z12
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+896(SB), Z13
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z13
+	VFMADD231PD      Z12, Z9, Z13
+	VBROADCASTSD     actTab<>+1024(SB), Z12
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+1152(SB), Z14
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD      Z12, Z9, Z14
+	VBROADCASTSD     actTab<>+1280(SB), Z12
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+448(SB), Z15
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z15
+	VFMADD231PD      Z12, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z11, Z9, Z13
+	VFMADD231PD      Z14, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z13, Z9, Z15
+	VMULPD           Z10, Z15, Z15
+	VADDPD.BCST      actTab<>+448(SB), Z15, Z13
+	VMULPD           Z13, Z13, Z13
+	VMULPD.BCST      actTab<>+576(SB), Z15, Z15
+	VDIVPD           Z13, Z15, Z15
+	VMULPD           (DX)(R13*1), Z15, Z15
+	VMOVUPD          Z15, (R11)(R13*1)
+	LEAQ             (DI)(SI*8), DI
+	ADDQ             $0x40, R13
+	SUBQ             $0x08, R14
+	JMP              ridgeAVX512_loop41
 
 ridgeAVX512_flush2_42:
 	IMUL3Q       $-16, SI, BX
@@ -9082,83 +9151,83 @@ ridgeAVX512_dottail65:
 	VFMADD231PD (AX)(R8*1), Z8, K1, Z3
 
 ridgeAVX512_dotdone66:
-	VSHUFF64X2   $0x44, Z2, Z0, Z9
-	VSHUFF64X2   $0xee, Z2, Z0, Z13
-	VADDPD       Z13, Z9, Z9
-	VSHUFF64X2   $0x44, Z3, Z1, Z10
-	VSHUFF64X2   $0xee, Z3, Z1, Z14
-	VADDPD       Z14, Z10, Z10
-	VSHUFF64X2   $0x44, Z6, Z4, Z11
-	VSHUFF64X2   $0xee, Z6, Z4, Z15
-	VADDPD       Z15, Z11, Z11
-	VSHUFF64X2   $0x44, Z7, Z5, Z12
-	VSHUFF64X2   $0xee, Z7, Z5, Z16
-	VADDPD       Z16, Z12, Z12
-	VSHUFF64X2   $0x88, Z11, Z9, Z0
-	VSHUFF64X2   $0xdd, Z11, Z9, Z2
-	VADDPD       Z2, Z0, Z0
-	VSHUFF64X2   $0x88, Z12, Z10, Z1
-	VSHUFF64X2   $0xdd, Z12, Z10, Z3
-	VADDPD       Z3, Z1, Z1
-	VUNPCKLPD    Z1, Z0, Z4
-	VUNPCKHPD    Z1, Z0, Z5
-	VADDPD       Z5, Z4, Z8
-	MOVQ         b+32(FP), AX
-	MOVQ         a+40(FP), DX
-	MOVQ         grad+56(FP), R11
-	MOVL         $0x0000000f, CX
-	KMOVB        CX, K2
-	VADDPD.Z     (AX)(R13*1), Z8, K2, Z8
-	VANDPD       actTab<>+0(SB), Z8, Z8
-	VMOVUPD      actTab<>+128(SB), Z9
-	VMINPD       Z8, Z9, Z8
-	VMULPD       actTab<>+192(SB), Z8, Z8
-	VMOVUPD      actTab<>+1408(SB), Z9
-	VFMADD231PD  actTab<>+256(SB), Z8, Z9
-	VPSLLQ       $0x34, Z9, Z10
-	VSUBPD       actTab<>+1408(SB), Z9, Z9
-	VFMADD231PD  actTab<>+320(SB), Z9, Z8
-	VFMADD231PD  actTab<>+384(SB), Z9, Z8
-	VMULPD       Z8, Z8, Z9
-	VMOVUPD      actTab<>+640(SB), Z11
-	VFMADD213PD  actTab<>+704(SB), Z8, Z11
-	VMOVUPD      actTab<>+768(SB), Z12
-	VFMADD213PD  actTab<>+832(SB), Z8, Z12
-	VMOVUPD      actTab<>+896(SB), Z13
-	VFMADD213PD  actTab<>+960(SB), Z8, Z13
-	VFMADD231PD  Z12, Z9, Z13
-	VMOVUPD      actTab<>+1024(SB), Z12
-	VFMADD213PD  actTab<>+1088(SB), Z8, Z12
-	VMOVUPD      actTab<>+1152(SB), Z14
-	VFMADD213PD  actTab<>+1216(SB), Z8, Z14
-	VFMADD231PD  Z12, Z9, Z14
-	VMOVUPD      actTab<>+1280(SB), Z12
-	VFMADD213PD  actTab<>+1344(SB), Z8, Z12
-	VMOVUPD      actTab<>+448(SB), Z15
-	VFMADD213PD  actTab<>+448(SB), Z8, Z15
-	VFMADD231PD  Z12, Z9, Z15
-	VMULPD       Z9, Z9, Z9
-	VFMADD231PD  Z11, Z9, Z13
-	VFMADD231PD  Z14, Z9, Z15
-	VMULPD       Z9, Z9, Z9
-	VFMADD231PD  Z13, Z9, Z15
-	VMULPD       Z10, Z15, Z15
-	VADDPD       actTab<>+448(SB), Z15, Z13
-	VMULPD       Z13, Z13, Z13
-	VMULPD       actTab<>+576(SB), Z15, Z15
-	VDIVPD       Z13, Z15, Z15
-	VMULPD.Z     (DX)(R13*1), Z15, K2, Z15
-	VMOVUPD      Z15, K2, (R11)(R13*1)
-	MOVQ         grad+56(FP), R11
-	VBROADCASTSD (R11)(R13*1), Z8
-	VBROADCASTSD 8(R11)(R13*1), Z9
-	VBROADCASTSD 16(R11)(R13*1), Z10
-	VBROADCASTSD 24(R11)(R13*1), Z11
-	MOVQ         DI, AX
-	XORQ         CX, CX
-	MOVQ         n+8(FP), R15
-	ANDQ         $-8, R15
-	SHLQ         $0x03, R15
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z15
+	VADDPD           Z15, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z16
+	VADDPD           Z16, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	MOVL             $0x0000000f, CX
+	KMOVB            CX, K2
+	VADDPD.Z         (AX)(R13*1), Z8, K2, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z9
+	VMINPD           Z8, Z9, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z9
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z9
+	VPSLLQ           $0x34, Z9, Z10
+	VSUBPD.BCST      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD.BCST actTab<>+320(SB), Z9, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z9, Z8
+	VMULPD           Z8, Z8, Z9
+	VBROADCASTSD     actTab<>+640(SB), Z11
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z11
+	VBROADCASTSD     actTab<>+768(SB), Z12
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+896(SB), Z13
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z13
+	VFMADD231PD      Z12, Z9, Z13
+	VBROADCASTSD     actTab<>+1024(SB), Z12
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+1152(SB), Z14
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD      Z12, Z9, Z14
+	VBROADCASTSD     actTab<>+1280(SB), Z12
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+448(SB), Z15
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z15
+	VFMADD231PD      Z12, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z11, Z9, Z13
+	VFMADD231PD      Z14, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z13, Z9, Z15
+	VMULPD           Z10, Z15, Z15
+	VADDPD.BCST      actTab<>+448(SB), Z15, Z13
+	VMULPD           Z13, Z13, Z13
+	VMULPD.BCST      actTab<>+576(SB), Z15, Z15
+	VDIVPD           Z13, Z15, Z15
+	VMULPD.Z         (DX)(R13*1), Z15, K2, Z15
+	VMOVUPD          Z15, K2, (R11)(R13*1)
+	MOVQ             grad+56(FP), R11
+	VBROADCASTSD     (R11)(R13*1), Z8
+	VBROADCASTSD     8(R11)(R13*1), Z9
+	VBROADCASTSD     16(R11)(R13*1), Z10
+	VBROADCASTSD     24(R11)(R13*1), Z11
+	MOVQ             DI, AX
+	XORQ             CX, CX
+	MOVQ             n+8(FP), R15
+	ANDQ             $-8, R15
+	SHLQ             $0x03, R15
 
 ridgeAVX512_p8_67:
 	CMPQ        R15, $0x00000200
@@ -9310,81 +9379,81 @@ ridgeAVX512_dottail74:
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
 
 ridgeAVX512_dotdone75:
-	VSHUFF64X2   $0x44, Z2, Z0, Z9
-	VSHUFF64X2   $0xee, Z2, Z0, Z13
-	VADDPD       Z13, Z9, Z9
-	VSHUFF64X2   $0x44, Z3, Z1, Z10
-	VSHUFF64X2   $0xee, Z3, Z1, Z14
-	VADDPD       Z14, Z10, Z10
-	VSHUFF64X2   $0x44, Z6, Z4, Z11
-	VSHUFF64X2   $0xee, Z6, Z4, Z15
-	VADDPD       Z15, Z11, Z11
-	VSHUFF64X2   $0x44, Z7, Z5, Z12
-	VSHUFF64X2   $0xee, Z7, Z5, Z16
-	VADDPD       Z16, Z12, Z12
-	VSHUFF64X2   $0x88, Z11, Z9, Z0
-	VSHUFF64X2   $0xdd, Z11, Z9, Z2
-	VADDPD       Z2, Z0, Z0
-	VSHUFF64X2   $0x88, Z12, Z10, Z1
-	VSHUFF64X2   $0xdd, Z12, Z10, Z3
-	VADDPD       Z3, Z1, Z1
-	VUNPCKLPD    Z1, Z0, Z4
-	VUNPCKHPD    Z1, Z0, Z5
-	VADDPD       Z5, Z4, Z8
-	MOVQ         b+32(FP), AX
-	MOVQ         a+40(FP), DX
-	MOVQ         grad+56(FP), R11
-	MOVL         $0x00000003, CX
-	KMOVB        CX, K2
-	VADDPD.Z     (AX)(R13*1), Z8, K2, Z8
-	VANDPD       actTab<>+0(SB), Z8, Z8
-	VMOVUPD      actTab<>+128(SB), Z9
-	VMINPD       Z8, Z9, Z8
-	VMULPD       actTab<>+192(SB), Z8, Z8
-	VMOVUPD      actTab<>+1408(SB), Z9
-	VFMADD231PD  actTab<>+256(SB), Z8, Z9
-	VPSLLQ       $0x34, Z9, Z10
-	VSUBPD       actTab<>+1408(SB), Z9, Z9
-	VFMADD231PD  actTab<>+320(SB), Z9, Z8
-	VFMADD231PD  actTab<>+384(SB), Z9, Z8
-	VMULPD       Z8, Z8, Z9
-	VMOVUPD      actTab<>+640(SB), Z11
-	VFMADD213PD  actTab<>+704(SB), Z8, Z11
-	VMOVUPD      actTab<>+768(SB), Z12
-	VFMADD213PD  actTab<>+832(SB), Z8, Z12
-	VMOVUPD      actTab<>+896(SB), Z13
-	VFMADD213PD  actTab<>+960(SB), Z8, Z13
-	VFMADD231PD  Z12, Z9, Z13
-	VMOVUPD      actTab<>+1024(SB), Z12
-	VFMADD213PD  actTab<>+1088(SB), Z8, Z12
-	VMOVUPD      actTab<>+1152(SB), Z14
-	VFMADD213PD  actTab<>+1216(SB), Z8, Z14
-	VFMADD231PD  Z12, Z9, Z14
-	VMOVUPD      actTab<>+1280(SB), Z12
-	VFMADD213PD  actTab<>+1344(SB), Z8, Z12
-	VMOVUPD      actTab<>+448(SB), Z15
-	VFMADD213PD  actTab<>+448(SB), Z8, Z15
-	VFMADD231PD  Z12, Z9, Z15
-	VMULPD       Z9, Z9, Z9
-	VFMADD231PD  Z11, Z9, Z13
-	VFMADD231PD  Z14, Z9, Z15
-	VMULPD       Z9, Z9, Z9
-	VFMADD231PD  Z13, Z9, Z15
-	VMULPD       Z10, Z15, Z15
-	VADDPD       actTab<>+448(SB), Z15, Z13
-	VMULPD       Z13, Z13, Z13
-	VMULPD       actTab<>+576(SB), Z15, Z15
-	VDIVPD       Z13, Z15, Z15
-	VMULPD.Z     (DX)(R13*1), Z15, K2, Z15
-	VMOVUPD      Z15, K2, (R11)(R13*1)
-	MOVQ         grad+56(FP), R11
-	VBROADCASTSD (R11)(R13*1), Z8
-	VBROADCASTSD 8(R11)(R13*1), Z9
-	MOVQ         DI, AX
-	XORQ         CX, CX
-	MOVQ         n+8(FP), R15
-	ANDQ         $-8, R15
-	SHLQ         $0x03, R15
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z15
+	VADDPD           Z15, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z16
+	VADDPD           Z16, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	MOVL             $0x00000003, CX
+	KMOVB            CX, K2
+	VADDPD.Z         (AX)(R13*1), Z8, K2, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z9
+	VMINPD           Z8, Z9, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z9
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z9
+	VPSLLQ           $0x34, Z9, Z10
+	VSUBPD.BCST      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD.BCST actTab<>+320(SB), Z9, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z9, Z8
+	VMULPD           Z8, Z8, Z9
+	VBROADCASTSD     actTab<>+640(SB), Z11
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z11
+	VBROADCASTSD     actTab<>+768(SB), Z12
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+896(SB), Z13
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z13
+	VFMADD231PD      Z12, Z9, Z13
+	VBROADCASTSD     actTab<>+1024(SB), Z12
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+1152(SB), Z14
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD      Z12, Z9, Z14
+	VBROADCASTSD     actTab<>+1280(SB), Z12
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+448(SB), Z15
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z15
+	VFMADD231PD      Z12, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z11, Z9, Z13
+	VFMADD231PD      Z14, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z13, Z9, Z15
+	VMULPD           Z10, Z15, Z15
+	VADDPD.BCST      actTab<>+448(SB), Z15, Z13
+	VMULPD           Z13, Z13, Z13
+	VMULPD.BCST      actTab<>+576(SB), Z15, Z15
+	VDIVPD           Z13, Z15, Z15
+	VMULPD.Z         (DX)(R13*1), Z15, K2, Z15
+	VMOVUPD          Z15, K2, (R11)(R13*1)
+	MOVQ             grad+56(FP), R11
+	VBROADCASTSD     (R11)(R13*1), Z8
+	VBROADCASTSD     8(R11)(R13*1), Z9
+	MOVQ             DI, AX
+	XORQ             CX, CX
+	MOVQ             n+8(FP), R15
+	ANDQ             $-8, R15
+	SHLQ             $0x03, R15
 
 ridgeAVX512_p8_76:
 	CMPQ        R15, $0x00000200
@@ -9506,80 +9575,80 @@ ridgeAVX512_dottail83:
 	VFMADD231PD (AX), Z8, K1, Z0
 
 ridgeAVX512_dotdone84:
-	VSHUFF64X2   $0x44, Z2, Z0, Z9
-	VSHUFF64X2   $0xee, Z2, Z0, Z13
-	VADDPD       Z13, Z9, Z9
-	VSHUFF64X2   $0x44, Z3, Z1, Z10
-	VSHUFF64X2   $0xee, Z3, Z1, Z14
-	VADDPD       Z14, Z10, Z10
-	VSHUFF64X2   $0x44, Z6, Z4, Z11
-	VSHUFF64X2   $0xee, Z6, Z4, Z15
-	VADDPD       Z15, Z11, Z11
-	VSHUFF64X2   $0x44, Z7, Z5, Z12
-	VSHUFF64X2   $0xee, Z7, Z5, Z16
-	VADDPD       Z16, Z12, Z12
-	VSHUFF64X2   $0x88, Z11, Z9, Z0
-	VSHUFF64X2   $0xdd, Z11, Z9, Z2
-	VADDPD       Z2, Z0, Z0
-	VSHUFF64X2   $0x88, Z12, Z10, Z1
-	VSHUFF64X2   $0xdd, Z12, Z10, Z3
-	VADDPD       Z3, Z1, Z1
-	VUNPCKLPD    Z1, Z0, Z4
-	VUNPCKHPD    Z1, Z0, Z5
-	VADDPD       Z5, Z4, Z8
-	MOVQ         b+32(FP), AX
-	MOVQ         a+40(FP), DX
-	MOVQ         grad+56(FP), R11
-	MOVL         $0x00000001, CX
-	KMOVB        CX, K2
-	VADDPD.Z     (AX)(R13*1), Z8, K2, Z8
-	VANDPD       actTab<>+0(SB), Z8, Z8
-	VMOVUPD      actTab<>+128(SB), Z9
-	VMINPD       Z8, Z9, Z8
-	VMULPD       actTab<>+192(SB), Z8, Z8
-	VMOVUPD      actTab<>+1408(SB), Z9
-	VFMADD231PD  actTab<>+256(SB), Z8, Z9
-	VPSLLQ       $0x34, Z9, Z10
-	VSUBPD       actTab<>+1408(SB), Z9, Z9
-	VFMADD231PD  actTab<>+320(SB), Z9, Z8
-	VFMADD231PD  actTab<>+384(SB), Z9, Z8
-	VMULPD       Z8, Z8, Z9
-	VMOVUPD      actTab<>+640(SB), Z11
-	VFMADD213PD  actTab<>+704(SB), Z8, Z11
-	VMOVUPD      actTab<>+768(SB), Z12
-	VFMADD213PD  actTab<>+832(SB), Z8, Z12
-	VMOVUPD      actTab<>+896(SB), Z13
-	VFMADD213PD  actTab<>+960(SB), Z8, Z13
-	VFMADD231PD  Z12, Z9, Z13
-	VMOVUPD      actTab<>+1024(SB), Z12
-	VFMADD213PD  actTab<>+1088(SB), Z8, Z12
-	VMOVUPD      actTab<>+1152(SB), Z14
-	VFMADD213PD  actTab<>+1216(SB), Z8, Z14
-	VFMADD231PD  Z12, Z9, Z14
-	VMOVUPD      actTab<>+1280(SB), Z12
-	VFMADD213PD  actTab<>+1344(SB), Z8, Z12
-	VMOVUPD      actTab<>+448(SB), Z15
-	VFMADD213PD  actTab<>+448(SB), Z8, Z15
-	VFMADD231PD  Z12, Z9, Z15
-	VMULPD       Z9, Z9, Z9
-	VFMADD231PD  Z11, Z9, Z13
-	VFMADD231PD  Z14, Z9, Z15
-	VMULPD       Z9, Z9, Z9
-	VFMADD231PD  Z13, Z9, Z15
-	VMULPD       Z10, Z15, Z15
-	VADDPD       actTab<>+448(SB), Z15, Z13
-	VMULPD       Z13, Z13, Z13
-	VMULPD       actTab<>+576(SB), Z15, Z15
-	VDIVPD       Z13, Z15, Z15
-	VMULPD.Z     (DX)(R13*1), Z15, K2, Z15
-	VMOVUPD      Z15, K2, (R11)(R13*1)
-	MOVQ         grad+56(FP), R11
-	VBROADCASTSD (R11)(R13*1), Z8
-	MOVQ         DI, AX
-	XORQ         CX, CX
-	MOVQ         n+8(FP), R15
-	ANDQ         $-8, R15
-	SHLQ         $0x03, R15
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z15
+	VADDPD           Z15, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z16
+	VADDPD           Z16, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	MOVL             $0x00000001, CX
+	KMOVB            CX, K2
+	VADDPD.Z         (AX)(R13*1), Z8, K2, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z9
+	VMINPD           Z8, Z9, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z9
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z9
+	VPSLLQ           $0x34, Z9, Z10
+	VSUBPD.BCST      actTab<>+1408(SB), Z9, Z9
+	VFMADD231PD.BCST actTab<>+320(SB), Z9, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z9, Z8
+	VMULPD           Z8, Z8, Z9
+	VBROADCASTSD     actTab<>+640(SB), Z11
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z11
+	VBROADCASTSD     actTab<>+768(SB), Z12
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+896(SB), Z13
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z13
+	VFMADD231PD      Z12, Z9, Z13
+	VBROADCASTSD     actTab<>+1024(SB), Z12
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+1152(SB), Z14
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z14
+	VFMADD231PD      Z12, Z9, Z14
+	VBROADCASTSD     actTab<>+1280(SB), Z12
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z12
+	VBROADCASTSD     actTab<>+448(SB), Z15
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z15
+	VFMADD231PD      Z12, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z11, Z9, Z13
+	VFMADD231PD      Z14, Z9, Z15
+	VMULPD           Z9, Z9, Z9
+	VFMADD231PD      Z13, Z9, Z15
+	VMULPD           Z10, Z15, Z15
+	VADDPD.BCST      actTab<>+448(SB), Z15, Z13
+	VMULPD           Z13, Z13, Z13
+	VMULPD.BCST      actTab<>+576(SB), Z15, Z15
+	VDIVPD           Z13, Z15, Z15
+	VMULPD.Z         (DX)(R13*1), Z15, K2, Z15
+	VMOVUPD          Z15, K2, (R11)(R13*1)
+	MOVQ             grad+56(FP), R11
+	VBROADCASTSD     (R11)(R13*1), Z8
+	MOVQ             DI, AX
+	XORQ             CX, CX
+	MOVQ             n+8(FP), R15
+	ANDQ             $-8, R15
+	SHLQ             $0x03, R15
 
 ridgeAVX512_p8_85:
 	CMPQ        R15, $0x00000200
@@ -9655,5 +9724,74 @@ ridgeAVX512_pdone89:
 	ADDQ $0x08, R13
 
 ridgeAVX512_skip81:
+	MOVQ         step+88(FP), AX
+	TESTQ        AX, AX
+	JE           ridgeAVX512_done90
+	MOVSD        h+80(FP), X0
+	VBROADCASTSD X0, Z0
+	MOVQ         n+8(FP), CX
+	SHRQ         $0x01, CX
+	MOVQ         z+48(FP), R9
+	MOVQ         t+64(FP), R10
+	MOVQ         CX, R12
+	ANDQ         $-8, R12
+	SHLQ         $0x03, R12
+	MOVQ         CX, AX
+	MOVQ         CX, DX
+	ANDQ         $0x07, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVB        AX, K1
+	MOVQ         DX, CX
+	LEAQ         (R9)(CX*8), R11
+	XORQ         AX, AX
+	TESTQ        R12, R12
+	JE           ridgeAVX512_updtail92
+
+ridgeAVX512_upd91:
+	VMULPD  (R10)(AX*1), Z0, Z1
+	VMOVUPD (R11)(AX*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD Z2, (R11)(AX*1)
+	ADDQ    $0x40, AX
+	CMPQ    AX, R12
+	JLT     ridgeAVX512_upd91
+
+ridgeAVX512_updtail92:
+	KORTESTB  K1, K1
+	JE        ridgeAVX512_upddone93
+	VMOVUPD.Z (R10)(AX*1), K1, Z1
+	VMULPD    Z0, Z1, Z1
+	VMOVUPD.Z (R11)(AX*1), K1, Z2
+	VSUBPD    Z1, Z2, Z2
+	VMOVUPD   Z2, K1, (R11)(AX*1)
+
+ridgeAVX512_upddone93:
+	LEAQ  (R10)(CX*8), R11
+	XORQ  AX, AX
+	TESTQ R12, R12
+	JE    ridgeAVX512_updtail95
+
+ridgeAVX512_upd94:
+	VMULPD  (R11)(AX*1), Z0, Z1
+	VMOVUPD (R9)(AX*1), Z2
+	VADDPD  Z1, Z2, Z2
+	VMOVUPD Z2, (R9)(AX*1)
+	ADDQ    $0x40, AX
+	CMPQ    AX, R12
+	JLT     ridgeAVX512_upd94
+
+ridgeAVX512_updtail95:
+	KORTESTB  K1, K1
+	JE        ridgeAVX512_upddone96
+	VMOVUPD.Z (R11)(AX*1), K1, Z1
+	VMULPD    Z0, Z1, Z1
+	VMOVUPD.Z (R9)(AX*1), K1, Z2
+	VADDPD    Z1, Z2, Z2
+	VMOVUPD   Z2, K1, (R9)(AX*1)
+
+ridgeAVX512_upddone96:
+ridgeAVX512_done90:
 	VZEROUPPER
 	RET

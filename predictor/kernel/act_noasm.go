@@ -20,10 +20,10 @@ func tanhSech2AVX512(rows, n int, x *float64, ldx int, b, a, t *float64, ldt int
 	panic("kernel: no assembly")
 }
 
-func tanhRidgeGradAVX2(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64) {
+func tanhRidgeGradAVX2(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64, h float64, step int) {
 	panic("kernel: no assembly")
 }
 
-func tanhRidgeGradAVX512(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64) {
+func tanhRidgeGradAVX512(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64, h float64, step int) {
 	panic("kernel: no assembly")
 }

@@ -31,15 +31,19 @@ func tanhSech2AVX512(rows int, n int, x *float64, ldx int, b *float64, a *float6
 // tanhRidgeGradAVX2 sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)
 // with leading dimension ldm, reading each block of rows of M from memory once;
 // while it chains the last full block it prefetches the first block of rows of
-// next (nil: none), the matrix of the caller's next call.
+// next (nil: none), the matrix of the caller's next call. With step non-zero
+// (n = 2d even) it then updates z in place: z[d+j] −= h·t[j], then
+// z[j] += h·t[d+j], for j < d, each a rounded product then a rounded sum.
 //
 //go:noescape
-func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64)
+func tanhRidgeGradAVX2(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64, h float64, step int)
 
 // tanhRidgeGradAVX512 sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)
 // with leading dimension ldm, reading each block of rows of M from memory once;
 // while it chains the last full block it prefetches the first block of rows of
-// next (nil: none), the matrix of the caller's next call.
+// next (nil: none), the matrix of the caller's next call. With step non-zero
+// (n = 2d even) it then updates z in place: z[d+j] −= h·t[j], then
+// z[j] += h·t[d+j], for j < d, each a rounded product then a rounded sum.
 //
 //go:noescape
-func tanhRidgeGradAVX512(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64)
+func tanhRidgeGradAVX512(k int, n int, m *float64, ldm int, b *float64, a *float64, z *float64, grad *float64, t *float64, next *float64, h float64, step int)

@@ -28,32 +28,44 @@ import "math"
 // no result, and prefetches never fault, so next need not hold a whole
 // block.
 func TanhRidgeGrad(k, n int, m []float64, ldm int, b, a, z, g, t, next []float64) {
-	checkMat("TanhRidgeGrad", "m", k, n, m, ldm)
-	checkVec("TanhRidgeGrad", "b", k, b)
-	checkVec("TanhRidgeGrad", "a", k, a)
-	checkVec("TanhRidgeGrad", "z", n, z)
-	checkVec("TanhRidgeGrad", "g", k, g)
-	checkVec("TanhRidgeGrad", "t", n, t)
+	tanhRidge("TanhRidgeGrad", k, n, m, ldm, b, a, z, g, t, next, 0, false)
+}
+
+// tanhRidge is TanhRidgeGrad, and with step TanhRidgeStep (n = 2d), for
+// the function name.
+func tanhRidge(name string, k, n int, m []float64, ldm int, b, a, z, g, t, next []float64, h float64, step bool) {
+	checkMat(name, "m", k, n, m, ldm)
+	checkVec(name, "b", k, b)
+	checkVec(name, "a", k, a)
+	checkVec(name, "z", n, z)
+	checkVec(name, "g", k, g)
+	checkVec(name, "t", n, t)
 	if !(active == AVX512 && n <= avx512RegT && k >= 8) {
 		// Every path but the AVX-512 one that holds t in registers (and
 		// zeroes them itself) accumulates into t.
 		clear(t[:n])
 	}
-	if k == 0 {
-		return
-	}
-	if n == 0 || active == Go {
-		tanhRidgeGradGo(k, n, m, ldm, b, a, z, g, t)
+	if k == 0 || n == 0 || active == Go {
+		if k > 0 {
+			tanhRidgeGradGo(k, n, m, ldm, b, a, z, g, t)
+		}
+		if step {
+			symplecticUpdateGo(n/2, h, z, t)
+		}
 		return
 	}
 	var np *float64
 	if len(next) > 0 {
 		np = &next[0]
 	}
+	st := 0
+	if step {
+		st = 1
+	}
 	if active == AVX512 {
-		tanhRidgeGradAVX512(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0], np)
+		tanhRidgeGradAVX512(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0], np, h, st)
 	} else {
-		tanhRidgeGradAVX2(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0], np)
+		tanhRidgeGradAVX2(k, n, &m[0], ldm, &b[0], &a[0], &z[0], &g[0], &t[0], np, h, st)
 	}
 }
 
@@ -72,6 +84,34 @@ func tanhRidgeGradGo(k, n int, m []float64, ldm int, b, a, z, g, t []float64) {
 		for j, v := range row {
 			t[j] = math.FMA(v, gi, t[j])
 		}
+	}
+}
+
+// TanhRidgeStep applies one GR-SympNet layer to the lifted state z = (Q, P)
+// (n = 2d elements) in place: with g and t = Mᵀ g as TanhRidgeGrad computes
+// them at z (the same bits), it sets
+//
+//	P[j] −= h·t[j],  Q[j] += h·t[d+j]   for j < d
+//
+// each a rounded product then a rounded sum, the exact flow of the layer for
+// a step h when the rows of M = [B | A] are isotropic. On return g and t
+// hold the layer's gradient and Mᵀ g. next is TanhRidgeGrad's prefetch hint.
+// One call replaces TanhRidgeGrad and the update loop of a caller, so that
+// the update runs on vectors in the same assembly.
+func TanhRidgeStep(k, d int, m []float64, ldm int, b, a []float64, h float64, z, g, t, next []float64) {
+	tanhRidge("TanhRidgeStep", k, 2*d, m, ldm, b, a, z, g, t, next, h, true)
+}
+
+// symplecticUpdateGo is the update of TanhRidgeStep in Go, the reference of
+// the assembly: P −= h·t_Q, then Q += h·t_P.
+func symplecticUpdateGo(d int, h float64, z, t []float64) {
+	zq, zp := z[:d:d], z[d:2*d:2*d]
+	tq, tp := t[:d:d], t[d:2*d:2*d]
+	for j := range zp {
+		zp[j] -= float64(h * tq[j])
+	}
+	for j := range zq {
+		zq[j] += float64(h * tp[j])
 	}
 }
 

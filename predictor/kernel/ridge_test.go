@@ -56,6 +56,45 @@ func (c *ridgeCase) run(t *testing.T) {
 		what := fmt.Sprintf("k=%d n=%d ldm=%d next=%s", c.k, c.n, c.ldm, hint.name)
 		checkRidgeOut(t, what, "g", g, c.gWant)
 		checkRidgeOut(t, what, "t", tt, c.tWant)
+		if c.n%2 == 0 {
+			c.runStep(t, what, hint.next)
+		}
+	}
+}
+
+// runStep calls TanhRidgeStep on a copy of z (n even) and compares z, g and
+// t bit for bit with the Go reference of the ridge and the update.
+func (c *ridgeCase) runStep(t *testing.T, what string, next []float64) {
+	t.Helper()
+	const h = 0.37
+	d := c.n / 2
+	zWant := append([]float64(nil), c.z...)
+	symplecticUpdateGo(d, h, zWant, c.tWant)
+	z, g, tt := make([]float64, c.n+3), make([]float64, c.k+3), make([]float64, c.n+3)
+	copy(z, c.z)
+	for _, s := range [][]float64{z[c.n:], g, tt} {
+		for i := range s {
+			s[i] = ridgeSentinel
+		}
+	}
+	TanhRidgeStep(c.k, d, c.m, c.ldm, c.b, c.a, h, z, g, tt, next)
+	what += " step"
+	checkRidgeOut(t, what, "z", z, zWant)
+	checkRidgeOut(t, what, "g", g, c.gWant)
+	checkRidgeOut(t, what, "t", tt, c.tWant)
+}
+
+// TestSymplecticUpdateValues checks the update of TanhRidgeStep's Go
+// reference against its formula: P −= h t_Q and Q += h t_P.
+func TestSymplecticUpdateValues(t *testing.T) {
+	z := []float64{1, 2, 3, 10, 20, 30}
+	tv := []float64{0.5, -1, 2, 4, 8, -16}
+	symplecticUpdateGo(3, 0.25, z, tv)
+	want := []float64{1 + 1, 2 + 2, 3 - 4, 10 - 0.125, 20 + 0.25, 30 - 0.5}
+	for i := range want {
+		if z[i] != want[i] {
+			t.Fatalf("z = %v, want %v", z, want)
+		}
 	}
 }
 
@@ -166,6 +205,8 @@ func TestTanhRidgeGradPanics(t *testing.T) {
 		"short g":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v[:1], v, nil) },
 		"short t":  func() { TanhRidgeGrad(2, 3, m, 3, v, v, v, v, v[:2], nil) },
 		"negative": func() { TanhRidgeGrad(-1, 3, m, 3, v, v, v, v, v, nil) },
+		"step z":   func() { TanhRidgeStep(1, 2, m, 4, v, v, 1, v, v, make([]float64, 4), nil) },
+		"step t":   func() { TanhRidgeStep(1, 2, m, 4, v, v, 1, make([]float64, 4), v, v, nil) },
 	} {
 		func() {
 			defer func() {

@@ -105,6 +105,32 @@ func (s *isa) k(name string) Op {
 	panic("unknown constant " + name)
 }
 
+// kop emits the instruction op k, x, dst whose first operand k is constant
+// name: its register, or its table entry; for AVX-512 the entry is an
+// embedded broadcast of its first element ({1to8}, by bcst, the same
+// instruction's broadcast form), one 8-byte load rather than a 64-byte one,
+// which on a Zen 4 (one 512-bit load a cycle) leaves the load slots to the
+// matrix.
+func (s *isa) kop(op, bcst func(...Op), name string, x, dst Op) {
+	k := s.k(name)
+	if _, inReg := k.(VecPhysical); inReg || !s.wide {
+		op(k, x, dst)
+		return
+	}
+	bcst(k, x, dst)
+}
+
+// kmov copies constant name into register r (for AVX-512 from memory as a
+// broadcast of one element).
+func (s *isa) kmov(name string, r VecPhysical) {
+	k := s.k(name)
+	if _, inReg := k.(VecPhysical); inReg || !s.wide {
+		VMOVUPD(k, r)
+		return
+	}
+	VBROADCASTSD(k, r)
+}
+
 // holdConsts loads the named constants into the highest registers and
 // returns the number of registers left below them.
 func (s *isa) holdConsts(names ...string) int {
@@ -143,32 +169,32 @@ func (s *isa) core(v VecPhysical, tanh bool) (sech, th VecPhysical) {
 	if tanh {
 		av = s.alloc()
 	}
-	VANDPD(s.k("absmask"), v, av)
+	s.kop(VANDPD, VANDPD_BCST, "absmask", v, av)
 	if r, ok := s.kregs["clamp"]; ok {
 		VMINPD(av, r, av) // min(350, |v|), the second source (|v|) when NaN
 	} else {
 		c := s.alloc()
-		VMOVUPD(s.k("clamp"), c)
+		s.kmov("clamp", c)
 		VMINPD(av, c, av)
 		s.release(c)
 	}
-	VMULPD(s.k("m2"), av, av) // w = −2|v|
+	s.kop(VMULPD, VMULPD_BCST, "m2", av, av) // w = −2|v|
 	kf := s.alloc()
-	VMOVUPD(s.k("shift"), kf)
-	VFMADD231PD(s.k("log2e"), av, kf) // kf = fma(w, log2e, shift)
+	s.kmov("shift", kf)
+	s.kop(VFMADD231PD, VFMADD231PD_BCST, "log2e", av, kf) // kf = fma(w, log2e, shift)
 	tn := s.alloc()
-	VPSLLQ(U8(52), kf, tn)             // 2ⁿ
-	VSUBPD(s.k("shift"), kf, kf)       // nf
-	VFMADD231PD(s.k("mln2hi"), kf, av) // fma(nf, mln2hi, w)
-	VFMADD231PD(s.k("mln2lo"), kf, av) // r
+	VPSLLQ(U8(52), kf, tn)                                 // 2ⁿ
+	s.kop(VSUBPD, VSUBPD_BCST, "shift", kf, kf)            // nf
+	s.kop(VFMADD231PD, VFMADD231PD_BCST, "mln2hi", kf, av) // fma(nf, mln2hi, w)
+	s.kop(VFMADD231PD, VFMADD231PD_BCST, "mln2lo", kf, av) // r
 	s.release(kf)
 	r := av
 	r2 := s.alloc()
 	VMULPD(r, r, r2)
 	pair := func(hi, lo string) VecPhysical { // fma(r, c_hi, c_lo)
 		p := s.alloc()
-		VMOVUPD(s.k(hi), p)
-		VFMADD213PD(s.k(lo), r, p)
+		s.kmov(hi, p)
+		s.kop(VFMADD213PD, VFMADD213PD_BCST, lo, r, p)
 		return p
 	}
 	p1213 := pair("c13", "c12")
@@ -210,9 +236,9 @@ func (s *isa) core(v VecPhysical, tanh bool) (sech, th VecPhysical) {
 	// sech² = 4u/(1+u)², u = p·2ⁿ
 	VMULPD(tn, p, p)
 	den := s.alloc()
-	VADDPD(s.k("one"), p, den)
+	s.kop(VADDPD, VADDPD_BCST, "one", p, den)
 	VMULPD(den, den, den)
-	VMULPD(s.k("four"), p, p)
+	s.kop(VMULPD, VMULPD_BCST, "four", p, p)
 	VDIVPD(den, p, p)
 	s.release(den)
 	if !tanh {
@@ -221,14 +247,16 @@ func (s *isa) core(v VecPhysical, tanh bool) (sech, th VecPhysical) {
 	}
 	// e = fma(2ⁿ, q, 2ⁿ − 1); tanh|v| = −e/(2+e), with the sign of v.
 	em := s.alloc()
-	VSUBPD(s.k("one"), tn, em)
+	s.kop(VSUBPD, VSUBPD_BCST, "one", tn, em)
 	VFMADD231PD(q, tn, em)
 	s.release(q, tn)
 	d := s.alloc()
-	VADDPD(s.k("two"), em, d)
+	s.kop(VADDPD, VADDPD_BCST, "two", em, d)
 	VDIVPD(d, em, em)
 	if s.wide {
-		VPTERNLOGQ(U8(0xe4), s.k("absmask"), v, em) // absmask ? em : v
+		tern := func(o ...Op) { VPTERNLOGQ(U8(0xe4), o[0], o[1], o[2]) }
+		ternB := func(o ...Op) { VPTERNLOGQ_BCST(U8(0xe4), o[0], o[1], o[2]) }
+		s.kop(tern, ternB, "absmask", v, em) // absmask ? em : v
 	} else {
 		VANDPD(s.k("absmask"), em, em)
 		VANDPD(s.k("signmask"), v, d)

@@ -359,14 +359,19 @@ func nextBlock(r int) {
 // registers, n ≤ 8·regTMax, else lag2Loop; reorderLoop for AVX2: each
 // measured the faster on its set); then blocks of R/2, R/4, …, 1 rows for
 // the remainder.
+//
+// With step non-zero it then applies the layer's update to z in place
+// (symplecticUpdate): TanhRidgeStep.
 func ridge(s *isa) {
 	name := "tanhRidgeGrad" + s.name
-	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64)")
+	TEXT(name, NOSPLIT, "func(k, n int, m *float64, ldm int, b, a, z, grad, t, next *float64, h float64, step int)")
 	Pragma("noescape")
 	Doc(name+" sets g = a ⊙ sech²(M z + b) and t += Mᵀ g for M k×n (k, n ≥ 1)",
 		"with leading dimension ldm, reading each block of rows of M from memory once;",
 		"while it chains the last full block it prefetches the first block of rows of",
-		"next (nil: none), the matrix of the caller's next call.")
+		"next (nil: none), the matrix of the caller's next call. With step non-zero",
+		"(n = 2d even) it then updates z in place: z[d+j] −= h·t[j], then",
+		"z[j] += h·t[d+j], for j < d, each a rounded product then a rounded sum.")
 	R := 4
 	if s.wide {
 		R = 8
@@ -414,8 +419,87 @@ func ridge(s *isa) {
 		nextBlock(r)
 		Label(skip)
 	}
+	done := g.newLabel("done")
+	Load(Param("step"), RAX)
+	TESTQ(RAX, RAX)
+	JE(LabelRef(done))
+	g.symplecticUpdate()
+	Label(done)
 	VZEROUPPER()
 	RET()
+}
+
+// symplecticUpdate emits, after the ridge (t complete in memory), the
+// update of z = (Q, P), n = 2d: P −= h·t_Q first, then Q += h·t_P, each
+// element round(h·t) then a rounded sum, as the Go reference.
+func (g *ridgeGen) symplecticUpdate() {
+	s := g.s
+	L := s.lanes
+	vb := 8 * L
+	h, tv, zv := s.v(0), s.v(1), s.v(2)
+	Load(Param("h"), X0)
+	VBROADCASTSD(X0, h)
+	Load(Param("n"), RCX)
+	SHRQ(U8(1), RCX) // d
+	Load(Param("z"), R9)
+	Load(Param("t"), R10)
+	MOVQ(RCX, R12)
+	ANDQ(I32(-L), R12)
+	SHLQ(U8(3), R12) // bytes of the full vectors of a half
+	if s.wide {
+		MOVQ(RCX, RAX)
+		MOVQ(RCX, RDX)
+		ANDQ(U8(L-1), RCX)
+		setKMask(K1) // clobbers AX
+		MOVQ(RDX, RCX)
+	} else {
+		MOVQ(RCX, RAX)
+		ANDQ(U8(L-1), RAX)
+		loadMask(RAX, RDX, Y15)
+	}
+	half := func(src, dst GPPhysical, sub bool) {
+		op := VADDPD
+		if sub {
+			op = VSUBPD
+		}
+		lp, tail, done := g.newLabel("upd"), g.newLabel("updtail"), g.newLabel("upddone")
+		XORQ(RAX, RAX)
+		TESTQ(R12, R12)
+		JE(LabelRef(tail))
+		Label(lp)
+		VMULPD(Mem{Base: src, Index: RAX, Scale: 1}, h, tv)
+		VMOVUPD(Mem{Base: dst, Index: RAX, Scale: 1}, zv)
+		op(tv, zv, zv)
+		VMOVUPD(zv, Mem{Base: dst, Index: RAX, Scale: 1})
+		ADDQ(U8(vb), RAX)
+		CMPQ(RAX, R12)
+		JLT(LabelRef(lp))
+		Label(tail)
+		sm, dm := Mem{Base: src, Index: RAX, Scale: 1}, Mem{Base: dst, Index: RAX, Scale: 1}
+		if s.wide {
+			KORTESTB(K1, K1)
+			JE(LabelRef(done))
+			VMOVUPD_Z(sm, K1, tv)
+			VMULPD(h, tv, tv)
+			VMOVUPD_Z(dm, K1, zv)
+			op(tv, zv, zv)
+			VMOVUPD(zv, K1, dm)
+		} else {
+			MOVQ(RCX, RDX)
+			TESTQ(U32(L-1), RDX)
+			JE(LabelRef(done))
+			VMASKMOVPD(sm, Y15, tv)
+			VMULPD(h, tv, tv)
+			VMASKMOVPD(dm, Y15, zv)
+			op(tv, zv, zv)
+			VMASKMOVPD(zv, Y15, dm)
+		}
+		Label(done)
+	}
+	LEAQ(Mem{Base: R9, Index: RCX, Scale: 8}, R11) // P
+	half(R10, R11, true)
+	LEAQ(Mem{Base: R10, Index: RCX, Scale: 8}, R11) // t_P
+	half(R11, R9, false)
 }
 
 // retire finishes a full block of R rows whose dot products are in y: its
