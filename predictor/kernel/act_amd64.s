@@ -2236,89 +2236,407 @@ ridgeAVX512_rafter4:
 	JMP              ridgeAVX512_rloop3
 
 ridgeAVX512_rflush8:
+	MOVQ   R13, R12
+	TESTQ  $0x00000004, R14
+	JE     ridgeAVX512_rskip25
+	MOVQ   DI, AX
+	XORQ   CX, CX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   n+8(FP), R15
+	ANDQ   $-8, R15
+	SHLQ   $0x03, R15
+	JE     ridgeAVX512_dottail27
+
+ridgeAVX512_dot26:
+	VMOVUPD     (R9)(CX*1), Z8
+	VFMADD231PD (AX), Z8, Z0
+	VFMADD231PD (AX)(SI*1), Z8, Z1
+	VFMADD231PD (AX)(SI*2), Z8, Z2
+	VFMADD231PD (AX)(R8*1), Z8, Z3
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x40, R15
+	JNE         ridgeAVX512_dot26
+
+ridgeAVX512_dottail27:
+	KORTESTB    K1, K1
+	JE          ridgeAVX512_dotdone28
+	VMOVUPD.Z   (R9)(CX*1), K1, Z8
+	VFMADD231PD (AX), Z8, K1, Z0
+	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
+	VFMADD231PD (AX)(SI*2), Z8, K1, Z2
+	VFMADD231PD (AX)(R8*1), Z8, K1, Z3
+
+ridgeAVX512_dotdone28:
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z0
+	VADDPD           Z0, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z2
+	VADDPD           Z2, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	MOVL             $0x0000000f, CX
+	KMOVB            CX, K2
+	VADDPD.Z         (AX)(R13*1), Z8, K2, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z0
+	VMINPD           Z8, Z0, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z0
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z0
+	VPSLLQ           $0x34, Z0, Z1
+	VSUBPD.BCST      actTab<>+1408(SB), Z0, Z0
+	VFMADD231PD.BCST actTab<>+320(SB), Z0, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z0, Z8
+	VMULPD           Z8, Z8, Z0
+	VBROADCASTSD     actTab<>+640(SB), Z2
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z2
+	VBROADCASTSD     actTab<>+768(SB), Z3
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+896(SB), Z4
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z4
+	VFMADD231PD      Z3, Z0, Z4
+	VBROADCASTSD     actTab<>+1024(SB), Z3
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+1152(SB), Z5
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z5
+	VFMADD231PD      Z3, Z0, Z5
+	VBROADCASTSD     actTab<>+1280(SB), Z3
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+448(SB), Z6
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z6
+	VFMADD231PD      Z3, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z2, Z0, Z4
+	VFMADD231PD      Z5, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z4, Z0, Z6
+	VMULPD           Z1, Z6, Z6
+	VADDPD.BCST      actTab<>+448(SB), Z6, Z4
+	VMULPD           Z4, Z4, Z4
+	VMULPD.BCST      actTab<>+576(SB), Z6, Z6
+	VDIVPD           Z4, Z6, Z6
+	VMULPD.Z         (DX)(R13*1), Z6, K2, Z6
+	VMOVUPD          Z6, K2, (R11)(R13*1)
+	LEAQ             (DI)(SI*4), DI
+	ADDQ             $0x20, R13
+
+ridgeAVX512_rskip25:
+	TESTQ  $0x00000002, R14
+	JE     ridgeAVX512_rskip29
+	MOVQ   DI, AX
+	XORQ   CX, CX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   n+8(FP), R15
+	ANDQ   $-8, R15
+	SHLQ   $0x03, R15
+	JE     ridgeAVX512_dottail31
+
+ridgeAVX512_dot30:
+	VMOVUPD     (R9)(CX*1), Z8
+	VFMADD231PD (AX), Z8, Z0
+	VFMADD231PD (AX)(SI*1), Z8, Z1
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x40, R15
+	JNE         ridgeAVX512_dot30
+
+ridgeAVX512_dottail31:
+	KORTESTB    K1, K1
+	JE          ridgeAVX512_dotdone32
+	VMOVUPD.Z   (R9)(CX*1), K1, Z8
+	VFMADD231PD (AX), Z8, K1, Z0
+	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
+
+ridgeAVX512_dotdone32:
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z0
+	VADDPD           Z0, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z2
+	VADDPD           Z2, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	MOVL             $0x00000003, CX
+	KMOVB            CX, K2
+	VADDPD.Z         (AX)(R13*1), Z8, K2, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z0
+	VMINPD           Z8, Z0, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z0
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z0
+	VPSLLQ           $0x34, Z0, Z1
+	VSUBPD.BCST      actTab<>+1408(SB), Z0, Z0
+	VFMADD231PD.BCST actTab<>+320(SB), Z0, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z0, Z8
+	VMULPD           Z8, Z8, Z0
+	VBROADCASTSD     actTab<>+640(SB), Z2
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z2
+	VBROADCASTSD     actTab<>+768(SB), Z3
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+896(SB), Z4
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z4
+	VFMADD231PD      Z3, Z0, Z4
+	VBROADCASTSD     actTab<>+1024(SB), Z3
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+1152(SB), Z5
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z5
+	VFMADD231PD      Z3, Z0, Z5
+	VBROADCASTSD     actTab<>+1280(SB), Z3
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+448(SB), Z6
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z6
+	VFMADD231PD      Z3, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z2, Z0, Z4
+	VFMADD231PD      Z5, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z4, Z0, Z6
+	VMULPD           Z1, Z6, Z6
+	VADDPD.BCST      actTab<>+448(SB), Z6, Z4
+	VMULPD           Z4, Z4, Z4
+	VMULPD.BCST      actTab<>+576(SB), Z6, Z6
+	VDIVPD           Z4, Z6, Z6
+	VMULPD.Z         (DX)(R13*1), Z6, K2, Z6
+	VMOVUPD          Z6, K2, (R11)(R13*1)
+	LEAQ             (DI)(SI*2), DI
+	ADDQ             $0x10, R13
+
+ridgeAVX512_rskip29:
+	TESTQ  $0x00000001, R14
+	JE     ridgeAVX512_rskip33
+	MOVQ   DI, AX
+	XORQ   CX, CX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   n+8(FP), R15
+	ANDQ   $-8, R15
+	SHLQ   $0x03, R15
+	JE     ridgeAVX512_dottail35
+
+ridgeAVX512_dot34:
+	VMOVUPD     (R9)(CX*1), Z8
+	VFMADD231PD (AX), Z8, Z0
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x40, R15
+	JNE         ridgeAVX512_dot34
+
+ridgeAVX512_dottail35:
+	KORTESTB    K1, K1
+	JE          ridgeAVX512_dotdone36
+	VMOVUPD.Z   (R9)(CX*1), K1, Z8
+	VFMADD231PD (AX), Z8, K1, Z0
+
+ridgeAVX512_dotdone36:
+	VSHUFF64X2       $0x44, Z2, Z0, Z9
+	VSHUFF64X2       $0xee, Z2, Z0, Z13
+	VADDPD           Z13, Z9, Z9
+	VSHUFF64X2       $0x44, Z3, Z1, Z10
+	VSHUFF64X2       $0xee, Z3, Z1, Z14
+	VADDPD           Z14, Z10, Z10
+	VSHUFF64X2       $0x44, Z6, Z4, Z11
+	VSHUFF64X2       $0xee, Z6, Z4, Z0
+	VADDPD           Z0, Z11, Z11
+	VSHUFF64X2       $0x44, Z7, Z5, Z12
+	VSHUFF64X2       $0xee, Z7, Z5, Z2
+	VADDPD           Z2, Z12, Z12
+	VSHUFF64X2       $0x88, Z11, Z9, Z0
+	VSHUFF64X2       $0xdd, Z11, Z9, Z2
+	VADDPD           Z2, Z0, Z0
+	VSHUFF64X2       $0x88, Z12, Z10, Z1
+	VSHUFF64X2       $0xdd, Z12, Z10, Z3
+	VADDPD           Z3, Z1, Z1
+	VUNPCKLPD        Z1, Z0, Z4
+	VUNPCKHPD        Z1, Z0, Z5
+	VADDPD           Z5, Z4, Z8
+	MOVQ             b+32(FP), AX
+	MOVQ             a+40(FP), DX
+	MOVQ             grad+56(FP), R11
+	MOVL             $0x00000001, CX
+	KMOVB            CX, K2
+	VADDPD.Z         (AX)(R13*1), Z8, K2, Z8
+	VANDPD.BCST      actTab<>+0(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+128(SB), Z0
+	VMINPD           Z8, Z0, Z8
+	VMULPD.BCST      actTab<>+192(SB), Z8, Z8
+	VBROADCASTSD     actTab<>+1408(SB), Z0
+	VFMADD231PD.BCST actTab<>+256(SB), Z8, Z0
+	VPSLLQ           $0x34, Z0, Z1
+	VSUBPD.BCST      actTab<>+1408(SB), Z0, Z0
+	VFMADD231PD.BCST actTab<>+320(SB), Z0, Z8
+	VFMADD231PD.BCST actTab<>+384(SB), Z0, Z8
+	VMULPD           Z8, Z8, Z0
+	VBROADCASTSD     actTab<>+640(SB), Z2
+	VFMADD213PD.BCST actTab<>+704(SB), Z8, Z2
+	VBROADCASTSD     actTab<>+768(SB), Z3
+	VFMADD213PD.BCST actTab<>+832(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+896(SB), Z4
+	VFMADD213PD.BCST actTab<>+960(SB), Z8, Z4
+	VFMADD231PD      Z3, Z0, Z4
+	VBROADCASTSD     actTab<>+1024(SB), Z3
+	VFMADD213PD.BCST actTab<>+1088(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+1152(SB), Z5
+	VFMADD213PD.BCST actTab<>+1216(SB), Z8, Z5
+	VFMADD231PD      Z3, Z0, Z5
+	VBROADCASTSD     actTab<>+1280(SB), Z3
+	VFMADD213PD.BCST actTab<>+1344(SB), Z8, Z3
+	VBROADCASTSD     actTab<>+448(SB), Z6
+	VFMADD213PD.BCST actTab<>+448(SB), Z8, Z6
+	VFMADD231PD      Z3, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z2, Z0, Z4
+	VFMADD231PD      Z5, Z0, Z6
+	VMULPD           Z0, Z0, Z0
+	VFMADD231PD      Z4, Z0, Z6
+	VMULPD           Z1, Z6, Z6
+	VADDPD.BCST      actTab<>+448(SB), Z6, Z4
+	VMULPD           Z4, Z4, Z4
+	VMULPD.BCST      actTab<>+576(SB), Z6, Z6
+	VDIVPD           Z4, Z6, Z6
+	VMULPD.Z         (DX)(R13*1), Z6, K2, Z6
+	VMOVUPD          Z6, K2, (R11)(R13*1)
+	LEAQ             (DI)(SI*1), DI
+	ADDQ             $0x08, R13
+
+ridgeAVX512_rskip33:
 	MOVQ n+8(FP), R10
 	ADDQ $0x07, R10
 	SHRQ $0x03, R10
 	CMPQ R10, $0x09
-	JG   ridgeAVX512_rsearch25
+	JG   ridgeAVX512_rsearch37
 	CMPQ R10, $0x05
-	JG   ridgeAVX512_rsearch26
+	JG   ridgeAVX512_rsearch38
 	CMPQ R10, $0x03
-	JG   ridgeAVX512_rsearch27
+	JG   ridgeAVX512_rsearch39
 	CMPQ R10, $0x02
-	JG   ridgeAVX512_rsearch28
+	JG   ridgeAVX512_rsearch40
 	CMPQ R10, $0x01
-	JG   ridgeAVX512_rsearch29
+	JG   ridgeAVX512_rsearch41
 	JMP  ridgeAVX512_rchain1
 
-ridgeAVX512_rsearch29:
+ridgeAVX512_rsearch41:
 	JMP ridgeAVX512_rchain2
 
-ridgeAVX512_rsearch28:
+ridgeAVX512_rsearch40:
 	JMP ridgeAVX512_rchain3
 
-ridgeAVX512_rsearch27:
+ridgeAVX512_rsearch39:
 	CMPQ R10, $0x04
-	JG   ridgeAVX512_rsearch30
+	JG   ridgeAVX512_rsearch42
 	JMP  ridgeAVX512_rchain4
 
-ridgeAVX512_rsearch30:
+ridgeAVX512_rsearch42:
 	JMP ridgeAVX512_rchain5
 
-ridgeAVX512_rsearch26:
+ridgeAVX512_rsearch38:
 	CMPQ R10, $0x07
-	JG   ridgeAVX512_rsearch31
+	JG   ridgeAVX512_rsearch43
 	CMPQ R10, $0x06
-	JG   ridgeAVX512_rsearch32
+	JG   ridgeAVX512_rsearch44
 	JMP  ridgeAVX512_rchain6
 
-ridgeAVX512_rsearch32:
+ridgeAVX512_rsearch44:
 	JMP ridgeAVX512_rchain7
 
-ridgeAVX512_rsearch31:
+ridgeAVX512_rsearch43:
 	CMPQ R10, $0x08
-	JG   ridgeAVX512_rsearch33
+	JG   ridgeAVX512_rsearch45
 	JMP  ridgeAVX512_rchain8
 
-ridgeAVX512_rsearch33:
+ridgeAVX512_rsearch45:
 	JMP ridgeAVX512_rchain9
 
-ridgeAVX512_rsearch25:
+ridgeAVX512_rsearch37:
 	CMPQ R10, $0x0d
-	JG   ridgeAVX512_rsearch34
+	JG   ridgeAVX512_rsearch46
 	CMPQ R10, $0x0b
-	JG   ridgeAVX512_rsearch35
+	JG   ridgeAVX512_rsearch47
 	CMPQ R10, $0x0a
-	JG   ridgeAVX512_rsearch36
+	JG   ridgeAVX512_rsearch48
 	JMP  ridgeAVX512_rchain10
 
-ridgeAVX512_rsearch36:
+ridgeAVX512_rsearch48:
 	JMP ridgeAVX512_rchain11
 
-ridgeAVX512_rsearch35:
+ridgeAVX512_rsearch47:
 	CMPQ R10, $0x0c
-	JG   ridgeAVX512_rsearch37
+	JG   ridgeAVX512_rsearch49
 	JMP  ridgeAVX512_rchain12
 
-ridgeAVX512_rsearch37:
+ridgeAVX512_rsearch49:
 	JMP ridgeAVX512_rchain13
 
-ridgeAVX512_rsearch34:
+ridgeAVX512_rsearch46:
 	CMPQ R10, $0x0f
-	JG   ridgeAVX512_rsearch38
+	JG   ridgeAVX512_rsearch50
 	CMPQ R10, $0x0e
-	JG   ridgeAVX512_rsearch39
+	JG   ridgeAVX512_rsearch51
 	JMP  ridgeAVX512_rchain14
 
-ridgeAVX512_rsearch39:
+ridgeAVX512_rsearch51:
 	JMP ridgeAVX512_rchain15
 
-ridgeAVX512_rsearch38:
+ridgeAVX512_rsearch50:
 	CMPQ R10, $0x10
-	JG   ridgeAVX512_rsearch40
+	JG   ridgeAVX512_rsearch52
 	JMP  ridgeAVX512_rchain16
 
-ridgeAVX512_rsearch40:
+ridgeAVX512_rsearch52:
 	JMP ridgeAVX512_rchain17
 
 ridgeAVX512_rfused1:
@@ -5332,6 +5650,7 @@ ridgeAVX512_rfused17:
 
 ridgeAVX512_rchain1:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5361,12 +5680,27 @@ ridgeAVX512_rchain1:
 	VBROADCASTSD -8(R11)(R13*1), Z10
 	VFMADD231PD  (R12)(R8*1), Z10, K3, Z15
 	PREFETCHT0   (R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, K3, (R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore53
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem54:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, K3, Z15
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem54
+
+ridgeAVX512_rstore53:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, K3, (R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain2:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5412,13 +5746,29 @@ ridgeAVX512_rchain2:
 	VFMADD231PD  64(R12)(R8*1), Z10, K3, Z16
 	PREFETCHT0   (R15)(R8*1)
 	PREFETCHT0   64(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, K3, 64(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore55
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem56:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, K3, Z16
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem56
+
+ridgeAVX512_rstore55:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, K3, 64(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain3:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5480,14 +5830,31 @@ ridgeAVX512_rchain3:
 	PREFETCHT0   (R15)(R8*1)
 	PREFETCHT0   64(R15)(R8*1)
 	PREFETCHT0   128(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, K3, 128(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore57
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem58:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, K3, Z17
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem58
+
+ridgeAVX512_rstore57:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, K3, 128(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain4:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5565,15 +5932,33 @@ ridgeAVX512_rchain4:
 	PREFETCHT0   64(R15)(R8*1)
 	PREFETCHT0   128(R15)(R8*1)
 	PREFETCHT0   192(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, K3, 192(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore59
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem60:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, K3, Z18
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem60
+
+ridgeAVX512_rstore59:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, K3, 192(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain5:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5667,16 +6052,35 @@ ridgeAVX512_rchain5:
 	PREFETCHT0   128(R15)(R8*1)
 	PREFETCHT0   192(R15)(R8*1)
 	PREFETCHT0   256(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, K3, 256(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore61
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem62:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, K3, Z19
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem62
+
+ridgeAVX512_rstore61:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, K3, 256(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain6:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5786,17 +6190,37 @@ ridgeAVX512_rchain6:
 	PREFETCHT0   192(R15)(R8*1)
 	PREFETCHT0   256(R15)(R8*1)
 	PREFETCHT0   320(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, K3, 320(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore63
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem64:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, K3, Z20
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem64
+
+ridgeAVX512_rstore63:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, K3, 320(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain7:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -5922,18 +6346,39 @@ ridgeAVX512_rchain7:
 	PREFETCHT0   256(R15)(R8*1)
 	PREFETCHT0   320(R15)(R8*1)
 	PREFETCHT0   384(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, K3, 384(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore65
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem66:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, K3, Z21
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem66
+
+ridgeAVX512_rstore65:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, K3, 384(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain8:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -6075,19 +6520,41 @@ ridgeAVX512_rchain8:
 	PREFETCHT0   320(R15)(R8*1)
 	PREFETCHT0   384(R15)(R8*1)
 	PREFETCHT0   448(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, K3, 448(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore67
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem68:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, K3, Z22
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem68
+
+ridgeAVX512_rstore67:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, K3, 448(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain9:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -6245,20 +6712,43 @@ ridgeAVX512_rchain9:
 	PREFETCHT0   384(R15)(R8*1)
 	PREFETCHT0   448(R15)(R8*1)
 	PREFETCHT0   512(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, K3, 512(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore69
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem70:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, K3, Z23
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem70
+
+ridgeAVX512_rstore69:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, K3, 512(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain10:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -6432,21 +6922,45 @@ ridgeAVX512_rchain10:
 	PREFETCHT0   448(R15)(R8*1)
 	PREFETCHT0   512(R15)(R8*1)
 	PREFETCHT0   576(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, K3, 576(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore71
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem72:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, K3, Z24
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem72
+
+ridgeAVX512_rstore71:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, K3, 576(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain11:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -6636,22 +7150,47 @@ ridgeAVX512_rchain11:
 	PREFETCHT0   512(R15)(R8*1)
 	PREFETCHT0   576(R15)(R8*1)
 	PREFETCHT0   640(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, K3, 640(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore73
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem74:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, K3, Z25
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem74
+
+ridgeAVX512_rstore73:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, K3, 640(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain12:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -6857,23 +7396,49 @@ ridgeAVX512_rchain12:
 	PREFETCHT0   576(R15)(R8*1)
 	PREFETCHT0   640(R15)(R8*1)
 	PREFETCHT0   704(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, 640(R10)
-	VMOVUPD      Z26, K3, 704(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore75
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem76:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, Z25
+	VFMADD231PD  704(AX), Z9, K3, Z26
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem76
+
+ridgeAVX512_rstore75:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, 640(R10)
+	VMOVUPD Z26, K3, 704(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain13:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -7095,24 +7660,51 @@ ridgeAVX512_rchain13:
 	PREFETCHT0   640(R15)(R8*1)
 	PREFETCHT0   704(R15)(R8*1)
 	PREFETCHT0   768(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, 640(R10)
-	VMOVUPD      Z26, 704(R10)
-	VMOVUPD      Z27, K3, 768(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore77
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem78:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, Z25
+	VFMADD231PD  704(AX), Z9, Z26
+	VFMADD231PD  768(AX), Z9, K3, Z27
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem78
+
+ridgeAVX512_rstore77:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, 640(R10)
+	VMOVUPD Z26, 704(R10)
+	VMOVUPD Z27, K3, 768(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain14:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -7350,25 +7942,53 @@ ridgeAVX512_rchain14:
 	PREFETCHT0   704(R15)(R8*1)
 	PREFETCHT0   768(R15)(R8*1)
 	PREFETCHT0   832(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, 640(R10)
-	VMOVUPD      Z26, 704(R10)
-	VMOVUPD      Z27, 768(R10)
-	VMOVUPD      Z28, K3, 832(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore79
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem80:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, Z25
+	VFMADD231PD  704(AX), Z9, Z26
+	VFMADD231PD  768(AX), Z9, Z27
+	VFMADD231PD  832(AX), Z9, K3, Z28
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem80
+
+ridgeAVX512_rstore79:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, 640(R10)
+	VMOVUPD Z26, 704(R10)
+	VMOVUPD Z27, 768(R10)
+	VMOVUPD Z28, K3, 832(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain15:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -7622,26 +8242,55 @@ ridgeAVX512_rchain15:
 	PREFETCHT0   768(R15)(R8*1)
 	PREFETCHT0   832(R15)(R8*1)
 	PREFETCHT0   896(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, 640(R10)
-	VMOVUPD      Z26, 704(R10)
-	VMOVUPD      Z27, 768(R10)
-	VMOVUPD      Z28, 832(R10)
-	VMOVUPD      Z29, K3, 896(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore81
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem82:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, Z25
+	VFMADD231PD  704(AX), Z9, Z26
+	VFMADD231PD  768(AX), Z9, Z27
+	VFMADD231PD  832(AX), Z9, Z28
+	VFMADD231PD  896(AX), Z9, K3, Z29
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem82
+
+ridgeAVX512_rstore81:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, 640(R10)
+	VMOVUPD Z26, 704(R10)
+	VMOVUPD Z27, 768(R10)
+	VMOVUPD Z28, 832(R10)
+	VMOVUPD Z29, K3, 896(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain16:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -7911,27 +8560,57 @@ ridgeAVX512_rchain16:
 	PREFETCHT0   832(R15)(R8*1)
 	PREFETCHT0   896(R15)(R8*1)
 	PREFETCHT0   960(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, 640(R10)
-	VMOVUPD      Z26, 704(R10)
-	VMOVUPD      Z27, 768(R10)
-	VMOVUPD      Z28, 832(R10)
-	VMOVUPD      Z29, 896(R10)
-	VMOVUPD      Z30, K3, 960(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore83
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem84:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, Z25
+	VFMADD231PD  704(AX), Z9, Z26
+	VFMADD231PD  768(AX), Z9, Z27
+	VFMADD231PD  832(AX), Z9, Z28
+	VFMADD231PD  896(AX), Z9, Z29
+	VFMADD231PD  960(AX), Z9, K3, Z30
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem84
+
+ridgeAVX512_rstore83:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, 640(R10)
+	VMOVUPD Z26, 704(R10)
+	VMOVUPD Z27, 768(R10)
+	VMOVUPD Z28, 832(R10)
+	VMOVUPD Z29, 896(R10)
+	VMOVUPD Z30, K3, 960(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_rchain17:
 	MOVQ         grad+56(FP), R11
+	MOVQ         R12, R13
 	LEAQ         (BX)(SI*4), R12
 	MOVQ         next+72(FP), R10
 	TESTQ        R10, R10
@@ -8217,25 +8896,55 @@ ridgeAVX512_rchain17:
 	PREFETCHT0   896(R15)(R8*1)
 	PREFETCHT0   960(R15)(R8*1)
 	PREFETCHT0   1024(R15)(R8*1)
-	MOVQ         t+64(FP), R10
-	VMOVUPD      Z15, (R10)
-	VMOVUPD      Z16, 64(R10)
-	VMOVUPD      Z17, 128(R10)
-	VMOVUPD      Z18, 192(R10)
-	VMOVUPD      Z19, 256(R10)
-	VMOVUPD      Z20, 320(R10)
-	VMOVUPD      Z21, 384(R10)
-	VMOVUPD      Z22, 448(R10)
-	VMOVUPD      Z23, 512(R10)
-	VMOVUPD      Z24, 576(R10)
-	VMOVUPD      Z25, 640(R10)
-	VMOVUPD      Z26, 704(R10)
-	VMOVUPD      Z27, 768(R10)
-	VMOVUPD      Z28, 832(R10)
-	VMOVUPD      Z29, 896(R10)
-	VMOVUPD      Z30, 960(R10)
-	VMOVUPD      Z31, K3, 1024(R10)
-	JMP          ridgeAVX512_rem1
+	TESTQ        R14, R14
+	JE           ridgeAVX512_rstore85
+	LEAQ         (BX)(SI*8), AX
+	LEAQ         (R11)(R13*1), DX
+
+ridgeAVX512_rrem86:
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  (AX), Z9, Z15
+	VFMADD231PD  64(AX), Z9, Z16
+	VFMADD231PD  128(AX), Z9, Z17
+	VFMADD231PD  192(AX), Z9, Z18
+	VFMADD231PD  256(AX), Z9, Z19
+	VFMADD231PD  320(AX), Z9, Z20
+	VFMADD231PD  384(AX), Z9, Z21
+	VFMADD231PD  448(AX), Z9, Z22
+	VFMADD231PD  512(AX), Z9, Z23
+	VFMADD231PD  576(AX), Z9, Z24
+	VFMADD231PD  640(AX), Z9, Z25
+	VFMADD231PD  704(AX), Z9, Z26
+	VFMADD231PD  768(AX), Z9, Z27
+	VFMADD231PD  832(AX), Z9, Z28
+	VFMADD231PD  896(AX), Z9, Z29
+	VFMADD231PD  960(AX), Z9, Z30
+	VFMADD231PD  1024(AX), Z9, K3, Z31
+	ADDQ         SI, AX
+	ADDQ         $0x08, DX
+	DECQ         R14
+	JNE          ridgeAVX512_rrem86
+
+ridgeAVX512_rstore85:
+	MOVQ    t+64(FP), R10
+	VMOVUPD Z15, (R10)
+	VMOVUPD Z16, 64(R10)
+	VMOVUPD Z17, 128(R10)
+	VMOVUPD Z18, 192(R10)
+	VMOVUPD Z19, 256(R10)
+	VMOVUPD Z20, 320(R10)
+	VMOVUPD Z21, 384(R10)
+	VMOVUPD Z22, 448(R10)
+	VMOVUPD Z23, 512(R10)
+	VMOVUPD Z24, 576(R10)
+	VMOVUPD Z25, 640(R10)
+	VMOVUPD Z26, 704(R10)
+	VMOVUPD Z27, 768(R10)
+	VMOVUPD Z28, 832(R10)
+	VMOVUPD Z29, 896(R10)
+	VMOVUPD Z30, 960(R10)
+	VMOVUPD Z31, K3, 1024(R10)
+	JMP     ridgeAVX512_rem1
 
 ridgeAVX512_old2:
 	MOVQ   DI, AX
@@ -8252,9 +8961,9 @@ ridgeAVX512_old2:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail45
+	JE     ridgeAVX512_dottail91
 
-ridgeAVX512_dot44:
+ridgeAVX512_dot90:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
@@ -8268,11 +8977,11 @@ ridgeAVX512_dot44:
 	ADDQ        $0x00000040, DX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot44
+	JNE         ridgeAVX512_dot90
 
-ridgeAVX512_dottail45:
+ridgeAVX512_dottail91:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone46
+	JE          ridgeAVX512_dotdone92
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
@@ -8283,7 +8992,7 @@ ridgeAVX512_dottail45:
 	VFMADD231PD (DX)(SI*2), Z8, K1, Z6
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
-ridgeAVX512_dotdone46:
+ridgeAVX512_dotdone92:
 	VSHUFF64X2       $0x44, Z2, Z0, Z9
 	VSHUFF64X2       $0xee, Z2, Z0, Z13
 	VADDPD           Z13, Z9, Z9
@@ -8353,7 +9062,7 @@ ridgeAVX512_dotdone46:
 	ADDQ             $0x40, R13
 	SUBQ             $0x08, R14
 	CMPQ             R14, $0x08
-	JLT              ridgeAVX512_flush1_43
+	JLT              ridgeAVX512_flush1_89
 	MOVQ             DI, AX
 	LEAQ             (AX)(SI*4), DX
 	XORQ             CX, CX
@@ -8368,9 +9077,9 @@ ridgeAVX512_dotdone46:
 	MOVQ             n+8(FP), R15
 	ANDQ             $-8, R15
 	SHLQ             $0x03, R15
-	JE               ridgeAVX512_dottail48
+	JE               ridgeAVX512_dottail94
 
-ridgeAVX512_dot47:
+ridgeAVX512_dot93:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
@@ -8384,11 +9093,11 @@ ridgeAVX512_dot47:
 	ADDQ        $0x00000040, DX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot47
+	JNE         ridgeAVX512_dot93
 
-ridgeAVX512_dottail48:
+ridgeAVX512_dottail94:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone49
+	JE          ridgeAVX512_dotdone95
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
@@ -8399,7 +9108,7 @@ ridgeAVX512_dottail48:
 	VFMADD231PD (DX)(SI*2), Z8, K1, Z6
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
-ridgeAVX512_dotdone49:
+ridgeAVX512_dotdone95:
 	VSHUFF64X2       $0x44, Z2, Z0, Z9
 	VSHUFF64X2       $0xee, Z2, Z0, Z13
 	VADDPD           Z13, Z9, Z9
@@ -8469,9 +9178,9 @@ ridgeAVX512_dotdone49:
 	ADDQ             $0x40, R13
 	SUBQ             $0x08, R14
 
-ridgeAVX512_loop41:
+ridgeAVX512_loop87:
 	CMPQ         R14, $0x08
-	JLT          ridgeAVX512_flush2_42
+	JLT          ridgeAVX512_flush2_88
 	IMUL3Q       $-16, SI, BX
 	ADDQ         DI, BX
 	MOVQ         grad+56(FP), R11
@@ -8498,9 +9207,9 @@ ridgeAVX512_loop41:
 	MOVQ         n+8(FP), R15
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
-	JE           ridgeAVX512_fusedtail51
+	JE           ridgeAVX512_fusedtail97
 
-ridgeAVX512_fused50:
+ridgeAVX512_fused96:
 	VMOVUPD     (R9)(CX*1), Z8
 	VMOVUPD     (R10)(CX*1), Z17
 	VFMADD231PD (AX), Z8, Z0
@@ -8526,11 +9235,11 @@ ridgeAVX512_fused50:
 	ADDQ        $0x40, BX
 	ADDQ        $0x40, R12
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_fused50
+	JNE         ridgeAVX512_fused96
 
-ridgeAVX512_fusedtail51:
+ridgeAVX512_fusedtail97:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_fuseddone52
+	JE          ridgeAVX512_fuseddone98
 	VMOVUPD.Z   (R10)(CX*1), K1, Z17
 	VFMADD231PD (BX), Z9, K1, Z17
 	VFMADD231PD (BX)(SI*1), Z10, K1, Z17
@@ -8551,7 +9260,7 @@ ridgeAVX512_fusedtail51:
 	VFMADD231PD (DX)(SI*2), Z8, K1, Z6
 	VFMADD231PD (DX)(R8*1), Z8, K1, Z7
 
-ridgeAVX512_fuseddone52:
+ridgeAVX512_fuseddone98:
 	VSHUFF64X2       $0x44, Z2, Z0, Z9
 	VSHUFF64X2       $0xee, Z2, Z0, Z13
 	VADDPD           Z13, Z9, Z9
@@ -8620,9 +9329,9 @@ ridgeAVX512_fuseddone52:
 	LEAQ             (DI)(SI*8), DI
 	ADDQ             $0x40, R13
 	SUBQ             $0x08, R14
-	JMP              ridgeAVX512_loop41
+	JMP              ridgeAVX512_loop87
 
-ridgeAVX512_flush2_42:
+ridgeAVX512_flush2_88:
 	IMUL3Q       $-16, SI, BX
 	ADDQ         DI, BX
 	MOVQ         grad+56(FP), R11
@@ -8641,9 +9350,9 @@ ridgeAVX512_flush2_42:
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX512_p8_53:
+ridgeAVX512_p8_99:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_54
+	JLT         ridgeAVX512_p4_100
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -8728,11 +9437,11 @@ ridgeAVX512_p8_53:
 	ADDQ        $0x00000200, DX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_53
+	JMP         ridgeAVX512_p8_99
 
-ridgeAVX512_p4_54:
+ridgeAVX512_p4_100:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_55
+	JLT         ridgeAVX512_p1_101
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -8778,9 +9487,9 @@ ridgeAVX512_p4_54:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_55:
+ridgeAVX512_p1_101:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail56
+	JE          ridgeAVX512_ptail102
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z9, Z0
@@ -8795,11 +9504,11 @@ ridgeAVX512_p1_55:
 	ADDQ        $0x00000040, DX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_55
+	JMP         ridgeAVX512_p1_101
 
-ridgeAVX512_ptail56:
+ridgeAVX512_ptail102:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone57
+	JE          ridgeAVX512_pdone103
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
@@ -8811,8 +9520,8 @@ ridgeAVX512_ptail56:
 	VFMADD231PD (DX)(R8*1), Z15, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone57:
-ridgeAVX512_flush1_43:
+ridgeAVX512_pdone103:
+ridgeAVX512_flush1_89:
 	IMUL3Q       $-8, SI, BX
 	ADDQ         DI, BX
 	MOVQ         next+72(FP), R12
@@ -8834,9 +9543,9 @@ ridgeAVX512_flush1_43:
 	ANDQ         $-8, R15
 	SHLQ         $0x03, R15
 
-ridgeAVX512_p8_58:
+ridgeAVX512_p8_104:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_59
+	JLT         ridgeAVX512_p4_105
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -8986,11 +9695,11 @@ ridgeAVX512_p8_58:
 	ADDQ        $0x00000200, DX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_58
+	JMP         ridgeAVX512_p8_104
 
-ridgeAVX512_p4_59:
+ridgeAVX512_p4_105:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_60
+	JLT         ridgeAVX512_p1_106
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9069,9 +9778,9 @@ ridgeAVX512_p4_59:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_60:
+ridgeAVX512_p1_106:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail61
+	JE          ridgeAVX512_ptail107
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	PREFETCHT0  (R12)
@@ -9095,11 +9804,11 @@ ridgeAVX512_p1_60:
 	ADDQ        $0x00000040, DX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_60
+	JMP         ridgeAVX512_p1_106
 
-ridgeAVX512_ptail61:
+ridgeAVX512_ptail107:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone62
+	JE          ridgeAVX512_pdone108
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
@@ -9111,10 +9820,10 @@ ridgeAVX512_ptail61:
 	VFMADD231PD (DX)(R8*1), Z15, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone62:
+ridgeAVX512_pdone108:
 ridgeAVX512_rem1:
 	TESTQ  $0x00000004, R14
-	JE     ridgeAVX512_skip63
+	JE     ridgeAVX512_skip109
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -9128,9 +9837,9 @@ ridgeAVX512_rem1:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail65
+	JE     ridgeAVX512_dottail111
 
-ridgeAVX512_dot64:
+ridgeAVX512_dot110:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
@@ -9139,18 +9848,18 @@ ridgeAVX512_dot64:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot64
+	JNE         ridgeAVX512_dot110
 
-ridgeAVX512_dottail65:
+ridgeAVX512_dottail111:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone66
+	JE          ridgeAVX512_dotdone112
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
 	VFMADD231PD (AX)(SI*2), Z8, K1, Z2
 	VFMADD231PD (AX)(R8*1), Z8, K1, Z3
 
-ridgeAVX512_dotdone66:
+ridgeAVX512_dotdone112:
 	VSHUFF64X2       $0x44, Z2, Z0, Z9
 	VSHUFF64X2       $0xee, Z2, Z0, Z13
 	VADDPD           Z13, Z9, Z9
@@ -9229,9 +9938,9 @@ ridgeAVX512_dotdone66:
 	ANDQ             $-8, R15
 	SHLQ             $0x03, R15
 
-ridgeAVX512_p8_67:
+ridgeAVX512_p8_113:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_68
+	JLT         ridgeAVX512_p4_114
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9283,11 +9992,11 @@ ridgeAVX512_p8_67:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_67
+	JMP         ridgeAVX512_p8_113
 
-ridgeAVX512_p4_68:
+ridgeAVX512_p4_114:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_69
+	JLT         ridgeAVX512_p1_115
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9316,9 +10025,9 @@ ridgeAVX512_p4_68:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_69:
+ridgeAVX512_p1_115:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail70
+	JE          ridgeAVX512_ptail116
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z9, Z0
@@ -9328,11 +10037,11 @@ ridgeAVX512_p1_69:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_69
+	JMP         ridgeAVX512_p1_115
 
-ridgeAVX512_ptail70:
+ridgeAVX512_ptail116:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone71
+	JE          ridgeAVX512_pdone117
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
@@ -9340,13 +10049,13 @@ ridgeAVX512_ptail70:
 	VFMADD231PD (AX)(R8*1), Z11, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone71:
+ridgeAVX512_pdone117:
 	LEAQ (DI)(SI*4), DI
 	ADDQ $0x20, R13
 
-ridgeAVX512_skip63:
+ridgeAVX512_skip109:
 	TESTQ  $0x00000002, R14
-	JE     ridgeAVX512_skip72
+	JE     ridgeAVX512_skip118
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -9360,25 +10069,25 @@ ridgeAVX512_skip63:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail74
+	JE     ridgeAVX512_dottail120
 
-ridgeAVX512_dot73:
+ridgeAVX512_dot119:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z8, Z1
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot73
+	JNE         ridgeAVX512_dot119
 
-ridgeAVX512_dottail74:
+ridgeAVX512_dottail120:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone75
+	JE          ridgeAVX512_dotdone121
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z8, K1, Z1
 
-ridgeAVX512_dotdone75:
+ridgeAVX512_dotdone121:
 	VSHUFF64X2       $0x44, Z2, Z0, Z9
 	VSHUFF64X2       $0xee, Z2, Z0, Z13
 	VADDPD           Z13, Z9, Z9
@@ -9455,9 +10164,9 @@ ridgeAVX512_dotdone75:
 	ANDQ             $-8, R15
 	SHLQ             $0x03, R15
 
-ridgeAVX512_p8_76:
+ridgeAVX512_p8_122:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_77
+	JLT         ridgeAVX512_p4_123
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9493,11 +10202,11 @@ ridgeAVX512_p8_76:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_76
+	JMP         ridgeAVX512_p8_122
 
-ridgeAVX512_p4_77:
+ridgeAVX512_p4_123:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_78
+	JLT         ridgeAVX512_p1_124
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9518,9 +10227,9 @@ ridgeAVX512_p4_77:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_78:
+ridgeAVX512_p1_124:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail79
+	JE          ridgeAVX512_ptail125
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VFMADD231PD (AX)(SI*1), Z9, Z0
@@ -9528,23 +10237,23 @@ ridgeAVX512_p1_78:
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_78
+	JMP         ridgeAVX512_p1_124
 
-ridgeAVX512_ptail79:
+ridgeAVX512_ptail125:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone80
+	JE          ridgeAVX512_pdone126
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VFMADD231PD (AX)(SI*1), Z9, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone80:
+ridgeAVX512_pdone126:
 	LEAQ (DI)(SI*2), DI
 	ADDQ $0x10, R13
 
-ridgeAVX512_skip72:
+ridgeAVX512_skip118:
 	TESTQ  $0x00000001, R14
-	JE     ridgeAVX512_skip81
+	JE     ridgeAVX512_skip127
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -9558,23 +10267,23 @@ ridgeAVX512_skip72:
 	MOVQ   n+8(FP), R15
 	ANDQ   $-8, R15
 	SHLQ   $0x03, R15
-	JE     ridgeAVX512_dottail83
+	JE     ridgeAVX512_dottail129
 
-ridgeAVX512_dot82:
+ridgeAVX512_dot128:
 	VMOVUPD     (R9)(CX*1), Z8
 	VFMADD231PD (AX), Z8, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x40, R15
-	JNE         ridgeAVX512_dot82
+	JNE         ridgeAVX512_dot128
 
-ridgeAVX512_dottail83:
+ridgeAVX512_dottail129:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_dotdone84
+	JE          ridgeAVX512_dotdone130
 	VMOVUPD.Z   (R9)(CX*1), K1, Z8
 	VFMADD231PD (AX), Z8, K1, Z0
 
-ridgeAVX512_dotdone84:
+ridgeAVX512_dotdone130:
 	VSHUFF64X2       $0x44, Z2, Z0, Z9
 	VSHUFF64X2       $0xee, Z2, Z0, Z13
 	VADDPD           Z13, Z9, Z9
@@ -9650,9 +10359,9 @@ ridgeAVX512_dotdone84:
 	ANDQ             $-8, R15
 	SHLQ             $0x03, R15
 
-ridgeAVX512_p8_85:
+ridgeAVX512_p8_131:
 	CMPQ        R15, $0x00000200
-	JLT         ridgeAVX512_p4_86
+	JLT         ridgeAVX512_p4_132
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9680,11 +10389,11 @@ ridgeAVX512_p8_85:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000200, R15
-	JMP         ridgeAVX512_p8_85
+	JMP         ridgeAVX512_p8_131
 
-ridgeAVX512_p4_86:
+ridgeAVX512_p4_132:
 	CMPQ        R15, $0x00000100
-	JLT         ridgeAVX512_p1_87
+	JLT         ridgeAVX512_p1_133
 	VMOVUPD     (R10)(CX*1), Z0
 	VMOVUPD     64(R10)(CX*1), Z1
 	VMOVUPD     128(R10)(CX*1), Z2
@@ -9701,32 +10410,32 @@ ridgeAVX512_p4_86:
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000100, R15
 
-ridgeAVX512_p1_87:
+ridgeAVX512_p1_133:
 	TESTQ       R15, R15
-	JE          ridgeAVX512_ptail88
+	JE          ridgeAVX512_ptail134
 	VMOVUPD     (R10)(CX*1), Z0
 	VFMADD231PD (AX), Z8, Z0
 	VMOVUPD     Z0, (R10)(CX*1)
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000040, R15
-	JMP         ridgeAVX512_p1_87
+	JMP         ridgeAVX512_p1_133
 
-ridgeAVX512_ptail88:
+ridgeAVX512_ptail134:
 	KORTESTB    K1, K1
-	JE          ridgeAVX512_pdone89
+	JE          ridgeAVX512_pdone135
 	VMOVUPD.Z   (R10)(CX*1), K1, Z0
 	VFMADD231PD (AX), Z8, K1, Z0
 	VMOVUPD     Z0, K1, (R10)(CX*1)
 
-ridgeAVX512_pdone89:
+ridgeAVX512_pdone135:
 	LEAQ (DI)(SI*1), DI
 	ADDQ $0x08, R13
 
-ridgeAVX512_skip81:
+ridgeAVX512_skip127:
 	MOVQ         step+88(FP), AX
 	TESTQ        AX, AX
-	JE           ridgeAVX512_done90
+	JE           ridgeAVX512_done136
 	MOVSD        h+80(FP), X0
 	VBROADCASTSD X0, Z0
 	MOVQ         n+8(FP), CX
@@ -9747,51 +10456,51 @@ ridgeAVX512_skip81:
 	LEAQ         (R9)(CX*8), R11
 	XORQ         AX, AX
 	TESTQ        R12, R12
-	JE           ridgeAVX512_updtail92
+	JE           ridgeAVX512_updtail138
 
-ridgeAVX512_upd91:
+ridgeAVX512_upd137:
 	VMULPD  (R10)(AX*1), Z0, Z1
 	VMOVUPD (R11)(AX*1), Z2
 	VSUBPD  Z1, Z2, Z2
 	VMOVUPD Z2, (R11)(AX*1)
 	ADDQ    $0x40, AX
 	CMPQ    AX, R12
-	JLT     ridgeAVX512_upd91
+	JLT     ridgeAVX512_upd137
 
-ridgeAVX512_updtail92:
+ridgeAVX512_updtail138:
 	KORTESTB  K1, K1
-	JE        ridgeAVX512_upddone93
+	JE        ridgeAVX512_upddone139
 	VMOVUPD.Z (R10)(AX*1), K1, Z1
 	VMULPD    Z0, Z1, Z1
 	VMOVUPD.Z (R11)(AX*1), K1, Z2
 	VSUBPD    Z1, Z2, Z2
 	VMOVUPD   Z2, K1, (R11)(AX*1)
 
-ridgeAVX512_upddone93:
+ridgeAVX512_upddone139:
 	LEAQ  (R10)(CX*8), R11
 	XORQ  AX, AX
 	TESTQ R12, R12
-	JE    ridgeAVX512_updtail95
+	JE    ridgeAVX512_updtail141
 
-ridgeAVX512_upd94:
+ridgeAVX512_upd140:
 	VMULPD  (R11)(AX*1), Z0, Z1
 	VMOVUPD (R9)(AX*1), Z2
 	VADDPD  Z1, Z2, Z2
 	VMOVUPD Z2, (R9)(AX*1)
 	ADDQ    $0x40, AX
 	CMPQ    AX, R12
-	JLT     ridgeAVX512_upd94
+	JLT     ridgeAVX512_upd140
 
-ridgeAVX512_updtail95:
+ridgeAVX512_updtail141:
 	KORTESTB  K1, K1
-	JE        ridgeAVX512_upddone96
+	JE        ridgeAVX512_upddone142
 	VMOVUPD.Z (R11)(AX*1), K1, Z1
 	VMULPD    Z0, Z1, Z1
 	VMOVUPD.Z (R9)(AX*1), K1, Z2
 	VADDPD    Z1, Z2, Z2
 	VMOVUPD   Z2, K1, (R9)(AX*1)
 
-ridgeAVX512_upddone96:
-ridgeAVX512_done90:
+ridgeAVX512_upddone142:
+ridgeAVX512_done136:
 	VZEROUPPER
 	RET

@@ -767,7 +767,22 @@ func (g *ridgeGen) regLoop(rem string) {
 	y = g.reduce()
 	g.retire(y, true)
 	JMP(LabelRef(loop))
+	// The dot products and activation of the k mod R rows after the last
+	// full block (blocks of R/2, …, 1 rows), which do not wait for that
+	// block's activation: they run while it completes, and their rows are
+	// chained from registers after the block's (chainLbl). R12 keeps the
+	// last block's end in g meanwhile.
 	Label(flush)
+	MOVQ(rI, R12)
+	for r := R / 2; r >= 1; r /= 2 {
+		skip := g.newLabel("rskip")
+		TESTQ(U32(r), rK)
+		JE(LabelRef(skip))
+		y := g.dot(rP, r)
+		g.act(y, r)
+		nextBlock(r)
+		Label(skip)
+	}
 	search(chainLbl)
 
 	bcast := func(c int) VecPhysical { return zregs[9+c%6] }
@@ -815,10 +830,12 @@ func (g *ridgeGen) regLoop(rem string) {
 		}
 		JMP(LabelRef(after))
 	}
-	// The chain of the last block, then t stored.
+	// The chain of the last full block, then of the rows after it (rK of
+	// them, which leaves rK 0 for the code at rem), then t stored.
 	for nv := 1; nv <= regTMax; nv++ {
 		Label(chainLbl(nv))
 		Load(Param("grad"), rBase)
+		MOVQ(R12, rI)
 		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 4}, R12)
 		// With each row, the lines of the same row of next's first block
 		// (rows 0–3 from R10, 4–7 from R15; rT and rRem are free here).
@@ -830,6 +847,26 @@ func (g *ridgeGen) regLoop(rem string) {
 				PREFETCHT0(rowAt(R10, R15, c, 64*u))
 			}
 		}
+		// Then the rK rows after the block (RAX), g from rI on (RDX).
+		store, lp := g.newLabel("rstore"), g.newLabel("rrem")
+		TESTQ(rK, rK)
+		JE(LabelRef(store))
+		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 8}, RAX)
+		LEAQ(Mem{Base: rBase, Index: rI, Scale: 1}, RDX)
+		Label(lp)
+		VBROADCASTSD(Mem{Base: RDX}, Z9)
+		for u := 0; u < nv; u++ {
+			if u == nv-1 {
+				VFMADD231PD(Mem{Base: RAX, Disp: 64 * u}, Z9, K3, tReg(u))
+			} else {
+				VFMADD231PD(Mem{Base: RAX, Disp: 64 * u}, Z9, tReg(u))
+			}
+		}
+		ADDQ(rS, RAX)
+		ADDQ(U8(8), RDX)
+		DECQ(rK)
+		JNE(LabelRef(lp))
+		Label(store)
 		Load(Param("t"), rT)
 		for u := 0; u < nv; u++ {
 			if u == nv-1 {
