@@ -17,9 +17,10 @@ import (
 //	y = M Z,  g = ∇K̂(y),  Q += h M_Pᵀ g,  P −= h M_Qᵀ g,
 //
 // with M_Q, M_P the column blocks of M acting on Q and P. A single GR
-// trajectory runs each layer as one fused kernel (kernel.TanhRidgeGrad), which
+// trajectory runs each layer as one fused kernel (kernel.TanhRidgeStep), which
 // streams M once: row blocks of M are multiplied by Z, pass through the
-// ridge and are added into Mᵀg while they are still in the L1 cache. Batches
+// ridge and are added into Mᵀg while they are still in the L1 cache, and
+// the update of Q and P follows in the same assembly. Batches
 // of rows run as matrix products on copies laid out for the panel kernels:
 // Mᵀ (2d×k) for Y = Z Mᵀ, and N = h·[M_P | −M_Q] (k×2d) for the update
 // Z += G N of both halves in one product. The rollout works in normalised
@@ -227,7 +228,7 @@ func (p *Plan) layerOne(w *workspace, pl *planLayer, next []float64) {
 }
 
 // fuseMin is the smallest lifted dimension 2d for which a single
-// trajectory runs a GR layer as one fused kernel (kernel.TanhRidgeGrad)
+// trajectory runs a GR layer as one fused kernel (kernel.TanhRidgeStep)
 // rather than as MatVec, Sech2 and MatTVec, which compute the same bits.
 // Fused, M streams from memory once; below fuseMin it is a few kilobytes
 // that stay in L1 anyway, and the fused kernel's tail of rows and lanes
