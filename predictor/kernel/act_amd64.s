@@ -1873,8 +1873,7 @@ ridgeAVX2_upd43:
 	JLT     ridgeAVX2_upd43
 
 ridgeAVX2_updtail44:
-	MOVQ       CX, DX
-	TESTQ      $0x00000003, DX
+	TESTQ      $0x00000003, CX
 	JE         ridgeAVX2_upddone45
 	VMASKMOVPD (R10)(AX*1), Y15, Y1
 	VMULPD     Y0, Y1, Y1
@@ -1898,8 +1897,7 @@ ridgeAVX2_upd46:
 	JLT     ridgeAVX2_upd46
 
 ridgeAVX2_updtail47:
-	MOVQ       CX, DX
-	TESTQ      $0x00000003, DX
+	TESTQ      $0x00000003, CX
 	JE         ridgeAVX2_upddone48
 	VMASKMOVPD (R11)(AX*1), Y15, Y1
 	VMULPD     Y0, Y1, Y1
@@ -2238,7 +2236,7 @@ ridgeAVX512_rafter4:
 ridgeAVX512_rflush8:
 	MOVQ   R13, R12
 	TESTQ  $0x00000004, R14
-	JE     ridgeAVX512_rskip25
+	JE     ridgeAVX512_skip25
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -2345,9 +2343,9 @@ ridgeAVX512_dotdone28:
 	LEAQ             (DI)(SI*4), DI
 	ADDQ             $0x20, R13
 
-ridgeAVX512_rskip25:
+ridgeAVX512_skip25:
 	TESTQ  $0x00000002, R14
-	JE     ridgeAVX512_rskip29
+	JE     ridgeAVX512_skip29
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -2450,9 +2448,9 @@ ridgeAVX512_dotdone32:
 	LEAQ             (DI)(SI*2), DI
 	ADDQ             $0x10, R13
 
-ridgeAVX512_rskip29:
+ridgeAVX512_skip29:
 	TESTQ  $0x00000001, R14
-	JE     ridgeAVX512_rskip33
+	JE     ridgeAVX512_skip33
 	MOVQ   DI, AX
 	XORQ   CX, CX
 	VXORPD Z0, Z0, Z0
@@ -2553,7 +2551,7 @@ ridgeAVX512_dotdone36:
 	LEAQ             (DI)(SI*1), DI
 	ADDQ             $0x08, R13
 
-ridgeAVX512_rskip33:
+ridgeAVX512_skip33:
 	MOVQ n+8(FP), R10
 	ADDQ $0x07, R10
 	SHRQ $0x03, R10
@@ -10445,7 +10443,6 @@ ridgeAVX512_skip127:
 	MOVQ         CX, R12
 	ANDQ         $-8, R12
 	SHLQ         $0x03, R12
-	MOVQ         CX, AX
 	MOVQ         CX, DX
 	ANDQ         $0x07, CX
 	MOVL         $0x00000001, AX
@@ -10468,7 +10465,7 @@ ridgeAVX512_upd137:
 	JLT     ridgeAVX512_upd137
 
 ridgeAVX512_updtail138:
-	KORTESTB  K1, K1
+	TESTQ     $0x00000007, CX
 	JE        ridgeAVX512_upddone139
 	VMOVUPD.Z (R10)(AX*1), K1, Z1
 	VMULPD    Z0, Z1, Z1
@@ -10492,7 +10489,7 @@ ridgeAVX512_upd140:
 	JLT     ridgeAVX512_upd140
 
 ridgeAVX512_updtail141:
-	KORTESTB  K1, K1
+	TESTQ     $0x00000007, CX
 	JE        ridgeAVX512_upddone142
 	VMOVUPD.Z (R11)(AX*1), K1, Z1
 	VMULPD    Z0, Z1, Z1

@@ -409,16 +409,7 @@ func ridge(s *isa) {
 		g.reorderLoop()
 	}
 	Label(rem)
-	for r := R / 2; r >= 1; r /= 2 {
-		skip := g.newLabel("skip")
-		TESTQ(U32(r), rK)
-		JE(LabelRef(skip))
-		y := g.dot(rP, r)
-		g.act(y, r)
-		g.chain(rP, r, 0, false)
-		nextBlock(r)
-		Label(skip)
-	}
+	g.remainder(true)
 	done := g.newLabel("done")
 	Load(Param("step"), RAX)
 	TESTQ(RAX, RAX)
@@ -427,6 +418,26 @@ func ridge(s *isa) {
 	Label(done)
 	VZEROUPPER()
 	RET()
+}
+
+// tailLoad loads into v the lanes of the tail mask (K1 for AVX-512, Y15
+// for AVX2) from m, and zeroes the others; the other lanes of m are not
+// read.
+func (s *isa) tailLoad(m Mem, v VecPhysical) {
+	if s.wide {
+		VMOVUPD_Z(m, K1, v)
+	} else {
+		VMASKMOVPD(m, Y15, v)
+	}
+}
+
+// tailStore stores the lanes of the tail mask of v into m.
+func (s *isa) tailStore(v VecPhysical, m Mem) {
+	if s.wide {
+		VMOVUPD(v, K1, m)
+	} else {
+		VMASKMOVPD(v, Y15, m)
+	}
 }
 
 // symplecticUpdate emits, after the ridge (t complete in memory), the
@@ -447,7 +458,6 @@ func (g *ridgeGen) symplecticUpdate() {
 	ANDQ(I32(-L), R12)
 	SHLQ(U8(3), R12) // bytes of the full vectors of a half
 	if s.wide {
-		MOVQ(RCX, RAX)
 		MOVQ(RCX, RDX)
 		ANDQ(U8(L-1), RCX)
 		setKMask(K1) // clobbers AX
@@ -475,31 +485,38 @@ func (g *ridgeGen) symplecticUpdate() {
 		CMPQ(RAX, R12)
 		JLT(LabelRef(lp))
 		Label(tail)
+		TESTQ(U32(L-1), RCX)
+		JE(LabelRef(done))
 		sm, dm := Mem{Base: src, Index: RAX, Scale: 1}, Mem{Base: dst, Index: RAX, Scale: 1}
-		if s.wide {
-			KORTESTB(K1, K1)
-			JE(LabelRef(done))
-			VMOVUPD_Z(sm, K1, tv)
-			VMULPD(h, tv, tv)
-			VMOVUPD_Z(dm, K1, zv)
-			op(tv, zv, zv)
-			VMOVUPD(zv, K1, dm)
-		} else {
-			MOVQ(RCX, RDX)
-			TESTQ(U32(L-1), RDX)
-			JE(LabelRef(done))
-			VMASKMOVPD(sm, Y15, tv)
-			VMULPD(h, tv, tv)
-			VMASKMOVPD(dm, Y15, zv)
-			op(tv, zv, zv)
-			VMASKMOVPD(zv, Y15, dm)
-		}
+		s.tailLoad(sm, tv)
+		VMULPD(h, tv, tv)
+		s.tailLoad(dm, zv)
+		op(tv, zv, zv)
+		s.tailStore(zv, dm)
 		Label(done)
 	}
 	LEAQ(Mem{Base: R9, Index: RCX, Scale: 8}, R11) // P
 	half(R10, R11, true)
 	LEAQ(Mem{Base: R10, Index: RCX, Scale: 8}, R11) // t_P
 	half(R11, R9, false)
+}
+
+// remainder emits the rows rK mod R from rP on, as blocks of R/2, …, 1
+// rows (each present when its bit of rK is set): each block's dot products
+// and activation, then with chain its chain into t in memory.
+func (g *ridgeGen) remainder(chain bool) {
+	for r := g.R / 2; r >= 1; r /= 2 {
+		skip := g.newLabel("skip")
+		TESTQ(U32(r), rK)
+		JE(LabelRef(skip))
+		y := g.dot(rP, r)
+		g.act(y, r)
+		if chain {
+			g.chain(rP, r, 0, false)
+		}
+		nextBlock(r)
+		Label(skip)
+	}
 }
 
 // retire finishes a full block of R rows whose dot products are in y: its
@@ -778,15 +795,7 @@ func (g *ridgeGen) regLoop(rem string) {
 	// last block's end in g meanwhile.
 	Label(flush)
 	MOVQ(rI, R12)
-	for r := R / 2; r >= 1; r /= 2 {
-		skip := g.newLabel("rskip")
-		TESTQ(U32(r), rK)
-		JE(LabelRef(skip))
-		y := g.dot(rP, r)
-		g.act(y, r)
-		nextBlock(r)
-		Label(skip)
-	}
+	g.remainder(false)
 	search(chainLbl)
 
 	bcast := func(c int) VecPhysical { return zregs[9+c%6] }
