@@ -238,10 +238,11 @@ func BenchmarkTanhRidgeGrad(b *testing.B) {
 
 // BenchmarkTanhRidgeGrad18 is the quadruped model's step at batch 1: 18
 // layers of 66×132 matrices in sequence, with the rows padded to 136 as
-// Plan stores them (1.29 MB, more than a 1 MB L2): fused with the next
-// layer as the prefetch hint (as Plan runs them), fused without a hint,
-// and unfused (MatVec, Sech2, MatTVec). It reports the time per layer, to
-// set beside BenchmarkTanhRidgeGradRows's single layer, which stays in L2.
+// Plan stores them (1.29 MB, more than a 1 MB L2): as Plan runs them
+// (step: TanhRidgeStep with the next layer as the prefetch hint, z updated
+// in place), fused with the hint and no update, fused without a hint, and
+// unfused (MatVec, Sech2, MatTVec). It reports the time per layer, to set
+// beside BenchmarkTanhRidgeGradRows's single layer, which stays in L2.
 func BenchmarkTanhRidgeGrad18(b *testing.B) {
 	const layers, k, n, ld = 18, 66, 132, 136
 	rng := rand.New(rand.NewPCG(2, 2))
@@ -251,13 +252,15 @@ func BenchmarkTanhRidgeGrad18(b *testing.B) {
 	}
 	bb, a, z := randSlice(rng, k), randSlice(rng, k), randSlice(rng, n)
 	y, g, t := make([]float64, k), make([]float64, k), make([]float64, n)
-	for _, mode := range []string{"fused", "fused-nohint", "unfused"} {
+	for _, mode := range []string{"step", "fused", "fused-nohint", "unfused"} {
 		b.Run(mode, func(b *testing.B) {
 			eachSetB(b, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					for l, m := range ms {
 						switch mode {
+						case "step": // as Plan runs it, z updated in place
+							TanhRidgeStep(k, n/2, m, ld, bb, a, 1e-3, z, g, t, ms[(l+1)%layers])
 						case "fused":
 							TanhRidgeGrad(k, n, m, ld, bb, a, z, g, t, ms[(l+1)%layers])
 						case "fused-nohint":
