@@ -206,9 +206,9 @@ func (p *Plan) mapRows(w *workspace, rows int, fromSection, projOnly bool) {
 // t = Mᵀ g, then Q += h t_P, P −= h t_Q. For GR layers that is one fused
 // kernel (kernel.TanhRidgeStep: one pass over M, the update on vectors in
 // the same assembly); for GRB layers the two matrix–vector products around
-// the spline ridge and the update here, with the same rounding. next is the
-// matrix of the layer that runs after this one, which the fused kernel
-// starts fetching (a hint).
+// the spline ridge, then kernel.SymplecticUpdate (the same rounding). next
+// is the matrix of the layer that runs after this one, which the fused
+// kernel starts fetching (a hint).
 func (p *Plan) layerOne(w *workspace, pl *planLayer, next []float64) {
 	d, k, h := p.d, p.k, p.h
 	d2 := 2 * d
@@ -219,12 +219,7 @@ func (p *Plan) layerOne(w *workspace, pl *planLayer, next []float64) {
 	kernel.MatVec(k, d2, pl.m, p.ld, w.z, w.y)
 	p.ridge(w, pl, 1)
 	kernel.MatTVec(k, d2, pl.m, p.ld, w.g, w.tv)
-	zq, zp := w.z[:d:d], w.z[d:d2:d2]
-	tq, tp := w.tv[:d:d], w.tv[d:d2:d2]
-	for j := range zq {
-		zq[j] += float64(h * tp[j])
-		zp[j] -= float64(h * tq[j])
-	}
+	kernel.SymplecticUpdate(d, h, w.z, w.tv)
 }
 
 // fuseMin is the smallest lifted dimension 2d for which a single

@@ -50,7 +50,7 @@ func tanhRidge(name string, k, n int, m []float64, ldm int, b, a, z, g, t, next 
 			tanhRidgeGradGo(k, n, m, ldm, b, a, z, g, t)
 		}
 		if step {
-			symplecticUpdateGo(n/2, h, z, t)
+			SymplecticUpdate(n/2, h, z, t)
 		}
 		return
 	}
@@ -102,9 +102,14 @@ func TanhRidgeStep(k, d int, m []float64, ldm int, b, a []float64, h float64, z,
 	tanhRidge("TanhRidgeStep", k, 2*d, m, ldm, b, a, z, g, t, next, h, true)
 }
 
-// symplecticUpdateGo is the update of TanhRidgeStep in Go, the reference of
-// the assembly: P −= h·t_Q, then Q += h·t_P.
-func symplecticUpdateGo(d int, h float64, z, t []float64) {
+// SymplecticUpdate applies the update of TanhRidgeStep to z = (Q, P) (2d
+// elements) for a t computed by other means: P[j] −= h·t[j], then
+// Q[j] += h·t[d+j], for j < d, each a rounded product then a rounded sum.
+// It is the reference of the assembly's update, and runs in Go in every
+// set.
+func SymplecticUpdate(d int, h float64, z, t []float64) {
+	checkVec("SymplecticUpdate", "z", 2*d, z)
+	checkVec("SymplecticUpdate", "t", 2*d, t)
 	zq, zp := z[:d:d], z[d:2*d:2*d]
 	tq, tp := t[:d:d], t[d:2*d:2*d]
 	for j := range zp {

@@ -69,7 +69,7 @@ func (c *ridgeCase) runStep(t *testing.T, what string, next []float64) {
 	const h = 0.37
 	d := c.n / 2
 	zWant := append([]float64(nil), c.z...)
-	symplecticUpdateGo(d, h, zWant, c.tWant)
+	SymplecticUpdate(d, h, zWant, c.tWant)
 	z, g, tt := make([]float64, c.n+3), make([]float64, c.k+3), make([]float64, c.n+3)
 	copy(z, c.z)
 	for _, s := range [][]float64{z[c.n:], g, tt} {
@@ -84,12 +84,12 @@ func (c *ridgeCase) runStep(t *testing.T, what string, next []float64) {
 	checkRidgeOut(t, what, "t", tt, c.tWant)
 }
 
-// TestSymplecticUpdateValues checks the update of TanhRidgeStep's Go
-// reference against its formula: P −= h t_Q and Q += h t_P.
+// TestSymplecticUpdateValues checks SymplecticUpdate, the reference of
+// TanhRidgeStep's update, against its formula: P −= h t_Q and Q += h t_P.
 func TestSymplecticUpdateValues(t *testing.T) {
 	z := []float64{1, 2, 3, 10, 20, 30}
 	tv := []float64{0.5, -1, 2, 4, 8, -16}
-	symplecticUpdateGo(3, 0.25, z, tv)
+	SymplecticUpdate(3, 0.25, z, tv)
 	want := []float64{1 + 1, 2 + 2, 3 - 4, 10 - 0.125, 20 + 0.25, 30 - 0.5}
 	for i := range want {
 		if z[i] != want[i] {
@@ -207,6 +207,8 @@ func TestTanhRidgeGradPanics(t *testing.T) {
 		"negative": func() { TanhRidgeGrad(-1, 3, m, 3, v, v, v, v, v, nil) },
 		"step z":   func() { TanhRidgeStep(1, 2, m, 4, v, v, 1, v, v, make([]float64, 4), nil) },
 		"step t":   func() { TanhRidgeStep(1, 2, m, 4, v, v, 1, make([]float64, 4), v, v, nil) },
+		"update z": func() { SymplecticUpdate(2, 1, v, make([]float64, 4)) },
+		"update t": func() { SymplecticUpdate(2, 1, make([]float64, 4), v) },
 	} {
 		func() {
 			defer func() {
