@@ -113,22 +113,29 @@ func (s *isa) k(name string) Op {
 // matrix.
 func (s *isa) kop(op, bcst func(...Op), name string, x, dst Op) {
 	k := s.k(name)
-	if _, inReg := k.(VecPhysical); inReg || !s.wide {
-		op(k, x, dst)
+	if s.bcast(k) {
+		bcst(k, x, dst)
 		return
 	}
-	bcst(k, x, dst)
+	op(k, x, dst)
 }
 
 // kmov copies constant name into register r (for AVX-512 from memory as a
 // broadcast of one element).
 func (s *isa) kmov(name string, r VecPhysical) {
 	k := s.k(name)
-	if _, inReg := k.(VecPhysical); inReg || !s.wide {
-		VMOVUPD(k, r)
+	if s.bcast(k) {
+		VBROADCASTSD(k, r)
 		return
 	}
-	VBROADCASTSD(k, r)
+	VMOVUPD(k, r)
+}
+
+// bcast reports whether constant operand k (from s.k) is read as a
+// broadcast of one element: an AVX-512 table entry, not a register.
+func (s *isa) bcast(k Op) bool {
+	_, inReg := k.(VecPhysical)
+	return s.wide && !inReg
 }
 
 // holdConsts loads the named constants into the highest registers and

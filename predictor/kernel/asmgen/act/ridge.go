@@ -800,16 +800,21 @@ func (g *ridgeGen) regLoop(rem string) {
 
 	bcast := func(c int) VecPhysical { return zregs[9+c%6] }
 	prev := func(c, disp int) Mem { return rowAt(rPrev, R12, c, disp) }
-	chainRow := func(nv, c int) {
-		b := bcast(c)
-		VBROADCASTSD(Mem{Base: rBase, Index: rI, Scale: 1, Disp: -8*R + 8*c}, b)
+	// chainAt adds the row of nv vectors at row(disp) times its g (gm,
+	// broadcast into b) into t: t_u = fma(row[8u..], g, t_u).
+	chainAt := func(nv int, gm Mem, row func(disp int) Mem, b VecPhysical) {
+		VBROADCASTSD(gm, b)
 		for u := 0; u < nv; u++ {
 			if u == nv-1 {
-				VFMADD231PD(prev(c, 64*u), b, K3, tReg(u))
+				VFMADD231PD(row(64*u), b, K3, tReg(u))
 			} else {
-				VFMADD231PD(prev(c, 64*u), b, tReg(u))
+				VFMADD231PD(row(64*u), b, tReg(u))
 			}
 		}
+	}
+	chainRow := func(nv, c int) {
+		chainAt(nv, Mem{Base: rBase, Index: rI, Scale: 1, Disp: -8*R + 8*c},
+			func(disp int) Mem { return prev(c, disp) }, bcast(c))
 	}
 	// The products of the block at rP with z (as dot, unrolled over the
 	// columns), interleaved with the rows of the chain of the block at
@@ -867,14 +872,7 @@ func (g *ridgeGen) regLoop(rem string) {
 		LEAQ(Mem{Base: rPrev, Index: rS, Scale: 8}, RAX)
 		LEAQ(Mem{Base: rBase, Index: rI, Scale: 1}, RDX)
 		Label(lp)
-		VBROADCASTSD(Mem{Base: RDX}, Z9)
-		for u := 0; u < nv; u++ {
-			if u == nv-1 {
-				VFMADD231PD(Mem{Base: RAX, Disp: 64 * u}, Z9, K3, tReg(u))
-			} else {
-				VFMADD231PD(Mem{Base: RAX, Disp: 64 * u}, Z9, tReg(u))
-			}
-		}
+		chainAt(nv, Mem{Base: RDX}, func(disp int) Mem { return Mem{Base: RAX, Disp: disp} }, Z9)
 		ADDQ(rS, RAX)
 		ADDQ(U8(8), RDX)
 		DECQ(rK)
