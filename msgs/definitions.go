@@ -49,6 +49,14 @@ func ownDefinition(name string) (string, bool) {
 		return "Pose pose\n\nfloat64[36] covariance\n", true
 	case "geometry_msgs/TwistWithCovariance":
 		return "Twist twist\n\nfloat64[36] covariance\n", true
+	case "std_msgs/String":
+		return "string data\n", true
+	case "geometry_msgs/Transform":
+		return "Vector3 translation\nQuaternion rotation\n", true
+	case "geometry_msgs/TransformStamped":
+		return "std_msgs/Header header\nstring child_frame_id\nTransform transform\n", true
+	case "tf2_msgs/TFMessage":
+		return "geometry_msgs/TransformStamped[] transforms\n", true
 	case "nav_msgs/Odometry":
 		return "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/PoseWithCovariance pose\ngeometry_msgs/TwistWithCovariance twist\n", true
 	case "nav_msgs/Path":
