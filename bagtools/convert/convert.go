@@ -62,10 +62,10 @@ type Result struct {
 // dir/report.json, so that dir holds this conversion's splits only: the
 // split folders an earlier conversion wrote into dir (a dataset whose
 // meta.json carries a conversion report) that this one does not write are
-// removed first, and returned. A dataset folder in dir that this
-// conversion does not write and no conversion wrote (a simulated split,
-// say) is not touched: Save then refuses, before writing anything, with
-// an error wrapping ErrOutput. The report goes last, through a temporary
+// removed first, and returned. A dataset folder in dir that no
+// conversion wrote (a simulated split, say), whether or not its name is
+// one of this conversion's splits, is not touched: Save then refuses,
+// before writing anything, with an error wrapping ErrOutput. The report goes last, through a temporary
 // file, and a previous one is removed first: a Save that fails midway
 // leaves no report.json beside the splits it rewrote (and each split's
 // dataset is complete or refused by dataset.Load, see
@@ -76,7 +76,7 @@ func (r *Result) Save(dir string) (removed []string, err error) {
 		return nil, err
 	}
 	if len(foreign) > 0 {
-		return nil, fmt.Errorf("%w %s holds the dataset folder %s, which this conversion does not write (it writes %s) and no conversion wrote; move it away or choose another output directory",
+		return nil, fmt.Errorf("%w %s holds the dataset folder %s, which no conversion wrote (this one writes %s); move it away or choose another output directory",
 			ErrOutput, dir, strings.Join(foreign, ", "), strings.Join(r.splitNames(), ", "))
 	}
 	report := filepath.Join(dir, "report.json")
@@ -120,8 +120,8 @@ func (r *Result) splitNames() []string {
 }
 
 // staleSplits lists the dataset folders in dir (those with a meta.json)
-// that r does not write: stale ones an earlier conversion wrote, and
-// foreign ones it did not.
+// that no conversion wrote (foreign), whatever their name, and those an
+// earlier conversion wrote that r does not write (stale).
 func (r *Result) staleSplits(dir string) (stale, foreign []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -131,7 +131,7 @@ func (r *Result) staleSplits(dir string) (stale, foreign []string, err error) {
 		return nil, nil, fmt.Errorf("convert: %w", err)
 	}
 	for _, e := range entries {
-		if !e.IsDir() || r.Splits[e.Name()] != nil {
+		if !e.IsDir() {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "meta.json"))
@@ -145,7 +145,9 @@ func (r *Result) staleSplits(dir string) (stale, foreign []string, err error) {
 			foreign = append(foreign, e.Name())
 			continue
 		}
-		stale = append(stale, e.Name())
+		if r.Splits[e.Name()] == nil {
+			stale = append(stale, e.Name())
+		}
 	}
 	return stale, foreign, nil
 }
