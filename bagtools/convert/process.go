@@ -30,7 +30,7 @@ const (
 	// ReasonGap: a window covers a stretch where some input has no samples
 	// within validate.max_gap, or lies outside some input's time span.
 	ReasonGap = "gap"
-	// ReasonNaN: a window covers a NaN input value.
+	// ReasonNaN: a window covers a NaN or infinite input value.
 	ReasonNaN = "nan"
 	// ReasonQuaternion: a window covers a quaternion whose norm is off by
 	// more than validate.max_quat_norm_error.
@@ -140,7 +140,8 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 }
 
 // read reads the spec's channels from the source and counts their NaN
-// samples, failing on a channel that is all (or too much) NaN.
+// and infinite samples (made NaN), failing on a channel that is all (or
+// too much) NaN.
 func (c *Converter) read(src Source, rep *FileReport) (map[string]Series, error) {
 	s := c.spec
 	if err := c.checkChannels(src); err != nil {
@@ -159,9 +160,16 @@ func (c *Converter) read(src Source, rep *FileReport) (map[string]Series, error)
 		rep.Rows = len(series[0].Time)
 	}
 	for _, se := range series {
+		// An infinite value is a missing one, as a NaN is: it is counted
+		// with them and turned into a NaN, so that every window that
+		// covers it is rejected (ReasonNaN) instead of reaching the
+		// filters, the momenta and the statistics.
 		n := 0
-		for _, v := range se.Values {
-			if math.IsNaN(v) {
+		for i, v := range se.Values {
+			if math.IsInf(v, 0) {
+				se.Values[i] = math.NaN()
+			}
+			if math.IsNaN(se.Values[i]) {
 				n++
 			}
 		}
@@ -170,10 +178,10 @@ func (c *Converter) read(src Source, rep *FileReport) (map[string]Series, error)
 		}
 		rep.NaN[se.Name] = n
 		if n == len(se.Values) {
-			return nil, fmt.Errorf("%w: channel %q is NaN in all %d samples", ErrNaN, se.Name, n)
+			return nil, fmt.Errorf("%w: channel %q is NaN or infinite in all %d samples", ErrNaN, se.Name, n)
 		}
 		if f := s.Validate.MaxNaNFraction; f > 0 && float64(n) > f*float64(len(se.Values)) {
-			return nil, fmt.Errorf("%w: channel %q is NaN in %d of %d samples (%.1f%%), more than validate.max_nan_fraction = %g", ErrNaN, se.Name, n, len(se.Values), 100*float64(n)/float64(len(se.Values)), f)
+			return nil, fmt.Errorf("%w: channel %q is NaN or infinite in %d of %d samples (%.1f%%), more than validate.max_nan_fraction = %g", ErrNaN, se.Name, n, len(se.Values), 100*float64(n)/float64(len(se.Values)), f)
 		}
 	}
 	return byName, nil

@@ -44,7 +44,8 @@ type FileReport struct {
 	WorkRate  float64 `json:"work_rate_hz"` // see InputRate
 	// Samples is the number of samples at the dataset rate.
 	Samples int `json:"samples"`
-	// NaN counts the NaN values read, per channel that had any.
+	// NaN counts the NaN and infinite values read, per channel that had
+	// any.
 	NaN map[string]int `json:"nan,omitempty"`
 	// Gaps counts the input gaps longer than validate.max_gap, GapSeconds
 	// their total length.
