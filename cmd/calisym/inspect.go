@@ -95,12 +95,9 @@ and the README's "Choosing an architecture").`,
 			case len(args) == 1 && (preset != "" || arch != "" || layoutGiven):
 				return fmt.Errorf("give a model file or --preset/--arch, not both")
 			case len(args) == 1:
-				sv, err := trainer.OpenModel(args[0])
+				sv, err := openModel(cmd, args[0])
 				if err != nil {
 					return err
-				}
-				if sv.Warning != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "calisym inspect: warning:", sv.Warning)
 				}
 				if sv.Net != nil {
 					return inspectMLP(cmd.OutOrStdout(), sv, asJSON)

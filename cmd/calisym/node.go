@@ -63,7 +63,7 @@ and message path they name.`,
 			if (input == "") == !simPendulum {
 				return errors.New("give the inputs: --input LOG or --sim-pendulum")
 			}
-			ls, err := loadLive(paramsPath, modelPath, dataRoot)
+			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {
 				return err
 			}

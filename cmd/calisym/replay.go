@@ -21,7 +21,6 @@ import (
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
 	"github.com/calisym/calisym/predictor"
-	"github.com/calisym/calisym/trainer"
 )
 
 // liveSetup is what replay and node share: the params, the model and its
@@ -44,9 +43,10 @@ func loadNodeParams(path string) (*node.Params, error) {
 }
 
 // loadLive loads the params file and the model (the flag, else the params'
-// node.model), and resolves the data root (the flag, else $CALISYM_DATA,
-// else the params file's directory).
-func loadLive(paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
+// node.model; a model file without checksums is loaded with openModel's
+// warning), and resolves the data root (the flag, else $CALISYM_DATA, else
+// the params file's directory).
+func loadLive(cmd *cobra.Command, paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
 	if paramsPath == "" {
 		return nil, errors.New("--params is required")
 	}
@@ -64,7 +64,7 @@ func loadLive(paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	saved, err := trainer.OpenModel(modelPath)
+	saved, err := openModel(cmd, modelPath)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			if out == "" && fox == "" {
 				return errors.New("give --out, --foxglove or both")
 			}
-			ls, err := loadLive(paramsPath, modelPath, dataRoot)
+			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {
 				return err
 			}

@@ -386,12 +386,9 @@ window per episode) are left out, with a note; given explicitly, they are
 an error that names the longest horizon the data allow.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sv, err := trainer.OpenModel(modelPath)
+			sv, err := openModel(cmd, modelPath)
 			if err != nil {
 				return err
-			}
-			if sv.Warning != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "calisym eval: warning:", sv.Warning)
 			}
 			ds, err := loadDataset(dataDir)
 			if err != nil {
