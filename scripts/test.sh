@@ -6,4 +6,8 @@ cd "$(dirname "$0")/.."
 if [ ! -d test/js/node_modules ]; then
 	npm ci --prefix test/js --no-audit --no-fund --loglevel=error
 fi
+# The numpy reference (python/calisym_ref.py) runs on apt's python3-numpy.
+if ! dpkg -s python3-numpy >/dev/null 2>&1; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy >/dev/null
+fi
 go test -count=1 -timeout 30m ./...

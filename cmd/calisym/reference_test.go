@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer"
+)
+
+// The cross-checks of this file read the model files the Go code wrote
+// with two implementations that share no code with it — the numpy
+// reference in python/ and (export_test.go) the exported ONNX graph run by
+// onnxruntime — and require both to reproduce the Go rollout to 1e-12
+// relative.
+
+// refTol is the relative agreement required of the independent
+// implementations: max |other − Go| / max |Go| over a batch of rollouts.
+const refTol = 1e-12
+
+// refHorizon and refBatch size the cross-check rollouts.
+const (
+	refHorizon = 12
+	refBatch   = 3
+)
+
+// refModel is a model file under test with the batch it is rolled out on.
+type refModel struct {
+	name, path string
+	stateDim   int
+	portDim    int
+}
+
+// refCase is the rollout request the cross-checks share: a batch of
+// initial states and port sequences, and the Go rollout of them.
+type refCase struct {
+	X0      [][]float64   `json:"x0"`
+	Ports   [][][]float64 `json:"ports"`
+	Horizon int           `json:"horizon"`
+	// Want is the Go rollout (not read by the other implementations).
+	Want [][][]float64 `json:"want"`
+}
+
+// writePresetModels writes every preset with random parameters and a
+// random normalisation under dir.
+func writePresetModels(t *testing.T, dir string) []refModel {
+	t.Helper()
+	var ms []refModel
+	for i, name := range predictor.PresetNames() {
+		p, _ := predictor.LookupPreset(name)
+		rng := rand.New(rand.NewPCG(uint64(31+i), 5))
+		m, err := predictor.New(p.Layout, p.Arch, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := predictor.NewTrainable(m)
+		tr.Init(rng, 0.5)
+		for k := range m.Norm.Mu {
+			m.Norm.Mu[k] = 0.3 * rng.NormFloat64()
+			m.Norm.Scale[k] = math.Exp(0.3 * rng.NormFloat64())
+		}
+		path := filepath.Join(dir, "preset-"+name+".safetensors")
+		if err := m.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, refModel{"preset " + name, path, p.Layout.StateDim(), p.Layout.PortDim()})
+	}
+	return ms
+}
+
+// synthDataset writes a small dataset of a robot's dimensions: damped
+// coupled oscillators driven by smooth random ports, n configuration
+// coordinates, nu control and nc contact values.
+func synthDataset(t *testing.T, dir string, n, nu, nc int, seed uint64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 9))
+	ds := &dataset.Dataset{Meta: dataset.Meta{FormatVersion: dataset.FormatVersion, N: n, NU: nu, NC: nc, Dt: 0.01, WindowLen: 16, Stride: 8, Split: "train"}}
+	nx, ne := 2*n, nu+nc
+	for ep := range 4 {
+		const length = 200
+		x := make([]float64, length*nx)
+		e := make([]float64, length*ne)
+		q, p := make([]float64, n), make([]float64, n)
+		for i := range n {
+			q[i], p[i] = rng.NormFloat64(), rng.NormFloat64()
+		}
+		phase := rng.Float64() * 6
+		for s := range length {
+			for j := range ne {
+				e[s*ne+j] = math.Sin(0.05*float64(s)*float64(j%5+1) + phase + float64(j))
+			}
+			copy(x[s*nx:], q)
+			copy(x[s*nx+n:], p)
+			for i := range n {
+				force := -q[i] - 0.1*p[i] + 0.2*q[(i+1)%n]
+				if ne > 0 {
+					force += 0.5 * e[s*ne+i%ne]
+				}
+				p[i] += 0.01 * force
+				q[i] += 0.01 * p[i]
+			}
+		}
+		ds.Episodes = append(ds.Episodes, dataset.Episode{Name: fmt.Sprintf("ep%d", ep), Len: length, X: x, E: e})
+	}
+	path := filepath.Join(dir, fmt.Sprintf("synth-%d-%d-%d", n, nu, nc))
+	if err := ds.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeTrainedModels trains one tiny model per robot of the presets (one
+// epoch, calisym train): the pendulum's GRB and MLP on the simulated
+// pendulum, the quadrotor's and the quadruped's GR on synthetic data of
+// their dimensions.
+func writeTrainedModels(t *testing.T, dir string) []refModel {
+	t.Helper()
+	sim := filepath.Join(dir, "sim")
+	if _, _, err := runCLI(t, "sim", "--preset", "smoke", "--out", sim); err != nil {
+		t.Fatal(err)
+	}
+	pend := filepath.Join(sim, "train")
+	type job struct {
+		name, data string
+		args       []string
+		sx, se     int
+	}
+	jobs := []job{
+		{"trained pendulum grb", pend, []string{"--model", "grb", "--arch", "pendulum", "--layers", "3"}, 4, 2},
+		{"trained pendulum mlp", pend, []string{"--model", "mlp", "--hidden", "16,16"}, 4, 2},
+		{"trained quadrotor gr", synthDataset(t, dir, 6, 6, 0, 1), []string{"--model", "gr", "--arch", "quadrotor", "--layers", "3", "--width", "12"}, 12, 6},
+		{"trained quadruped gr", synthDataset(t, dir, 18, 18, 12, 2), []string{"--model", "gr", "--arch", "quadruped", "--layers", "3", "--width", "16"}, 36, 30},
+	}
+	var ms []refModel
+	for i, j := range jobs {
+		ext := ".safetensors"
+		if strings.HasSuffix(j.name, "mlp") {
+			ext = ".json"
+		}
+		out := filepath.Join(dir, fmt.Sprintf("trained%d%s", i, ext))
+		args := append([]string{"train", "--data", j.data, "--epochs", "1", "--batch", "64", "--workers", "1", "--quiet", "--out", out}, j.args...)
+		if _, _, err := runCLI(t, args...); err != nil {
+			t.Fatalf("%s: %v", j.name, err)
+		}
+		ms = append(ms, refModel{j.name, out, j.sx, j.se})
+	}
+	return ms
+}
+
+// goCase draws a batch of initial states and ports for a model and rolls
+// it out with the Go implementation (the file as trainer.OpenModel reads it).
+func goCase(t *testing.T, m refModel, seed uint64) refCase {
+	t.Helper()
+	sv, err := trainer.OpenModel(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sv.Rollers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	c := refCase{Horizon: refHorizon}
+	for range refBatch {
+		x0 := make([]float64, m.stateDim)
+		for i := range x0 {
+			x0[i] = 0.5 * rng.NormFloat64()
+		}
+		var ports [][]float64
+		flat := make([]float64, 0, refHorizon*m.portDim)
+		for range refHorizon {
+			e := make([]float64, m.portDim)
+			for i := range e {
+				e[i] = 0.5 * rng.NormFloat64()
+			}
+			ports = append(ports, e)
+			flat = append(flat, e...)
+		}
+		out := make([]float64, refHorizon*m.stateDim)
+		if err := r.Rollout(x0, flat, refHorizon, out); err != nil {
+			t.Fatal(err)
+		}
+		var want [][]float64
+		for k := range refHorizon {
+			want = append(want, out[k*m.stateDim:(k+1)*m.stateDim])
+		}
+		c.X0 = append(c.X0, x0)
+		c.Ports = append(c.Ports, ports)
+		c.Want = append(c.Want, want)
+	}
+	return c
+}
+
+// writeCase writes the case as JSON beside the model and returns its path.
+func writeCase(t *testing.T, m refModel, c refCase) string {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := m.path + ".case.json"
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// compareStates returns max |got − want| / max |want| over the batch, or an
+// error when the shapes differ.
+func compareStates(got, want [][][]float64) (float64, error) {
+	if len(got) != len(want) {
+		return 0, fmt.Errorf("%d trajectories, want %d", len(got), len(want))
+	}
+	var diff, scale float64
+	for b := range want {
+		if len(got[b]) != len(want[b]) {
+			return 0, fmt.Errorf("trajectory %d has %d steps, want %d", b, len(got[b]), len(want[b]))
+		}
+		for k := range want[b] {
+			if len(got[b][k]) != len(want[b][k]) {
+				return 0, fmt.Errorf("trajectory %d step %d has %d values, want %d", b, k, len(got[b][k]), len(want[b][k]))
+			}
+			for i, w := range want[b][k] {
+				diff = math.Max(diff, math.Abs(got[b][k][i]-w))
+				scale = math.Max(scale, math.Abs(w))
+			}
+		}
+	}
+	if math.IsNaN(diff) {
+		return math.Inf(1), nil
+	}
+	return diff / scale, nil
+}
+
+// python returns the interpreter the numpy reference runs on: apt's
+// /usr/bin/python3 with python3-numpy, which scripts/test.sh installs.
+func python(t *testing.T) string {
+	t.Helper()
+	const py = "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s with numpy is missing (scripts/test.sh installs python3-numpy): %v", py, err)
+		}
+		t.Skipf("%s with numpy is absent (scripts/test.sh installs python3-numpy): %v", py, err)
+	}
+	return py
+}
+
+// runReference runs the numpy reference's rollout of a case.
+func runReference(t *testing.T, py, model, casePath string) ([][][]float64, string, error) {
+	t.Helper()
+	cmd := exec.Command(py, filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), "rollout", model, casePath)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, errb.String(), err
+	}
+	var res struct {
+		States [][][]float64 `json:"states"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return nil, errb.String(), fmt.Errorf("reading the reference's output: %w", err)
+	}
+	return res.States, errb.String(), nil
+}
+
+// TestNumpyReference requires the numpy reference to reproduce the Go
+// rollout of every preset and of one trained model per robot from the
+// files on disk, and to refuse a corrupted file of each format.
+func TestNumpyReference(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	models := append(writePresetModels(t, dir), writeTrainedModels(t, dir)...)
+	for i, m := range models {
+		t.Run(m.name, func(t *testing.T) {
+			c := goCase(t, m, uint64(i))
+			casePath := writeCase(t, m, c)
+			got, stderr, err := runReference(t, py, m.path, casePath)
+			if err != nil {
+				t.Fatalf("numpy reference: %v\n%s", err, stderr)
+			}
+			rel, err := compareStates(got, c.Want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(rel <= refTol) {
+				t.Errorf("numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", rel, refTol)
+			}
+			// One flipped bit in the tensor data (or in a weight of the
+			// MLP's JSON) must be refused by the checksum.
+			raw, err := os.ReadFile(m.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := filepath.Join(dir, fmt.Sprintf("corrupt%d%s", i, filepath.Ext(m.path)))
+			if strings.HasSuffix(m.path, ".json") {
+				raw = corruptFirstNumber(t, raw, `"layers.0.bias":[`)
+			} else {
+				raw[len(raw)-3] ^= 0x10
+			}
+			if err := os.WriteFile(bad, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, err = runReference(t, py, bad, casePath)
+			if err == nil || !strings.Contains(stderr, "checksum mismatch") {
+				t.Errorf("numpy reference on a corrupted file: err %v, stderr %q; want a checksum error", err, stderr)
+			}
+		})
+	}
+}
+
+// corruptFirstNumber changes the first digit of the number that follows
+// anchor in a JSON file.
+func corruptFirstNumber(t *testing.T, raw []byte, anchor string) []byte {
+	t.Helper()
+	i := bytes.Index(raw, []byte(anchor))
+	if i < 0 {
+		t.Fatalf("%s not in the file", anchor)
+	}
+	for j := i + len(anchor); j < len(raw); j++ {
+		if c := raw[j]; c >= '0' && c <= '9' {
+			raw[j] = '0' + (c-'0'+1)%10
+			return raw
+		}
+	}
+	t.Fatalf("no digit after %s", anchor)
+	return nil
+}
