@@ -96,7 +96,7 @@ func TestLinearizeStep(t *testing.T) {
 					copy(got[o*(nx+ne):], fx[o*nx:(o+1)*nx])
 					copy(got[o*(nx+ne)+nx:], fe[o*ne:(o+1)*ne])
 				}
-			if e := frobRel(got, fd); !(e <= 1e-6) {
+				if e := frobRel(got, fd); !(e <= 1e-6) {
 					t.Errorf("trial %d: step Jacobian differs from finite differences by %.3g relative", trial, e)
 				}
 			}
