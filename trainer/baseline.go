@@ -82,31 +82,41 @@ func (m *MLP) NewWorker(capacity int) Worker {
 	nx := cfg.StateDim
 	n := nx / 2
 	norm := m.Net.Norm()
+	f := append(channelFactors(norm.SX[:n], m.W.Units), channelFactors(norm.SX[n:nx], m.W.Units)...)
 	cw := make([]float64, nx)
 	for i := range nx {
 		wt := m.W.Q
 		if i >= n {
 			wt = m.W.P
 		}
-		cw[i] = wt / float64(n) / (norm.SX[i] * norm.SX[i])
+		cw[i] = wt / float64(n) / (norm.SX[i] * norm.SX[i]) * f[i]
 	}
-	return &mlpWorker{m: m, ws: m.Net.NewWorkspace(capacity), cw: cw,
+	return &mlpWorker{m: m, capacity: capacity, ne: cfg.PortDim, ws: []*mlp.Workspace{m.Net.NewWorkspace(capacity)}, cw: cw,
 		pred: make([]float64, capacity*nx), dPred: make([]float64, capacity*nx)}
 }
 
 type mlpWorker struct {
-	m           *MLP
-	ws          *mlp.Workspace
-	cw          []float64 // per-channel weight of the squared error
-	pred, dPred []float64
+	m        *MLP
+	capacity int
+	ne       int              // ports per row
+	ws       []*mlp.Workspace // ws[k] records step k of a rollout
+	cw       []float64        // per-channel weight of the squared error
+	pred     []float64
+	dPred    []float64
+	// the K-step path's buffers, grown on first use: states x̂_0 … x̂_K
+	// (K+1 × capacity rows), one step's ports, targets and adjoints
+	xs, ek, dx []float64
 }
 
 // LossGrad implements Worker.
 func (w *mlpWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	if b.K > 1 {
+		return w.lossGradSeq(b, grad)
+	}
 	nx := len(w.cw)
 	n := b.N
 	p := w.pred[:n*nx]
-	w.m.Net.Forward(w.ws, b.X[:n*nx], b.E[:n*w.m.Net.Config().PortDim], n, p)
+	w.m.Net.Forward(w.ws[0], b.X[:n*nx], b.E[:n*w.ne], n, p)
 	var total float64
 	dp := w.dPred[:n*nx]
 	for r := range n {
@@ -117,7 +127,7 @@ func (w *mlpWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 			dp[r*nx+j] = 2 * wr * w.cw[j] * d
 		}
 	}
-	w.m.Net.Backward(w.ws, dp, grad, nil)
+	w.m.Net.Backward(w.ws[0], dp, grad, nil)
 	if pred != nil {
 		copy(pred[:n*nx], p)
 	}

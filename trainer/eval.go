@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/calisym/calisym/dataset"
@@ -58,8 +60,91 @@ type EvalResult struct {
 	MSEP float64 `json:"mse_p"`
 	// PerStep is the MSE at each step k = 1…H (mean over windows and coordinates).
 	PerStep []float64 `json:"per_step,omitempty"`
+	// PerCoord is the MSE of each of the 2n state coordinates (mean over
+	// windows and steps 1…H): q first, then p.
+	PerCoord []float64 `json:"per_coord,omitempty"`
+	// PerFile is the MSE of the windows of each log file (the episode name
+	// up to its "@"), in the order the files first appear.
+	PerFile []FileError `json:"per_file,omitempty"`
 	// Diverged counts windows whose rollout produced a non-finite value.
 	Diverged int `json:"diverged"`
+}
+
+// FileError is the autoregressive error of the windows of one log file.
+type FileError struct {
+	File    string  `json:"file"`
+	Windows int     `json:"windows"`
+	MSE     float64 `json:"mse"`
+	MSEQ    float64 `json:"mse_q"`
+	MSEP    float64 `json:"mse_p"`
+}
+
+// EpisodeFile returns the log file an episode was cut from: its name up to
+// the last "@" (conversion names episodes file@start).
+func EpisodeFile(name string) string {
+	if i := strings.LastIndex(name, "@"); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// Breakdown splits an evaluation's error into the floating base and the
+// joints, each into configuration and momentum (physical units, mean over
+// the coordinates of the part).
+type Breakdown struct {
+	BaseQ, BaseP, JointQ, JointP float64
+	// BaseShare is the base's share of the total squared error.
+	BaseShare float64
+}
+
+// floatingBaseNames are the coordinate names of a floating base, as
+// conversion writes them (relative SE(3) log or gravity-aware).
+var floatingBaseNames = [][]string{
+	{"rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z"},
+	{"x", "y", "z", "roll", "pitch", "yaw"},
+}
+
+// BaseCoordinates returns how many leading coordinates of q (and of p)
+// belong to a floating base: 6 where coords starts with the six base
+// coordinates conversion names, 0 otherwise.
+func BaseCoordinates(coords []string) int {
+	for _, names := range floatingBaseNames {
+		if len(coords) >= len(names) && slices.Equal(coords[:len(names)], names) {
+			return len(names)
+		}
+	}
+	return 0
+}
+
+// Split returns the error of r split into base and joints, for a dataset
+// whose q starts with nb base coordinates (BaseCoordinates). It reports
+// false when the result has no per-coordinate errors or there is no base,
+// or no joint.
+func (r EvalResult) Split(nb int) (Breakdown, bool) {
+	n := len(r.PerCoord) / 2
+	if nb <= 0 || nb >= n {
+		return Breakdown{}, false
+	}
+	mean := func(v []float64) float64 {
+		var s float64
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(len(v))
+	}
+	q, p := r.PerCoord[:n], r.PerCoord[n:]
+	b := Breakdown{BaseQ: mean(q[:nb]), BaseP: mean(p[:nb]), JointQ: mean(q[nb:]), JointP: mean(p[nb:])}
+	var base, all float64
+	for j, v := range r.PerCoord {
+		all += v
+		if j%n < nb {
+			base += v
+		}
+	}
+	if all > 0 {
+		b.BaseShare = base / all
+	}
+	return b, true
 }
 
 // EvalWindows returns the rollout windows (start points) used by Evaluate.
@@ -91,9 +176,25 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	}
 	nx, ne, n := ds.StateDim(), ds.PortDim(), ds.N
 	H := opt.Horizon
+	// files: the log file of every window, by index into fileNames.
+	var fileNames []string
+	fileOf := make([]int, len(ws))
+	seen := map[string]int{}
+	for i, win := range ws {
+		f := EpisodeFile(ds.Episodes[win.Episode].Name)
+		k, ok := seen[f]
+		if !ok {
+			k = len(fileNames)
+			seen[f] = k
+			fileNames = append(fileNames, f)
+		}
+		fileOf[i] = k
+	}
 	type acc struct {
 		sq, sqq, sqp float64
-		per          []float64
+		per, coord   []float64
+		fq, fp       []float64 // per file
+		fn           []int
 		bad          int
 		err          error
 	}
@@ -105,6 +206,9 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 			defer wg.Done()
 			a := &accs[w]
 			a.per = make([]float64, H)
+			a.coord = make([]float64, nx)
+			a.fq, a.fp, a.fn = make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
+			coord := make([]float64, nx)
 			r, err := newRoller()
 			if err != nil {
 				a.err = err
@@ -128,12 +232,14 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 				truth := ep.X[(win.Start+1)*nx : (win.Start+1+H)*nx]
 				var sqq, sqp float64
 				finite := true
+				clear(coord)
 				for k := range H {
 					var s float64
 					for j := range nx {
 						e := out[k*nx+j] - truth[k*nx+j]
 						e2 := e * e
 						s += e2
+						coord[j] += e2
 						if j < n {
 							sqq += e2
 						} else {
@@ -153,6 +259,13 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 				for k, v := range step {
 					a.per[k] += v
 				}
+				for j, v := range coord {
+					a.coord[j] += v
+				}
+				f := fileOf[i]
+				a.fq[f] += sqq
+				a.fp[f] += sqp
+				a.fn[f]++
 				a.sq += sqq + sqp
 				a.sqq += sqq
 				a.sqp += sqp
@@ -160,8 +273,9 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		}()
 	}
 	wg.Wait()
-	res := EvalResult{Horizon: H, Windows: len(ws), PerStep: make([]float64, H)}
+	res := EvalResult{Horizon: H, Windows: len(ws), PerStep: make([]float64, H), PerCoord: make([]float64, nx)}
 	var sq, sqq, sqp float64
+	fq, fp, fn := make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
 	for _, a := range accs {
 		if a.err != nil {
 			return res, a.err
@@ -173,6 +287,14 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		for k, v := range a.per {
 			res.PerStep[k] += v
 		}
+		for j, v := range a.coord {
+			res.PerCoord[j] += v
+		}
+		for f := range fileNames {
+			fq[f] += a.fq[f]
+			fp[f] += a.fp[f]
+			fn[f] += a.fn[f]
+		}
 	}
 	cnt := float64((len(ws) - res.Diverged) * H)
 	res.MSE = sq / (cnt * float64(nx))
@@ -181,6 +303,14 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	good := float64(len(ws) - res.Diverged)
 	for k := range res.PerStep {
 		res.PerStep[k] /= math.Max(good, 1) * float64(nx)
+	}
+	for j := range res.PerCoord {
+		res.PerCoord[j] /= math.Max(cnt, 1)
+	}
+	for f, name := range fileNames {
+		c := float64(max(fn[f], 1) * H)
+		res.PerFile = append(res.PerFile, FileError{File: name, Windows: fn[f],
+			MSE: (fq[f] + fp[f]) / (c * float64(nx)), MSEQ: fq[f] / (c * float64(n)), MSEP: fp[f] / (c * float64(n))})
 	}
 	if res.Diverged > 0 {
 		// A rollout that leaves the finite numbers has unbounded error.

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/calisym/calisym/predictor"
 )
@@ -17,17 +18,56 @@ type LossWeights struct {
 	Sec float64 `json:"w_sec" mapstructure:"w_sec"`
 	Mu  float64 `json:"w_mu" mapstructure:"w_mu"`
 	Fc  float64 `json:"w_fc" mapstructure:"w_fc"`
+	// Units moves the state terms from normalised towards physical units:
+	// within q and within p, channel i's squared error is weighed by
+	// s_i^(2·Units) / mean_j s_j^(2·Units), s the channel's standard
+	// deviation. 0 (the paper) weighs normalised channels equally; 1 makes
+	// each term the mean squared error in physical units (up to a constant
+	// factor), the units of the autoregressive MSE reported.
+	Units float64 `json:"units,omitempty" mapstructure:"units"`
+}
+
+// channelFactors returns the per-channel factors of the state terms for
+// scales s of one group (q or p): s_i^(2u) / mean_j s_j^(2u), all exactly
+// 1 for u = 0.
+func channelFactors(s []float64, u float64) []float64 {
+	f := make([]float64, len(s))
+	if u == 0 {
+		for i := range f {
+			f[i] = 1
+		}
+		return f
+	}
+	var mean float64
+	for i, v := range s {
+		f[i] = math.Pow(v*v, u)
+		mean += f[i]
+	}
+	mean /= float64(len(s))
+	for i := range f {
+		f[i] /= mean
+	}
+	return f
 }
 
 // Batch is a set of one-step transitions in physical units: states X, ports
 // E and next states XNext, row major, with one weight per transition.
+//
+// With K > 1 a row is a sequence of K autoregressive steps instead: X holds
+// its initial state, E its K ports e_0 … e_{K−1} (N×K×(n_u+n_c)) and XNext
+// the K measured states x_1 … x_K (N×K×2n) that the rollout from X under E
+// is compared with; the row's loss is the mean of its K one-step losses.
 type Batch struct {
 	N     int
+	K     int       // steps per row (0 or 1: one-step transitions)
 	X     []float64 // N×2n
-	E     []float64 // N×(n_u+n_c)
-	XNext []float64 // N×2n
+	E     []float64 // N×(n_u+n_c), or N×K×(n_u+n_c)
+	XNext []float64 // N×2n, or N×K×2n
 	W     []float64 // N
 }
+
+// Steps returns the number of autoregressive steps of a row (at least 1).
+func (b Batch) Steps() int { return max(b.K, 1) }
 
 // Learner is a trainable one-step model with the Markovian interface
 // (x_t, e_t) → x_{t+1}: the lifted symplectic model or the MLP baseline.
@@ -53,7 +93,10 @@ type Learner interface {
 type Worker interface {
 	// LossGrad returns Σ_k w_k ℓ_k over the batch, adds its gradient with
 	// respect to the parameters into grad, and, if pred is non-nil, writes
-	// the one-step predictions (N×2n, physical units) into pred.
+	// the one-step predictions (N×2n, physical units) into pred. For a
+	// batch of K-step sequences (Batch.K > 1) ℓ_k is the mean one-step loss
+	// along the rollout, its gradient flows through every step (back-
+	// propagation through the rollout), and pred must be nil.
 	LossGrad(b Batch, grad, pred []float64) float64
 }
 
@@ -90,43 +133,56 @@ func (s *Symplectic) ParamBlocks() []predictor.ParamBlock { return s.T.ParamBloc
 
 // NewWorker implements Learner.
 func (s *Symplectic) NewWorker(capacity int) Worker {
-	l := s.Model().Layout
-	d2 := l.Dim()
-	return &sympWorker{s: s, tape: s.T.NewTape(capacity),
+	m := s.Model()
+	l := m.Layout
+	d2, n := l.Dim(), l.N
+	w := &sympWorker{s: s, capacity: capacity, tapes: []*predictor.Tape{s.T.NewTape(capacity)},
 		z: make([]float64, capacity*d2), zbar: make([]float64, capacity*d2),
 		xn: make([]float64, l.StateDim()), en: make([]float64, l.PortDim())}
+	fq := channelFactors(m.Norm.Scale[:n], s.W.Units)
+	fp := channelFactors(m.Norm.Scale[n:2*n], s.W.Units)
+	cq, cp := 2*s.W.Q/float64(n), 2*s.W.P/float64(n)
+	w.cq, w.cp = make([]float64, n), make([]float64, n)
+	for i := range n {
+		w.cq[i], w.cp[i] = cq*fq[i], cp*fp[i]
+	}
+	return w
 }
 
 type sympWorker struct {
-	s       *Symplectic
-	tape    *predictor.Tape
+	s        *Symplectic
+	capacity int
+	// tapes[k] records step k of a rollout (one for one-step batches).
+	tapes   []*predictor.Tape
 	z, zbar []float64
 	xn, en  []float64
+	cq, cp  []float64 // per-channel weights of the state terms (×2/n)
+	// the K-step path's buffers (K × capacity rows), grown on first use
+	zs, zbs []float64
 }
 
-// LossGrad implements Worker.
-func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
-	if b.N == 0 {
-		return 0
-	}
+// embedRow writes the normalised section of (x, e), both physical, into z.
+func (w *sympWorker) embedRow(z, x, e []float64) {
 	m := w.s.Model()
-	l := m.Layout
-	n, d := l.N, l.D()
-	d2, nx, ne := 2*d, l.StateDim(), l.PortDim()
-	nz := m.Norm
-	for r := range b.N {
-		x, e := b.X[r*nx:(r+1)*nx], b.E[r*ne:(r+1)*ne]
-		for i := range nx {
-			w.xn[i] = (x[i] - nz.Mu[i]) / nz.Scale[i]
-		}
-		for i := range ne {
-			w.en[i] = (e[i] - nz.Mu[2*n+i]) / nz.Scale[2*n+i]
-		}
-		l.Section(w.z[r*d2:(r+1)*d2], w.xn, w.en)
+	l, nz := m.Layout, m.Norm
+	n := l.N
+	for i := range l.StateDim() {
+		w.xn[i] = (x[i] - nz.Mu[i]) / nz.Scale[i]
 	}
-	w.s.T.Forward(w.tape, w.z, b.N)
+	for i := range l.PortDim() {
+		w.en[i] = (e[i] - nz.Mu[2*n+i]) / nz.Scale[2*n+i]
+	}
+	l.Section(z, w.xn, w.en)
+}
+
+// stepLoss returns the one-step loss of the map's output z against the
+// measured next state xnext and the ports e (both physical), and writes its
+// gradient with respect to z, times c, into zb (every entry written).
+func (w *sympWorker) stepLoss(z, zb, xnext, e []float64, c float64) float64 {
+	m := w.s.Model()
+	l, nz := m.Layout, m.Norm
+	n, d := l.N, l.D()
 	wt := w.s.W
-	cq, cp := 2*wt.Q/float64(n), 2*wt.P/float64(n)
 	csec := 2 * wt.Sec / float64(d)
 	var cmu, cfc float64
 	if l.NU > 0 {
@@ -135,43 +191,60 @@ func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 	if l.NC > 0 {
 		cfc = 2 * wt.Fc / float64(l.NC)
 	}
+	clear(zb)
+	var lr float64
+	// physical state: q at Q[0:n], p at P[n:2n]
+	for i := range n {
+		rq := z[i] - (xnext[i]-nz.Mu[i])/nz.Scale[i]
+		rp := z[d+n+i] - (xnext[n+i]-nz.Mu[n+i])/nz.Scale[n+i]
+		lr += w.cq[i]/2*rq*rq + w.cp[i]/2*rp*rp
+		zb[i] = c * w.cq[i] * rq
+		zb[d+n+i] = c * w.cp[i] * rp
+	}
+	// fibres r, y, λ_u, π_c
+	for k := range d {
+		fi, _ := l.FibreIndex(k)
+		v := z[fi]
+		lr += csec / 2 * v * v
+		zb[fi] = c * csec * v
+	}
+	// ports: μ_u (P block) and λ_c (Q block) stay on the measured port
+	for i := range l.NU {
+		j := 2*n + i
+		rv := z[d+j] - (e[i]-nz.Mu[j])/nz.Scale[j]
+		lr += cmu / 2 * rv * rv
+		zb[d+j] = c * cmu * rv
+	}
+	for i := range l.NC {
+		j := 2*n + l.NU + i
+		rv := z[j] - (e[l.NU+i]-nz.Mu[j])/nz.Scale[j]
+		lr += cfc / 2 * rv * rv
+		zb[j] = c * cfc * rv
+	}
+	return lr
+}
+
+// LossGrad implements Worker.
+func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	if b.N == 0 {
+		return 0
+	}
+	if b.K > 1 {
+		return w.lossGradSeq(b, grad)
+	}
+	m := w.s.Model()
+	l := m.Layout
+	n, d := l.N, l.D()
+	d2, nx, ne := 2*d, l.StateDim(), l.PortDim()
+	nz := m.Norm
+	for r := range b.N {
+		w.embedRow(w.z[r*d2:(r+1)*d2], b.X[r*nx:(r+1)*nx], b.E[r*ne:(r+1)*ne])
+	}
+	w.s.T.Forward(w.tapes[0], w.z, b.N)
 	var total float64
 	for r := range b.N {
 		z := w.z[r*d2 : (r+1)*d2]
-		zb := w.zbar[r*d2 : (r+1)*d2]
-		xnext := b.XNext[r*nx : (r+1)*nx]
-		e := b.E[r*ne : (r+1)*ne]
-		wr := b.W[r]
-		var lr float64
-		// physical state: q at Q[0:n], p at P[n:2n]
-		for i := range n {
-			rq := z[i] - (xnext[i]-nz.Mu[i])/nz.Scale[i]
-			rp := z[d+n+i] - (xnext[n+i]-nz.Mu[n+i])/nz.Scale[n+i]
-			lr += cq/2*rq*rq + cp/2*rp*rp
-			zb[i] = wr * cq * rq
-			zb[d+n+i] = wr * cp * rp
-		}
-		// fibres r, y, λ_u, π_c
-		for k := range d {
-			fi, _ := l.FibreIndex(k)
-			v := z[fi]
-			lr += csec / 2 * v * v
-			zb[fi] = wr * csec * v
-		}
-		// ports: μ_u (P block) and λ_c (Q block) stay on the measured port
-		for i := range l.NU {
-			j := 2*n + i
-			rv := z[d+j] - (e[i]-nz.Mu[j])/nz.Scale[j]
-			lr += cmu / 2 * rv * rv
-			zb[d+j] = wr * cmu * rv
-		}
-		for i := range l.NC {
-			j := 2*n + l.NU + i
-			rv := z[j] - (e[l.NU+i]-nz.Mu[j])/nz.Scale[j]
-			lr += cfc / 2 * rv * rv
-			zb[j] = wr * cfc * rv
-		}
-		total += wr * lr
+		total += b.W[r] * w.stepLoss(z, w.zbar[r*d2:(r+1)*d2], b.XNext[r*nx:(r+1)*nx], b.E[r*ne:(r+1)*ne], b.W[r])
 		if pred != nil {
 			p := pred[r*nx : (r+1)*nx]
 			for i := range n {
@@ -180,6 +253,6 @@ func (w *sympWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 			}
 		}
 	}
-	w.s.T.Backward(w.tape, w.zbar[:b.N*d2], grad)
+	w.s.T.Backward(w.tapes[0], w.zbar[:b.N*d2], grad)
 	return total
 }

@@ -424,6 +424,9 @@ an error that names the longest horizon the data allow.`,
 				return err
 			}
 			res.PerStep, hold.PerStep = nil, nil
+			for i := range multi {
+				multi[i].PerFile, holdMulti[i].PerFile = nil, nil
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -435,6 +438,21 @@ an error that names the longest horizon the data allow.`,
 			fmt.Fprintf(w, "%s (%s, %d params) on %s: AR MSE %.4g at horizon %d over %d windows (q %.4g, p %.4g, diverged %d)\n",
 				modelPath, sv.Kind, sv.Params, dataDir, res.MSE, res.Horizon, res.Windows, res.MSEQ, res.MSEP, res.Diverged)
 			fmt.Fprintf(w, "state held constant (x̂_k = x_0, the reference to beat): AR MSE %.4g (q %.4g, p %.4g)\n", hold.MSE, hold.MSEQ, hold.MSEP)
+			if b, ok := res.Split(trainer.BaseCoordinates(ds.Coordinates)); ok {
+				hb, _ := hold.Split(trainer.BaseCoordinates(ds.Coordinates))
+				fmt.Fprintf(w, "base: q %.4g, p %.4g; joints: q %.4g, p %.4g; the base holds %.1f%% of the squared error (held state: %.1f%%)\n",
+					b.BaseQ, b.BaseP, b.JointQ, b.JointP, 100*b.BaseShare, 100*hb.BaseShare)
+			}
+			if len(res.PerFile) > 1 {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintln(tw, "file\twindows\tAR MSE\tq\tp\tstate held constant\t")
+				for i, f := range res.PerFile {
+					fmt.Fprintf(tw, "%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t\n", f.File, f.Windows, f.MSE, f.MSEQ, f.MSEP, hold.PerFile[i].MSE)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
 			if len(multi) > 0 {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(tw, "horizon\tmodel\tstate held constant\t")

@@ -67,6 +67,11 @@ func anymalWith(name, title, params string, base []string) realSystem {
 			{Files: []string{"sway_204.mcap"}, Time: []float64{27.3}, Why: "RF thigh and shank contacts from 27.42 s to the cut"},
 			{Files: []string{"push_403.mcap"}, Time: []float64{42.0}, Why: "LH and RH shank contacts from 42.12 s on"},
 		},
+		groups: []EvalGroup{
+			{Name: "id_test", Files: []string{"stand_103.mcap", "sway_203.mcap", "trot_306.mcap"}},
+			{Name: "ood_pushes", Files: []string{"push_40*.mcap"}},
+			{Name: "ood_rough", Files: []string{"rough_50*.mcap"}},
+		},
 		paperNote: "the paper's quadruped is the real ANYmal D of GrandTour (−12.7% against its best baseline, the Transformer; no MLP number); these logs are simulated",
 		split:     "by file: ood/ (push_401–403, rough_501–503) OOD; stand_103, sway_203, trot_306 ID test; the other 11 id/ runs train",
 		models:    quadrupedModels,

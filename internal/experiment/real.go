@@ -176,6 +176,9 @@ type realSystem struct {
 	// fullStride is the training stride of the full configuration (0:
 	// the params').
 	fullStride int
+	// groups are evaluated apart (EvalGroup): windows of horizon+1
+	// samples at stride horizon+1 from each log's start.
+	groups []EvalGroup
 }
 
 // quadrotorChannels returns the labels of a quadrotor's state channels
@@ -416,6 +419,10 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 			return nil, fmt.Errorf("experiment: %s: ID-test conversion: %w", system, err)
 		}
 	}
+	groups, err := convertGroups(ctx, sys, &evalSpec, root, params)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", system, err)
+	}
 	train, id, ood := trainRes.Splits[splitTrain], idRes.Splits[splitIDTest], evalRes.Splits[splitOOD]
 	for _, s := range []struct {
 		name string
@@ -435,7 +442,7 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		System: system, ParamsFile: params,
 		Spec: Spec{System: sys.title, Models: models, Horizon: sys.horizon, Horizons: sys.horizons,
 			EvalStride: evalStride, RolloutChannels: sys.channels, RolloutSelect: sys.plotChannels},
-		Data:            Datasets{Train: train, ID: id, OOD: ood},
+		Data:            Datasets{Train: train, ID: id, OOD: ood, Groups: groups},
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
 		Files: map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
 	}
@@ -451,6 +458,35 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		b.Notes[s.name] = fmt.Sprintf("%.4g (q %.4g, p %.4g): AR MSE at horizon %d of the state held constant, x̂_k = x_0", r.MSE, r.MSEQ, r.MSEP, sys.horizon)
 	}
 	return b, nil
+}
+
+// convertGroups converts the system's evaluation groups: windows of
+// horizon+1 samples at stride horizon+1 from each log's start, one window
+// per episode, with the evaluation conversion's exclusions.
+func convertGroups(ctx context.Context, sys realSystem, evalSpec *convert.Spec, root, params string) ([]EvalGroup, error) {
+	if len(sys.groups) == 0 {
+		return nil, nil
+	}
+	gs := *evalSpec
+	gs.Window.Length, gs.Window.Stride, gs.Window.Storage = sys.horizon+1, sys.horizon+1, convert.StorageWindow
+	split := convert.SplitSpec{By: convert.SplitByFile, Default: "other"}
+	for _, g := range sys.groups {
+		split.Rules = append(split.Rules, convert.SplitRule{Split: g.Name, Files: g.Files})
+	}
+	gs.Split = split
+	res, err := convertWith(ctx, &gs, root, params)
+	if err != nil {
+		return nil, fmt.Errorf("evaluation groups: %w", err)
+	}
+	out := slices.Clone(sys.groups)
+	for i := range out {
+		d := res.Splits[out[i].Name]
+		if d == nil || len(d.Episodes) == 0 {
+			return nil, fmt.Errorf("evaluation group %s (%v) has no windows", out[i].Name, out[i].Files)
+		}
+		out[i].Data = d
+	}
+	return out, nil
 }
 
 func convertWith(ctx context.Context, spec *convert.Spec, root, params string) (*convert.Result, error) {

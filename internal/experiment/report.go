@@ -162,7 +162,47 @@ func Markdown(rep *Report) string {
 			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", m.Name, r.Horizon, num(r.IDMSE), num(r.OODMSE))
 		}
 	}
+	b.WriteString(GroupTable(rep))
 	fmt.Fprintf(&b, "\n## Plots\n\n![training curves](%s)\n\n![OOD rollout](%s)\n\n![OOD error and size](%s)\n\n![multi-horizon](%s)\n", PlotTraining, PlotRollout, PlotBars, PlotHorizon)
+	return b.String()
+}
+
+// GroupTable renders the error of every model and of the state held
+// constant on each evaluation group at every horizon ("" without groups).
+func GroupTable(rep *Report) string {
+	if len(rep.HoldGroups) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	hs := rep.HoldGroups[0].Horizons
+	b.WriteString("\n## AR MSE by evaluation group (one window per 101 samples from each log's start)\n\n| group | model | windows |")
+	for _, h := range hs {
+		fmt.Fprintf(&b, " %d |", h)
+	}
+	b.WriteString(" base share at the longest |\n|---|---|---:|")
+	for range hs {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|\n")
+	row := func(name string, g GroupResult) {
+		fmt.Fprintf(&b, "| %s | %s | %d |", g.Group, name, g.Windows)
+		for _, h := range hs {
+			fmt.Fprintf(&b, " %s |", num(g.At(h)))
+		}
+		if g.Base != nil {
+			fmt.Fprintf(&b, " %.1f%% |\n", 100*g.Base.BaseShare)
+		} else {
+			b.WriteString(" |\n")
+		}
+	}
+	for i, hg := range rep.HoldGroups {
+		for _, m := range rep.Models {
+			if i < len(m.Groups) {
+				row(m.Name, m.Groups[i])
+			}
+		}
+		row("state held constant", hg)
+	}
 	return b.String()
 }
 

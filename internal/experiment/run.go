@@ -57,6 +57,9 @@ type Spec struct {
 // Datasets are an experiment's data.
 type Datasets struct {
 	Train, ID, OOD *dataset.Dataset
+	// Groups are evaluated apart at every horizon of the multi-horizon
+	// table (none: no group table).
+	Groups []EvalGroup
 }
 
 // ModelReport is the outcome for one model.
@@ -85,6 +88,8 @@ type ModelReport struct {
 	ID  trainer.EvalResult `json:"id"`
 	// MultiHorizon holds the Appendix A table rows.
 	MultiHorizon []HorizonRow `json:"multi_horizon"`
+	// Groups is the error on each of the data's evaluation groups.
+	Groups []GroupResult `json:"groups,omitempty"`
 	// Diverged is set when training stopped on a non-finite loss.
 	Diverged bool                 `json:"diverged,omitempty"`
 	History  []trainer.EpochStats `json:"history"`
@@ -113,6 +118,8 @@ type Report struct {
 	// Comparison is CaLiSym's OOD error relative to the MLP's, in percent
 	// (negative: CaLiSym is better); absent without both models.
 	OODChangePercent *float64 `json:"ood_change_percent,omitempty"`
+	// HoldGroups is the state held constant on each evaluation group.
+	HoldGroups []GroupResult `json:"hold_groups,omitempty"`
 }
 
 // trained is a model after training, ready to evaluate.
@@ -158,6 +165,12 @@ func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Wr
 			"initial_energy_train": meanTag(data.Train, "initial_energy"), "initial_energy_ood": meanTag(data.OOD, "initial_energy"),
 		}}
 	fmt.Fprintf(log, "kernels: %s\n", rep.Kernels)
+	if len(data.Groups) > 0 {
+		var err error
+		if rep.HoldGroups, err = EvalGroups(ctx, trainer.HoldRollers, data.Groups, spec.Horizons); err != nil {
+			return rep, err
+		}
+	}
 	for _, ms := range spec.Models {
 		fmt.Fprintf(log, "training %s (%s)\n", ms.Name, ms.Kind)
 		ms.Train.OnResume = func(epoch int, seconds float64) {
@@ -301,6 +314,11 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 			row.OODMSE = r.MSE
 		}
 		mr.MultiHorizon = append(mr.MultiHorizon, row)
+	}
+	if len(data.Groups) > 0 {
+		if mr.Groups, err = EvalGroups(ctx, tr.rollers, data.Groups, spec.Horizons); err != nil {
+			return mr, err
+		}
 	}
 	states := liftedStates(data.OOD, 256)
 	switch {
