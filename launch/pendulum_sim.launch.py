@@ -8,9 +8,10 @@
 bag plays a recorded log (calisym sim --mcap) as the robot; foxglove starts
 foxglove_bridge so that Foxglove shows inputs and predictions.
 
-The node, foxglove_bridge and bag playback come from predictor.launch.py;
-all of its arguments (model, params, data, foxglove, foxglove_address,
-foxglove_port, bag) are accepted here.
+The node, foxglove_bridge and bag playback come from predictor.launch.py,
+which this file includes with model (required) and params (this robot's
+params file unless given); predictor.launch.py's other arguments (data,
+foxglove, foxglove_address, foxglove_port, bag) are accepted here too.
 """
 
 from launch import LaunchDescription
@@ -23,10 +24,11 @@ from launch_ros.substitutions import FindPackageShare
 def generate_launch_description():
     share = FindPackageShare("calisym")
     return LaunchDescription([
+        DeclareLaunchArgument("model", description="CaLiSym model file (.safetensors) trained for this robot"),
         DeclareLaunchArgument("params", default_value=PathJoinSubstitution([share, "params", "pendulum_sim.yaml"]),
                               description="params YAML (convert: and node: sections)"),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "predictor.launch.py"])),
-            launch_arguments={"params": LaunchConfiguration("params")}.items(),
+            launch_arguments={"model": LaunchConfiguration("model"), "params": LaunchConfiguration("params")}.items(),
         ),
     ])

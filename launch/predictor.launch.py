@@ -9,6 +9,12 @@ params is a calisym params YAML (convert: and node: sections); data is the
 directory its relative paths (parameter files, URDFs) are resolved against;
 bag plays a recorded log with ros2 bag play; foxglove starts foxglove_bridge
 (bound to 127.0.0.1 unless foxglove_address says otherwise).
+
+The optional actions (foxglove_bridge, ros2 bag play) come before the node
+in the description: launch runs it in order, so a package that is missing
+(foxglove_bridge not installed) stops the launch before calisym_ros2 starts
+instead of leaving it running alone. The bag starts playing before the node
+subscribes; its first messages may pass before the node listens.
 """
 
 from launch import LaunchDescription
@@ -28,17 +34,6 @@ def generate_launch_description():
         DeclareLaunchArgument("foxglove_port", default_value="8765", description="foxglove_bridge port"),
         DeclareLaunchArgument("bag", default_value="", description="log to play as the robot (ros2 bag play)"),
         Node(
-            package="calisym",
-            executable="calisym_ros2",
-            name="calisym_predictor",
-            output="screen",
-            arguments=[
-                "--params", LaunchConfiguration("params"),
-                "--model", LaunchConfiguration("model"),
-                "--data", LaunchConfiguration("data"),
-            ],
-        ),
-        Node(
             package="foxglove_bridge",
             executable="foxglove_bridge",
             name="foxglove_bridge",
@@ -49,5 +44,16 @@ def generate_launch_description():
             cmd=["ros2", "bag", "play", LaunchConfiguration("bag")],
             output="screen",
             condition=IfCondition(PythonExpression(["'", LaunchConfiguration("bag"), "' != ''"])),
+        ),
+        Node(
+            package="calisym",
+            executable="calisym_ros2",
+            name="calisym_predictor",
+            output="screen",
+            arguments=[
+                "--params", LaunchConfiguration("params"),
+                "--model", LaunchConfiguration("model"),
+                "--data", LaunchConfiguration("data"),
+            ],
         ),
     ])

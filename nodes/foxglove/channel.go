@@ -32,6 +32,17 @@ type Channel struct {
 	// rosmsg.SchemaEncodingROS2Msg ("ros2msg"); empty when it follows from
 	// Encoding.
 	SchemaEncoding string
+	// Latched keeps the channel's last message and sends it to every new
+	// subscription, as ROS 2's transient-local durability does: for
+	// messages published once, such as /robot_description and /tf_static,
+	// that a client connecting later must still receive.
+	Latched bool
+}
+
+// retained is the last message of a latched channel.
+type retained struct {
+	timestampNs uint64
+	data        []byte // nil before the first message
 }
 
 // AddChannel advertises ch to every connected client and to every client
@@ -54,6 +65,9 @@ func (s *Server) AddChannel(ch Channel) (ChannelID, error) {
 		SchemaName: ch.SchemaName, Schema: ch.Schema, SchemaEncoding: ch.SchemaEncoding,
 	}
 	s.channels[cj.ID] = cj
+	if ch.Latched {
+		s.latched[cj.ID] = &retained{}
+	}
 	if len(s.clients) > 0 {
 		msg := encodeAdvertise([]channelJSON{*cj})
 		for c := range s.clients {
@@ -73,6 +87,7 @@ func (s *Server) RemoveChannel(id ChannelID) error {
 		return fmt.Errorf("foxglove: remove channel %d: %w", id, ErrUnknownChannel)
 	}
 	delete(s.channels, id)
+	delete(s.latched, id)
 	changed := false
 	if len(s.clients) > 0 {
 		msg := encodeUnadvertise([]ChannelID{id})
@@ -96,13 +111,51 @@ func (s *Server) RemoveChannel(id ChannelID) error {
 // reuse it. Publish never waits on the network: a client whose send queue
 // is full misses the message and the drop is counted (see Stats). It
 // returns an error wrapping ErrUnknownChannel if id is not advertised.
+//
+// A latched channel's message is also kept and sent to every later
+// subscription (see Channel.Latched).
 func (s *Server) Publish(id ChannelID, timestampNs uint64, payload []byte) error {
 	s.mu.RLock()
+	if s.latched[id] != nil {
+		s.mu.RUnlock()
+		return s.publishLatched(id, timestampNs, payload)
+	}
 	defer s.mu.RUnlock()
 	if _, ok := s.channels[id]; !ok {
 		return fmt.Errorf("foxglove: publish on channel %d: %w", id, ErrUnknownChannel)
 	}
-	var data []byte
+	s.fanOut(id, timestampNs, payload, nil)
+	return nil
+}
+
+// publishLatched publishes on a latched channel under the write lock, so
+// that a subscription made at the same time receives the message once:
+// either as the kept one or as a new one.
+func (s *Server) publishLatched(id ChannelID, timestampNs uint64, payload []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.latched[id]
+	if r == nil {
+		if _, ok := s.channels[id]; !ok {
+			return fmt.Errorf("foxglove: publish on channel %d: %w", id, ErrUnknownChannel)
+		}
+		s.fanOut(id, timestampNs, payload, nil)
+		return nil
+	}
+	r.timestampNs = timestampNs
+	r.data = bytes.Clone(payload)
+	if r.data == nil {
+		r.data = []byte{}
+	}
+	s.fanOut(id, timestampNs, r.data, r.data)
+	return nil
+}
+
+// fanOut queues payload on channel id for every subscribed client; shared,
+// when not nil, is a copy of payload the queues may keep. The caller holds
+// s.mu.
+func (s *Server) fanOut(id ChannelID, timestampNs uint64, payload, shared []byte) {
+	data := shared
 	for c := range s.clients {
 		c.mu.Lock()
 		if sub, ok := c.byChan[id]; ok {
@@ -121,7 +174,6 @@ func (s *Server) Publish(id ChannelID, timestampNs uint64, payload []byte) error
 		}
 		c.mu.Unlock()
 	}
-	return nil
 }
 
 // BroadcastTime sends a time message carrying timestampNs to every client.

@@ -339,6 +339,13 @@ func (s *Server) subscribe(c *client, m *subscribeMsg) {
 			c.subs[*sub.ID] = *sub.ChannelID
 			c.byChan[*sub.ChannelID] = *sub.ID
 			added = true
+			if r := s.latched[*sub.ChannelID]; r != nil && r.data != nil {
+				// Under s.mu (read) and c.mu: publishLatched, which holds
+				// s.mu for writing, cannot queue the same message again.
+				if !c.q.pushData(frame{kind: frameMessage, subID: *sub.ID, timestampNs: r.timestampNs, data: r.data}) {
+					s.dropped.Add(1)
+				}
+			}
 		}
 	}
 	c.mu.Unlock()

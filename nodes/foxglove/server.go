@@ -196,6 +196,7 @@ type Server struct {
 	connCtx    context.Context // parent of every connection's context
 	conns      sync.WaitGroup  // connection handlers; Add only under mu while !closed
 	channels   map[ChannelID]*channelJSON
+	latched    map[ChannelID]*retained // the last message of each latched channel
 	lastID     ChannelID
 	clients    map[*client]struct{}
 	lastClient uint64
@@ -228,6 +229,7 @@ func NewServer(opts *Options) (*Server, error) {
 		closing:    make(chan struct{}),
 		stopped:    make(chan struct{}),
 		channels:   make(map[ChannelID]*channelJSON),
+		latched:    make(map[ChannelID]*retained),
 		clients:    make(map[*client]struct{}),
 		subChanged: make(chan struct{}),
 	}

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/calisym/calisym/msgs/rosmsg"
+	"github.com/calisym/calisym/nodes/tfview"
 	"github.com/calisym/calisym/statemap"
 )
 
@@ -94,6 +95,9 @@ type Config struct {
 	// Queue bounds the messages waiting for the live node; beyond it the
 	// oldest is dropped and counted (default 64).
 	Queue int `yaml:"queue"`
+	// TF says how the robot description and the frames of the measured
+	// and the predicted robot are published (package nodes/tfview).
+	TF tfview.Config `yaml:"tf"`
 }
 
 // TopicConfig is one input topic.
@@ -319,6 +323,7 @@ func (c *Config) Defaults() {
 	if c.DiagnosticsPeriod == 0 {
 		c.DiagnosticsPeriod = 1
 	}
+	c.TF.Defaults()
 	if c.Queue == 0 {
 		c.Queue = 64
 	}
@@ -366,6 +371,9 @@ func (c *Config) Topic(name string) *TopicConfig {
 // range, every topic the spec's live channels name listed with a type,
 // no listed topic unused, the trigger topic an input.
 func (c *Config) Check(spec *statemap.Spec) error {
+	if err := c.TF.Check(); err != nil {
+		return fmt.Errorf("%w: %s.tf: %w", ErrConfig, ConfigKey, err)
+	}
 	if c.Horizon < 1 || c.Horizon > 100000 {
 		return configError("horizon", "must be in [1, 100000], got %d", c.Horizon)
 	}

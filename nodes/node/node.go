@@ -61,6 +61,10 @@ type TopicType struct {
 	// Encoding is the message encoding, rosmsg.MessageEncodingCDR (the default
 	// when empty) or rosmsg.MessageEncodingROS1.
 	Encoding string
+	// Latched marks an output published once and kept for late
+	// subscribers (ROS 2's transient-local durability): the robot
+	// description and the static frames.
+	Latched bool
 }
 
 func (t TopicType) schemaEncoding() string {
@@ -237,6 +241,7 @@ type Node struct {
 	nextDiag   int64
 	nextTick   int64
 	latency    [1024]int64
+	view       viewState // the robot's frames for 3D viewers (tf.go)
 	nlat       int
 }
 
@@ -274,6 +279,9 @@ func New(o Options) (*Node, error) {
 		return nil, err
 	}
 	nd.allocate()
+	if err := nd.newView(root); err != nil {
+		return nil, err
+	}
 	nd.nextDiag = math.MinInt64
 	nd.nextTick = math.MinInt64
 	return nd, nil
@@ -742,6 +750,9 @@ func (nd *Node) predict(now, received int64) error {
 		if err := nd.pub.Publish(o.Path, stamp, nd.buf); err != nil {
 			return fmt.Errorf("node: publish %s: %w", o.Path, err)
 		}
+	}
+	if err := nd.publishView(stamp, pose); err != nil {
+		return err
 	}
 	nd.stats.Predictions++
 	lat := nd.now() - received

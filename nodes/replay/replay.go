@@ -457,7 +457,7 @@ type tee struct {
 // Advertise adds an output topic.
 func (t *tee) Advertise(topic string, typ node.TopicType) error {
 	if t.w != nil {
-		if err := t.w.AddTopic(topic, typ.Type, typ.Definition, nil); err != nil {
+		if err := t.w.AddTopic(topic, typ.Type, typ.Definition, topicOptions(typ)); err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
 	}
@@ -467,6 +467,19 @@ func (t *tee) Advertise(topic string, typ node.TopicType) error {
 		}
 	}
 	return nil
+}
+
+// topicOptions returns the MCAP topic options of an output: a latched one
+// (the robot description, the static frames) is offered transient local
+// with depth 1, as robot_state_publisher offers them, so that `ros2 bag
+// play` hands it to late subscribers; others the defaults.
+func topicOptions(typ node.TopicType) *logio.TopicOptions {
+	if !typ.Latched {
+		return nil
+	}
+	q := logio.DefaultQoS()
+	q.Depth, q.Durability = 1, "transient_local"
+	return &logio.TopicOptions{QoS: []logio.QoSProfile{q}}
 }
 
 // Publish writes an output at the node's time.

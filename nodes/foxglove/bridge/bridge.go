@@ -60,7 +60,7 @@ func (p *Publisher) Advertise(topic string, t node.TopicType) error {
 	if schemaEnc == "" {
 		schemaEnc = rosmsg.SchemaEncodingROS2Msg
 	}
-	id, err := p.srv.AddChannel(foxglove.Channel{Topic: topic, Encoding: enc, SchemaName: t.Type, Schema: t.Definition, SchemaEncoding: schemaEnc})
+	id, err := p.srv.AddChannel(foxglove.Channel{Topic: topic, Encoding: enc, SchemaName: t.Type, Schema: t.Definition, SchemaEncoding: schemaEnc, Latched: t.Latched})
 	if err != nil {
 		return fmt.Errorf("bridge: %w", err)
 	}

@@ -1,0 +1,113 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/nodes/tfview"
+	"github.com/calisym/calisym/statemap"
+)
+
+// viewState is the node's part of the robot's frames for 3D viewers
+// (Config.TF, package nodes/tfview): the view, nil where there is nothing
+// to draw, and whether the robot description and static frames are out.
+type viewState struct {
+	v    *tfview.View
+	sent bool
+}
+
+// newView builds the view from Config.TF and the robot description (its
+// urdf, else the model's URDF, relative to root) and advertises its
+// topics: the description and the static frames latched.
+func (nd *Node) newView(root string) error {
+	cfg := nd.cfg.TF
+	var urdf []byte
+	path := cfg.URDF
+	if path == "" && nd.params.Spec.Model.Kind == statemap.ModelURDF {
+		path = nd.params.Spec.Model.URDF
+	}
+	if path != "" && cfg.Enabled() {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("node: tf: robot description: %w", err)
+		}
+		urdf = b
+	}
+	v, err := tfview.New(tfview.Options{Config: cfg, Frame: nd.cfg.FrameID, URDF: urdf, Floating: nd.sampler.Floating(),
+		Joints: nd.joints, Dt: nd.dt, Horizon: nd.h})
+	if err != nil {
+		return fmt.Errorf("node: tf: %w", err)
+	}
+	if v == nil {
+		return nil
+	}
+	cfg = v.Config()
+	type output struct {
+		topic string
+		m     msgs.Message
+		latch bool
+	}
+	outs := []output{{cfg.Topic, &msgs.TFMessage{}, false}}
+	if v.Description() != nil {
+		outs = append(outs, output{cfg.DescriptionTopic, &msgs.String{}, true})
+	}
+	if v.Static(0) != nil {
+		outs = append(outs, output{cfg.StaticTopic, &msgs.TFMessage{}, true})
+	}
+	for _, o := range outs {
+		t := TypeOf(o.m)
+		t.Latched = o.latch
+		if err := nd.pub.Advertise(o.topic, t); err != nil {
+			return fmt.Errorf("node: advertise %s: %w", o.topic, err)
+		}
+	}
+	nd.view.v = v
+	return nil
+}
+
+// publishView publishes the frames of one prediction stamped at stamp,
+// from the measured base pose, the sampled state nd.x and the prediction
+// nd.traj; the first call publishes the robot description and the static
+// frames first.
+func (nd *Node) publishView(stamp int64, pose mechanics.SE3) error {
+	v := nd.view.v
+	if v == nil {
+		return nil
+	}
+	cfg := v.Config()
+	if !nd.view.sent {
+		if d := v.Description(); d != nil {
+			if err := nd.pub.Publish(cfg.DescriptionTopic, stamp, msgs.Marshal(d)); err != nil {
+				return fmt.Errorf("node: publish %s: %w", cfg.DescriptionTopic, err)
+			}
+		}
+		if st := v.Static(stamp); st != nil {
+			if err := nd.pub.Publish(cfg.StaticTopic, stamp, msgs.Marshal(st)); err != nil {
+				return fmt.Errorf("node: publish %s: %w", cfg.StaticTopic, err)
+			}
+		}
+		nd.view.sent = true
+	}
+	n, k := nd.n, v.Step()-1
+	q := nd.traj.Q[k*n : (k+1)*n]
+	measured, predicted, ghost := nd.x[:n], q, pose
+	if nd.sampler.Floating() {
+		measured, predicted = nd.x[6:n], q[6:]
+		ghost = nd.sampler.BasePose(pose, q[:6])
+	}
+	m, err := v.Frames(stamp, pose, measured, ghost, predicted)
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	nd.buf = msgs.AppendMarshal(nd.buf[:0], m)
+	if err := nd.pub.Publish(cfg.Topic, stamp, nd.buf); err != nil {
+		return fmt.Errorf("node: publish %s: %w", cfg.Topic, err)
+	}
+	return nil
+}
