@@ -274,48 +274,58 @@ func runReference(t *testing.T, py, model, casePath string) ([][][]float64, stri
 	return res.States, errb.String(), nil
 }
 
-// TestNumpyReference requires the numpy reference to reproduce the Go
-// rollout of every preset and of one trained model per robot from the
-// files on disk, and to refuse a corrupted file of each format.
-func TestNumpyReference(t *testing.T) {
-	py := python(t)
+// TestIndependentRollouts requires two implementations that share no code
+// with the Go rollout — the numpy reference (python/calisym_ref.py) and
+// the ONNX graphs of calisym export run by onnxruntime-node — to reproduce
+// it for every preset and one trained model per robot, from the files on
+// disk, to 1e-12 relative; and the numpy reader to refuse a corrupted file
+// of each format.
+func TestIndependentRollouts(t *testing.T) {
 	dir := t.TempDir()
 	models := append(writePresetModels(t, dir), writeTrainedModels(t, dir)...)
 	for i, m := range models {
 		t.Run(m.name, func(t *testing.T) {
 			c := goCase(t, m, uint64(i))
 			casePath := writeCase(t, m, c)
-			got, stderr, err := runReference(t, py, m.path, casePath)
-			if err != nil {
-				t.Fatalf("numpy reference: %v\n%s", err, stderr)
-			}
-			rel, err := compareStates(got, c.Want)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !(rel <= refTol) {
-				t.Errorf("numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", rel, refTol)
-			}
-			// One flipped bit in the tensor data (or in a weight of the
-			// MLP's JSON) must be refused by the checksum.
-			raw, err := os.ReadFile(m.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad := filepath.Join(dir, fmt.Sprintf("corrupt%d%s", i, filepath.Ext(m.path)))
-			if strings.HasSuffix(m.path, ".json") {
-				raw = corruptFirstNumber(t, raw, `"layers.0.bias":[`)
-			} else {
-				raw[len(raw)-3] ^= 0x10
-			}
-			if err := os.WriteFile(bad, raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, stderr, err = runReference(t, py, bad, casePath)
-			if err == nil || !strings.Contains(stderr, "checksum mismatch") {
-				t.Errorf("numpy reference on a corrupted file: err %v, stderr %q; want a checksum error", err, stderr)
-			}
+			t.Run("numpy", func(t *testing.T) { checkNumpy(t, dir, i, m, c, casePath) })
+			t.Run("onnx", func(t *testing.T) { checkONNX(t, m, c, casePath) })
 		})
+	}
+}
+
+// checkNumpy runs the numpy reference on the model and on a corrupted copy.
+func checkNumpy(t *testing.T, dir string, i int, m refModel, c refCase, casePath string) {
+	py := python(t)
+	got, stderr, err := runReference(t, py, m.path, casePath)
+	if err != nil {
+		t.Fatalf("numpy reference: %v\n%s", err, stderr)
+	}
+	rel, err := compareStates(got, c.Want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("numpy reference: %.3g relative to the Go rollout", rel)
+	if !(rel <= refTol) {
+		t.Errorf("numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", rel, refTol)
+	}
+	// A changed byte of the tensor data (or a changed weight in the MLP's
+	// JSON) must be refused by the checksum.
+	raw, err := os.ReadFile(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, fmt.Sprintf("corrupt%d%s", i, filepath.Ext(m.path)))
+	if strings.HasSuffix(m.path, ".json") {
+		raw = corruptFirstNumber(t, raw, `"layers.0.bias":[`)
+	} else {
+		raw[len(raw)-3] ^= 0x10
+	}
+	if err := os.WriteFile(bad, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err = runReference(t, py, bad, casePath)
+	if err == nil || !strings.Contains(stderr, "checksum mismatch") {
+		t.Errorf("numpy reference on a corrupted file: err %v, stderr %q; want a checksum error", err, stderr)
 	}
 }
 

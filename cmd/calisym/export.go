@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/internal/onnx"
+	"github.com/calisym/calisym/internal/onnxmodel"
+	"github.com/calisym/calisym/trainer"
+)
+
+// errExport reports export flags that do not make a graph.
+var errExport = errors.New("export")
+
+func newExportCmd() *cobra.Command {
+	var onnxOut, batch string
+	var horizon int
+	cmd := &cobra.Command{
+		Use:   "export MODEL --onnx FILE [--horizon H] [--batch dynamic|N]",
+		Short: "Write a model (GR, GRB or MLP) as an ONNX graph",
+		Long: `Export writes the model's one-step map x' = F(x, e) as an ONNX graph in
+float64 (inputs "state" [batch, 2n] and "ports" [batch, n_u+n_c], output
+"next_state"), or with --horizon H its H-step rollout unrolled (inputs "state"
+and "ports" [batch, H, n_u+n_c], output "states" [batch, H, 2n]). --batch
+dynamic leaves the batch dimension symbolic ("batch"); a number fixes it.
+The graph uses ONNX opset ` + strconv.Itoa(onnx.Opset) + ` and is calisym ONNX version ` + strconv.Itoa(onnxmodel.Version) + `, documented with
+the model file in docs/model-format.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if onnxOut == "" {
+				return fmt.Errorf("%w: --onnx FILE is required", errExport)
+			}
+			opt := onnxmodel.Options{Horizon: horizon}
+			if batch != "dynamic" {
+				b, err := strconv.Atoi(batch)
+				if err != nil || b < 1 {
+					return fmt.Errorf("%w: --batch %q: want \"dynamic\" or a positive number", errExport, batch)
+				}
+				opt.Batch = b
+			}
+			if horizon < 0 {
+				return fmt.Errorf("%w: --horizon %d: want 0 (one step) or a positive number of steps", errExport, horizon)
+			}
+			sv, err := trainer.OpenModel(args[0])
+			if err != nil {
+				return err
+			}
+			if sv.Warning != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", sv.Warning)
+			}
+			for _, kv := range []struct {
+				key   string
+				names []string
+			}{{"calisym.coordinates", sv.Coordinates}, {"calisym.ports", sv.Ports}} {
+				if len(kv.names) > 0 {
+					b, _ := json.Marshal(kv.names)
+					opt.Meta = append(opt.Meta, [2]string{kv.key, string(b)})
+				}
+			}
+			var m *onnx.Model
+			if sv.Model != nil {
+				if sv.Model.Meta.Dt > 0 {
+					opt.Meta = append(opt.Meta, [2]string{"calisym.dt", strconv.FormatFloat(sv.Model.Meta.Dt, 'g', -1, 64)})
+				}
+				plan, err := sv.Model.Compile()
+				if err != nil {
+					return err
+				}
+				m, err = onnxmodel.Symplectic(plan.Tensors(), opt)
+				if err != nil {
+					return err
+				}
+			} else {
+				m, err = onnxmodel.MLP(sv.Net, opt)
+				if err != nil {
+					return err
+				}
+			}
+			b := m.Marshal()
+			if err := atomicfile.WriteFile(onnxOut, b); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			what := "one-step map"
+			if horizon > 0 {
+				what = fmt.Sprintf("%d-step rollout", horizon)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s): %s, %d nodes, %d bytes -> %s\n", args[0], sv.Kind, what, m.Graph.Nodes(), len(b), onnxOut)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&onnxOut, "onnx", "", "output ONNX file (required)")
+	f.IntVar(&horizon, "horizon", 0, "export the H-step rollout instead of the one-step map (0: one step)")
+	f.StringVar(&batch, "batch", "1", `batch dimension: a number, or "dynamic"`)
+	return cmd
+}
