@@ -156,6 +156,25 @@ func (s *Spec) JointNames() []string {
 	return out
 }
 
+// RobotJointNames returns the robot's names of the joint coordinates
+// (JointSpec.RobotName), in the order of JointNames.
+func (s *Spec) RobotJointNames() []string {
+	out := make([]string, len(s.State.Joints))
+	for i, j := range s.State.Joints {
+		out[i] = j.RobotName()
+	}
+	return out
+}
+
+// RobotName returns the robot's name of the joint: Joint, or Name when
+// Joint is unset.
+func (j *JointSpec) RobotName() string {
+	if j.Joint != "" {
+		return j.Joint
+	}
+	return j.Name
+}
+
 func (p *PortSpec) names() []string {
 	if len(p.Names) > 0 {
 		return p.Names

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs/rosmsg"
@@ -163,6 +165,12 @@ func (s *Sampler) Channels() []string { return s.names }
 // messages that say what a bad value breaks.
 func (s *Sampler) Fields(i int) []string { return s.fields[i] }
 
+// StateChannel reports whether channel i of Channels feeds the state
+// (a field of state.joints or state.base), rather than only the ports.
+func (s *Sampler) StateChannel(i int) bool {
+	return slices.ContainsFunc(s.fields[i], func(f string) bool { return strings.HasPrefix(f, "state.") })
+}
+
 // Layout returns n (configuration coordinates), n_u and n_c.
 func (s *Sampler) Layout() (n, nu, nc int) { return s.mapper.Layout() }
 
@@ -179,9 +187,11 @@ func (s *Sampler) Ports() []string {
 // Floating reports whether q starts with floating-base coordinates.
 func (s *Sampler) Floating() bool { return s.spec.Floating() }
 
-// Joints returns the names of the joint coordinates, which follow the six
-// base coordinates of a floating base in q.
-func (s *Sampler) Joints() []string { return s.spec.JointNames() }
+// Joints returns the robot's names of the joint coordinates (as its
+// sensor_msgs/JointState messages call them: JointSpec.RobotName), which
+// follow the six base coordinates of a floating base in q. Coordinates
+// has the model's names.
+func (s *Sampler) Joints() []string { return s.spec.RobotJointNames() }
 
 // Sample writes the state x (2n values) and the ports e (n_u + n_c values)
 // of one sample whose channel values (raw, in the order of Channels) are

@@ -137,6 +137,12 @@ type StateSpec struct {
 type JointSpec struct {
 	// Name names the coordinate (a URDF joint name with a URDF model).
 	Name string `yaml:"name" mapstructure:"name"`
+	// Joint is the robot's name of the joint, as its sensor_msgs/JointState
+	// messages call it; the predictor node's predicted joint states carry
+	// it, so that they match the robot's own (default: Name). Set it where
+	// Name is a model's coordinate name that the robot does not use (the
+	// simulated pendulum's q1, q2 are its joints shoulder and elbow).
+	Joint string `yaml:"joint" mapstructure:"joint"`
 	// Position is the joint angle [rad] or displacement [m].
 	Position Channel `yaml:"position" mapstructure:"position"`
 	// Velocity is the joint rate; when unset it is differentiated from the
@@ -491,7 +497,7 @@ func (s *Spec) checkState() error {
 	if err := CheckOneOf("state.kind", st.Kind, StateJoints, StateFloatingBase, StateFloatingBaseGravity); err != nil {
 		return err
 	}
-	names := map[string]bool{}
+	names, robots := map[string]bool{}, map[string]bool{}
 	for i, j := range st.Joints {
 		f := fmt.Sprintf("state.joints[%d]", i)
 		if j.Name == "" {
@@ -501,6 +507,11 @@ func (s *Spec) checkState() error {
 			return FieldError(f+".name", "duplicate joint %q", j.Name)
 		}
 		names[j.Name] = true
+		robot := j.RobotName()
+		if robots[robot] {
+			return FieldError(f+".joint", "duplicate robot joint name %q", robot)
+		}
+		robots[robot] = true
 		if err := checkChannel(f+".position", j.Position, true); err != nil {
 			return err
 		}

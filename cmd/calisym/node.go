@@ -73,8 +73,17 @@ and message path they name.`,
 				return err
 			}
 			defer srv.Close()
+			// A log's inputs are decoded, and echoed to Foxglove, in the
+			// encoding and schema it records them with (CDR for MCAP, ROS 1
+			// for a bag), as replay does.
+			var types map[string]node.TopicType
+			if input != "" {
+				if types, err = logInputTypes(input, ls.params); err != nil {
+					return err
+				}
+			}
 			now := func() int64 { return time.Now().UnixNano() }
-			nd, err := node.New(node.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Now: now, Publisher: pub})
+			nd, err := node.New(node.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Types: types, Now: now, Publisher: pub})
 			if err != nil {
 				return err
 			}
@@ -82,7 +91,7 @@ and message path they name.`,
 			runErr := make(chan error, 1)
 			go func() { runErr <- nd.Run(ctx, node.Compose(pub, bus), node.RunOptions{Echo: true}) }()
 			deliver := func(topic string, data []byte) { bus.Deliver(topic, data) }
-			types := nd.InputTypes()
+			types = nd.InputTypes()
 			fmt.Fprintf(cmd.ErrOrStderr(), "predicting %d steps of %g s from %s\n", nd.Horizon(), nd.Dt(), topicList(types))
 			var playErr error
 			if simPendulum {
@@ -107,6 +116,7 @@ and message path they name.`,
 			st := nd.Stats()
 			fmt.Fprintf(cmd.OutOrStdout(), "%d predictions, %d suppressed, %d diagnostics; %d messages dropped by Foxglove clients' queues\n",
 				st.Predictions, st.Suppressed, st.Diagnostics, srv.Stats().Dropped)
+			printInputStats(cmd.OutOrStdout(), st)
 			return nil
 		},
 	}
@@ -122,6 +132,17 @@ and message path they name.`,
 	f.BoolVar(&check, "check", false, "only check the params against the topics they name")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
 	return cmd
+}
+
+// logInputTypes returns the types of the node's input topics as the log
+// at path records them (replay.InputTypes).
+func logInputTypes(path string, p *node.Params) (map[string]node.TopicType, error) {
+	r, err := logio.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return replay.InputTypes(r, p, 0)
 }
 
 // playPendulum feeds the simulated pendulum in real time, as

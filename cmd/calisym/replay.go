@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -223,14 +225,21 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 func printReplay(w io.Writer, res *replay.Result) {
 	st := res.Stats
 	fmt.Fprintf(w, "%d input messages, %d predictions, %d suppressed, %d diagnostics\n", res.Messages, st.Predictions, st.Suppressed, st.Diagnostics)
-	for topic, in := range st.Inputs {
-		if in.Received != in.Accepted {
-			fmt.Fprintf(w, "  %s: %d received, %d accepted, %d NaN, %d mismatched, %d undecodable, %d out of order, %d duplicates\n",
-				topic, in.Received, in.Accepted, in.RejectedNaN, in.RejectedMismatch, in.RejectedDecode, in.OutOfOrder, in.Duplicates)
-		}
-	}
+	printInputStats(w, st)
 	if res.Skipped > 0 {
 		fmt.Fprintf(w, "  %d input messages not copied to the MCAP (not CDR)\n", res.Skipped)
+	}
+}
+
+// printInputStats writes the counts of every input topic that had
+// messages rejected or dropped, sorted by topic.
+func printInputStats(w io.Writer, st node.Stats) {
+	for _, topic := range slices.Sorted(maps.Keys(st.Inputs)) {
+		in := st.Inputs[topic]
+		if in.Received != in.Accepted || in.Dropped > 0 {
+			fmt.Fprintf(w, "  %s: %d received, %d accepted, %d NaN, %d mismatched, %d undecodable, %d out of order, %d duplicates, %d dropped\n",
+				topic, in.Received, in.Accepted, in.RejectedNaN, in.RejectedMismatch, in.RejectedDecode, in.OutOfOrder, in.Duplicates, in.Dropped)
+		}
 	}
 }
 

@@ -145,8 +145,10 @@ func (m *ChannelMap) UnmarshalYAML(n *yaml.Node) error {
 type TriggerConfig struct {
 	// Kind is TriggerMessage (default) or TriggerTimer.
 	Kind string `yaml:"kind"`
-	// Topic is the trigger topic of TriggerMessage, and the topic whose
-	// stamp a prediction starts from (default: the first of Topics).
+	// Topic is the trigger topic of TriggerMessage (default: the first of
+	// Topics). A prediction's header.stamp is not the trigger's but the
+	// stamp of the state it starts from: the newest stamp of the inputs
+	// that carry state channels.
 	Topic string `yaml:"topic"`
 	// Rate is the rate of TriggerTimer [Hz].
 	Rate float64 `yaml:"rate"`

@@ -142,10 +142,12 @@ type input struct {
 	scratch   []float64
 	maxAge    int64
 	last      int64 // stamp of the newest accepted message
+	feeds     bool  // some of its channels feed the state (q, v)
 	have      bool
 	counts    InputStats
 	dropped   atomic.Uint64 // by Run's queue, from the subscriber goroutine
 	rejectMsg string        // why the last message was rejected ("" after an accepted one)
+	rejectKey string        // the kind of rejection, for the diagnostics' change key
 	rejectLvl uint8
 }
 
@@ -237,7 +239,9 @@ type Node struct {
 	predStatus string // "" ok, else why the last trigger made no prediction
 	predLevel  uint8
 	predState  string
-	lastDiag   string // change key of the last published diagnostics
+	lastDiag   string                  // change key of the last published diagnostics
+	pubTimes   [DiagnosticsBurst]int64 // when the last diagnostics were published (a ring)
+	npub       int                     // diagnostics published
 	nextDiag   int64
 	nextTick   int64
 	latency    [1024]int64
@@ -353,6 +357,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 			if topic, _ := rosmsg.TopicOf(name); topic == tc.Topic {
 				exprs = append(exprs, name)
 				in.slots = append(in.slots, i)
+				in.feeds = in.feeds || nd.sampler.StateChannel(i)
 			}
 		}
 		x, err := rosmsg.CompileExtractor(t.Type, t.schemaEncoding(), []byte(t.Definition), t.encoding(), exprs...)
@@ -430,8 +435,14 @@ func (nd *Node) advertise() error {
 		m     msgs.Message
 	}{
 		{o.Prediction, &msgs.PredictedTrajectory{}},
-		{o.Joints, &msgs.JointState{}},
 		{o.Diagnostics, &msgs.DiagnosticArray{}},
+	}
+	if len(nd.sampler.Joints()) > 0 {
+		// A robot without joints (a quadrotor) has no joint states.
+		outs = append(outs, struct {
+			topic string
+			m     msgs.Message
+		}{o.Joints, &msgs.JointState{}})
 	}
 	if nd.sampler.Floating() {
 		outs = append(outs, struct {
@@ -571,10 +582,10 @@ func (nd *Node) accept(in *input, m Input) bool {
 		switch {
 		case errors.As(err, &xerr) && (errors.Is(err, rosmsg.ErrNoMatch) || errors.Is(err, rosmsg.ErrIndexRange)):
 			in.counts.RejectedMismatch++
-			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message: %s does not match it (%v); check joint names and array sizes against the params", xerr.Path, xerr.Err))
+			in.setReject(msgs.DiagnosticError, "", fmt.Sprintf("rejected a message: %s does not match it (%v); check joint names and array sizes against the params", xerr.Path, xerr.Err))
 		default:
 			in.counts.RejectedDecode++
-			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message that does not decode as %s: %v", in.typ.Type, err))
+			in.setReject(msgs.DiagnosticError, "", fmt.Sprintf("rejected a message that does not decode as %s: %v", in.typ.Type, err))
 		}
 		return false
 	}
@@ -588,7 +599,7 @@ func (nd *Node) accept(in *input, m Input) bool {
 	}
 	if in.have && stamp < in.last {
 		in.counts.OutOfOrder++
-		in.reject(msgs.DiagnosticWarn, fmt.Sprintf("dropped a message stamped %.6f s before the newest one", float64(in.last-stamp)/1e9))
+		in.setReject(msgs.DiagnosticWarn, "order", fmt.Sprintf("dropped a message stamped %.6f s before the newest one", float64(in.last-stamp)/1e9))
 		return false
 	}
 	if in.have && stamp == in.last {
@@ -599,7 +610,7 @@ func (nd *Node) accept(in *input, m Input) bool {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			in.counts.RejectedNaN++
 			f := nd.sampler.Fields(in.slots[i])
-			in.reject(msgs.DiagnosticError, fmt.Sprintf("rejected a message with %g in %s (%s)", v, nd.sampler.Channels()[in.slots[i]], strings.Join(f, ", ")))
+			in.setReject(msgs.DiagnosticError, "", fmt.Sprintf("rejected a message with %g in %s (%s)", v, nd.sampler.Channels()[in.slots[i]], strings.Join(f, ", ")))
 			return false
 		}
 	}
@@ -608,11 +619,20 @@ func (nd *Node) accept(in *input, m Input) bool {
 	}
 	in.last, in.have = stamp, true
 	in.counts.Accepted++
-	in.rejectMsg, in.rejectLvl = "", 0
+	in.rejectMsg, in.rejectKey, in.rejectLvl = "", "", 0
 	return true
 }
 
-func (in *input) reject(level uint8, msg string) { in.rejectMsg, in.rejectLvl = msg, level }
+// setReject records why the last message was rejected: its level, its
+// kind for the diagnostics' change key (a rejection of the same kind is
+// no change of status; "" makes the message itself the kind) and the
+// message.
+func (in *input) setReject(level uint8, kind, msg string) {
+	if kind == "" {
+		kind = msg
+	}
+	in.rejectMsg, in.rejectKey, in.rejectLvl = msg, kind, level
+}
 
 // handlePlan takes a port trajectory: std_msgs/Float64MultiArray with
 // steps × ports values, row-major.
@@ -684,24 +704,33 @@ func (nd *Node) NextTick() int64 {
 }
 
 // stale returns why the inputs cannot be used at time now ("" when they
-// can).
-func (nd *Node) stale(now int64) string {
+// can), with the level of the diagnostic: a warning for an input missing
+// or older than its max_age, an error for one stamped after now (a
+// negative age: the stamps do not follow the node's clock).
+func (nd *Node) stale(now int64) (string, uint8) {
 	for _, in := range nd.inputs {
 		if !in.have {
-			return "no message yet on " + in.cfg.Topic
+			return "no message yet on " + in.cfg.Topic, msgs.DiagnosticWarn
 		}
-		if age := now - in.last; age > in.maxAge {
-			return fmt.Sprintf("%s is %.3f s old (max_age %.3f s)", in.cfg.Topic, float64(age)/1e9, float64(in.maxAge)/1e9)
+		if age := now - in.last; age < 0 {
+			return futureMessage(in.cfg.Topic, -age), msgs.DiagnosticError
+		} else if age > in.maxAge {
+			return fmt.Sprintf("%s is %.3f s old (max_age %.3f s)", in.cfg.Topic, float64(age)/1e9, float64(in.maxAge)/1e9), msgs.DiagnosticWarn
 		}
 	}
-	return ""
+	return "", msgs.DiagnosticOK
+}
+
+// futureMessage says that an input is stamped ahead of the node's clock.
+func futureMessage(topic string, ahead int64) string {
+	return fmt.Sprintf("%s is stamped %.6f s after the node's clock (a negative age: its stamps do not follow this clock)", topic, float64(ahead)/1e9)
 }
 
 // predict makes and publishes one prediction from the latest inputs, or
 // records why it cannot.
 func (nd *Node) predict(now, received int64) error {
-	if why := nd.stale(now); why != "" {
-		nd.suppress(msgs.DiagnosticWarn, "stale", "no prediction: "+why)
+	if why, level := nd.stale(now); why != "" {
+		nd.suppress(level, "stale", "no prediction: "+why)
 		return nil
 	}
 	pose, err := nd.sampler.Sample(nd.values, nd.x, nd.e)
@@ -714,13 +743,14 @@ func (nd *Node) predict(now, received int64) error {
 		nd.suppress(msgs.DiagnosticError, "rollout", "no prediction: "+err.Error())
 		return nil
 	}
-	stamp := nd.trigger.last
+	stamp := nd.trigger.last // the prediction's publication time
+	start := nd.stateStamp()
 	n := nd.n
 	for k := range nd.h {
 		copy(nd.traj.Q[k*n:(k+1)*n], nd.out[k*2*n:k*2*n+n])
 		copy(nd.traj.P[k*n:(k+1)*n], nd.out[k*2*n+n:(k+1)*2*n])
 	}
-	nd.traj.Header.Stamp = msgs.TimeFromNanos(stamp)
+	nd.traj.Header.Stamp = msgs.TimeFromNanos(start)
 	nd.traj.InferenceLatencyS = float64(nd.now()-received) / 1e9
 	o := nd.cfg.Outputs
 	if o.Prediction != "-" {
@@ -733,7 +763,7 @@ func (nd *Node) predict(now, received int64) error {
 	if o.Joints != "-" && nd.nj > 0 {
 		k := nd.cfg.PreviewStep - 1
 		copy(nd.js.Position, nd.traj.Q[k*n+n-nd.nj:(k+1)*n])
-		t := stamp + int64(k+1)*stepNs
+		t := start + int64(k+1)*stepNs
 		nd.js.Header.Stamp = msgs.TimeFromNanos(t)
 		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.js)
 		if err := nd.pub.Publish(o.Joints, stamp, nd.buf); err != nil {
@@ -741,10 +771,10 @@ func (nd *Node) predict(now, received int64) error {
 		}
 	}
 	if o.Path != "-" && nd.sampler.Floating() {
-		nd.path.Header.Stamp = msgs.TimeFromNanos(stamp)
-		setPose(&nd.path.Poses[0], pose, stamp)
+		nd.path.Header.Stamp = msgs.TimeFromNanos(start)
+		setPose(&nd.path.Poses[0], pose, start)
 		for k := range nd.h {
-			setPose(&nd.path.Poses[k+1], nd.sampler.BasePose(pose, nd.traj.Q[k*n:k*n+6]), stamp+int64(k+1)*stepNs)
+			setPose(&nd.path.Poses[k+1], nd.sampler.BasePose(pose, nd.traj.Q[k*n:k*n+6]), start+int64(k+1)*stepNs)
 		}
 		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.path)
 		if err := nd.pub.Publish(o.Path, stamp, nd.buf); err != nil {
@@ -761,6 +791,24 @@ func (nd *Node) predict(now, received int64) error {
 	nd.nlat++
 	nd.predStatus, nd.predLevel, nd.predState = "", msgs.DiagnosticOK, ""
 	return nil
+}
+
+// stateStamp returns the stamp of the state a prediction starts from: the
+// newest stamp of the inputs that carry state channels (joints, base), or
+// the trigger's when none does. The trigger may be another topic (the
+// pendulum's torque commands, stamped on receipt), whose stamp is not the
+// state's.
+func (nd *Node) stateStamp() int64 {
+	t, found := int64(math.MinInt64), false
+	for _, in := range nd.inputs {
+		if in.feeds && in.have && in.last > t {
+			t, found = in.last, true
+		}
+	}
+	if !found {
+		return nd.trigger.last
+	}
+	return t
 }
 
 func setPose(ps *msgs.PoseStamped, T mechanics.SE3, stamp int64) {
@@ -796,18 +844,35 @@ func (nd *Node) forecast(now int64) {
 	}
 }
 
+// DiagnosticsBurst bounds the diagnostics a node publishes in any
+// diagnostics period: a change of status is published at once unless
+// DiagnosticsBurst diagnostics went out in the last period, and then as
+// soon as the oldest of them is a period old, so that a status that
+// changes with every message (a log played again from its start, every
+// message out of order) does not flood the topic.
+const DiagnosticsBurst = 10
+
 // maybeDiagnostics publishes the diagnostics when they are due or their
-// status changed.
+// status changed (at most DiagnosticsBurst in any period).
 func (nd *Node) maybeDiagnostics(now int64, force bool) error {
 	key := nd.statusKey(now)
-	if !force && now < nd.nextDiag && key == nd.lastDiag {
-		return nil
-	}
 	period := nanos(nd.cfg.DiagnosticsPeriod)
+	oldest := nd.pubTimes[nd.npub%DiagnosticsBurst] // of the last DiagnosticsBurst publications
+	if !force && now < nd.nextDiag {
+		if key == nd.lastDiag {
+			return nil
+		}
+		if nd.npub >= DiagnosticsBurst && now < oldest+period {
+			nd.nextDiag = min(nd.nextDiag, oldest+period)
+			return nil
+		}
+	}
 	if nd.nextDiag == math.MinInt64 || now >= nd.nextDiag {
 		nd.nextDiag = now + period
 	}
 	nd.lastDiag = key
+	nd.pubTimes[nd.npub%DiagnosticsBurst] = now
+	nd.npub++
 	return nd.publishDiagnostics(now)
 }
 
@@ -816,9 +881,11 @@ func (nd *Node) maybeDiagnostics(now int64, force bool) error {
 func (in *input) state(now int64) (uint8, string, string) {
 	switch {
 	case in.rejectMsg != "":
-		return in.rejectLvl, "rejected:" + in.rejectMsg, in.rejectMsg
+		return in.rejectLvl, "rejected:" + in.rejectKey, in.rejectMsg
 	case !in.have:
 		return msgs.DiagnosticStale, "missing", "no message yet"
+	case now < in.last:
+		return msgs.DiagnosticError, "future", "stamped " + strconv.FormatFloat(float64(in.last-now)/1e9, 'f', 6, 64) + " s after the node's clock (a negative age: its stamps do not follow this clock)"
 	case now-in.last > in.maxAge:
 		return msgs.DiagnosticStale, "stale", fmt.Sprintf("stale: %.3f s old (max_age %.3f s)", float64(now-in.last)/1e9, float64(in.maxAge)/1e9)
 	}

@@ -105,18 +105,8 @@ type Result struct {
 // triggers.
 func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error) {
 	cfg := o.Params.Node
-	wanted := map[string]bool{}
-	for _, t := range cfg.Topics {
-		wanted[t.Topic] = true
-	}
-	if cfg.Ports.Forecast == node.ForecastTopic {
-		wanted[cfg.Ports.Topic] = true
-	}
+	wanted, required := inputTopics(cfg)
 	src := &lookahead{r: r, wanted: wanted}
-	required := make([]string, len(cfg.Topics))
-	for i, t := range cfg.Topics {
-		required[i] = t.Topic
-	}
 	limit := o.MaxLookahead
 	if limit <= 0 {
 		limit = DefaultMaxLookahead
@@ -125,12 +115,7 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	types := map[string]node.TopicType{}
-	for _, ch := range channels {
-		if wanted[ch.Topic] {
-			types[ch.Topic] = node.TopicType{Type: ch.Type, Definition: string(ch.Schema), SchemaEncoding: ch.SchemaEncoding, Encoding: ch.Encoding}
-		}
-	}
+	types := channelTypes(channels, wanted)
 	var now int64
 	out := &tee{now: func() int64 { return now }, w: o.Out, live: o.Live}
 	nd, err := node.New(node.Options{

@@ -1,8 +1,10 @@
 // Connects to a Foxglove WebSocket server with Foxglove's own client
 // (@foxglove/ws-protocol over the `ws` package), subscribes to one topic,
-// decodes the ROS 2 CDR payloads of the first N messages with
-// @foxglove/rosmsg2-serialization and prints what it saw as one JSON object
-// on stdout.
+// decodes the payloads of the first N messages as Foxglove does by the
+// channel's encoding — ROS 2 CDR (cdr, ros2msg) with
+// @foxglove/rosmsg2-serialization, ROS 1 (ros1, ros1msg) with
+// @foxglove/rosmsg-serialization; any other pair fails — and prints what it
+// saw as one JSON object on stdout.
 //
 // usage: node foxglove_client.mjs <ws-url> <topic> <count> [timeout-ms]
 //
@@ -13,11 +15,13 @@
 import wsProtocol from "@foxglove/ws-protocol";
 import rosmsg from "@foxglove/rosmsg";
 import rosmsg2 from "@foxglove/rosmsg2-serialization";
+import rosmsg1 from "@foxglove/rosmsg-serialization";
 import WebSocket from "ws";
 
 const { FoxgloveClient } = wsProtocol;
 const { parse } = rosmsg;
 const { MessageReader } = rosmsg2;
+const { MessageReader: ROS1MessageReader } = rosmsg1;
 
 const [url, topic, countArg, timeoutArg] = process.argv.slice(2);
 if (!url || !topic || !countArg) {
@@ -65,11 +69,14 @@ client.on("advertise", (channels) => {
   if (!channel) {
     return;
   }
-  if (channel.encoding !== "cdr") {
-    fail(`channel ${channel.id} on ${topic} has encoding ${channel.encoding}, want cdr`);
+  if (channel.encoding === "cdr" && channel.schemaEncoding === "ros2msg") {
+    reader = new MessageReader(parse(channel.schema, { ros2: true }));
+  } else if (channel.encoding === "ros1" && channel.schemaEncoding === "ros1msg") {
+    reader = new ROS1MessageReader(parse(channel.schema));
+  } else {
+    fail(`channel ${channel.id} on ${topic} has encoding ${channel.encoding} (schema ${channel.schemaEncoding}), want cdr (ros2msg) or ros1 (ros1msg)`);
   }
   out.channel = channel;
-  reader = new MessageReader(parse(channel.schema, { ros2: true }));
   subscriptionId = client.subscribe(channel.id);
 });
 client.on("time", (event) => {
