@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # --onnxruntime-node-install=skip: onnxruntime-node's postinstall would fetch
 # GPU binaries from a host CI cannot reach; its CPU library ships in the
-# package. A node_modules from before onnxruntime-node or urdf-loader was
-# added is refreshed.
-if [ ! -d test/js/node_modules ] || [ ! -d test/js/node_modules/onnxruntime-node ] || [ ! -d test/js/node_modules/urdf-loader ]; then
+# package. A node_modules that lacks a package of package.json (one from
+# before it was added) is refreshed.
+missing=$(node -e 'const d = require("./test/js/package.json").dependencies; const fs = require("fs"); console.log(Object.keys(d).filter((p) => !fs.existsSync("test/js/node_modules/" + p)).join(" "))' 2>/dev/null || echo node)
+if [ ! -d test/js/node_modules ] || [ -n "$missing" ]; then
 	npm ci --prefix test/js --no-audit --no-fund --loglevel=error --onnxruntime-node-install=skip
 fi
 # The numpy reference (python/calisym_ref.py) runs on apt's python3-numpy.
