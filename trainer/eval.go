@@ -160,6 +160,10 @@ func EvalWindows(ds *dataset.Dataset, horizon, stride, maxWindows int) []dataset
 	return ws
 }
 
+// windowChunk is the number of windows Evaluate sums before it adds the sum
+// to the total.
+const windowChunk = 16
+
 // Evaluate rolls the model out from every evaluation window of ds and
 // returns the autoregressive MSE at the requested horizon.
 func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, opt EvalOptions) (EvalResult, error) {
@@ -198,77 +202,83 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		bad          int
 		err          error
 	}
-	accs := make([]acc, workers)
+	// The windows are summed in chunks of windowChunk, whichever worker
+	// rolls them out, and the chunks in order: the result does not depend
+	// on the number of workers.
+	chunks := (len(ws) + windowChunk - 1) / windowChunk
+	accs := make([]acc, chunks)
 	var wg sync.WaitGroup
-	for w := range workers {
+	for w := range min(workers, chunks) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := &accs[w]
-			a.per = make([]float64, H)
-			a.coord = make([]float64, nx)
-			a.fq, a.fp, a.fn = make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
 			coord := make([]float64, nx)
 			r, err := newRoller()
 			if err != nil {
-				a.err = err
+				accs[w].err = err
 				return
 			}
 			out := make([]float64, H*nx)
 			step := make([]float64, H)
-			for i := w; i < len(ws); i += workers {
-				if i%64 == w && ctx.Err() != nil {
+			for c := w; c < chunks; c += workers {
+				a := &accs[c]
+				a.per = make([]float64, H)
+				a.coord = make([]float64, nx)
+				a.fq, a.fp, a.fn = make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
+				if ctx.Err() != nil {
 					a.err = ctx.Err()
 					return
 				}
-				win := ws[i]
-				ep := &ds.Episodes[win.Episode]
-				x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
-				ports := ep.E[win.Start*ne : (win.Start+H)*ne]
-				if err := r.Rollout(x0, ports, H, out); err != nil {
-					a.err = err
-					return
-				}
-				truth := ep.X[(win.Start+1)*nx : (win.Start+1+H)*nx]
-				var sqq, sqp float64
-				finite := true
-				clear(coord)
-				for k := range H {
-					var s float64
-					for j := range nx {
-						e := out[k*nx+j] - truth[k*nx+j]
-						e2 := e * e
-						s += e2
-						coord[j] += e2
-						if j < n {
-							sqq += e2
-						} else {
-							sqp += e2
+				for i := c * windowChunk; i < min((c+1)*windowChunk, len(ws)); i++ {
+					win := ws[i]
+					ep := &ds.Episodes[win.Episode]
+					x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
+					ports := ep.E[win.Start*ne : (win.Start+H)*ne]
+					if err := r.Rollout(x0, ports, H, out); err != nil {
+						a.err = err
+						return
+					}
+					truth := ep.X[(win.Start+1)*nx : (win.Start+1+H)*nx]
+					var sqq, sqp float64
+					finite := true
+					clear(coord)
+					for k := range H {
+						var s float64
+						for j := range nx {
+							e := out[k*nx+j] - truth[k*nx+j]
+							e2 := e * e
+							s += e2
+							coord[j] += e2
+							if j < n {
+								sqq += e2
+							} else {
+								sqp += e2
+							}
+						}
+						step[k] = s
+						if math.IsNaN(s) || math.IsInf(s, 0) {
+							finite = false
+							break
 						}
 					}
-					step[k] = s
-					if math.IsNaN(s) || math.IsInf(s, 0) {
-						finite = false
-						break
+					if !finite {
+						a.bad++
+						continue
 					}
+					for k, v := range step {
+						a.per[k] += v
+					}
+					for j, v := range coord {
+						a.coord[j] += v
+					}
+					f := fileOf[i]
+					a.fq[f] += sqq
+					a.fp[f] += sqp
+					a.fn[f]++
+					a.sq += sqq + sqp
+					a.sqq += sqq
+					a.sqp += sqp
 				}
-				if !finite {
-					a.bad++
-					continue
-				}
-				for k, v := range step {
-					a.per[k] += v
-				}
-				for j, v := range coord {
-					a.coord[j] += v
-				}
-				f := fileOf[i]
-				a.fq[f] += sqq
-				a.fp[f] += sqp
-				a.fn[f]++
-				a.sq += sqq + sqp
-				a.sqq += sqq
-				a.sqp += sqp
 			}
 		}()
 	}
@@ -279,6 +289,9 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	for _, a := range accs {
 		if a.err != nil {
 			return res, a.err
+		}
+		if a.fn == nil {
+			continue // never reached
 		}
 		sq += a.sq
 		sqq += a.sqq

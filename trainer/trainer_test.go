@@ -447,57 +447,69 @@ func (w nanWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 
 // TestScheduledEpoch checks scheduled sampling step by step: every window
 // transition is trained on once per epoch, in batches of up to batchSize
-// windows at the same offset; the targets and ports are always measured;
-// with α = 1 the inputs are measured too, with α = 0 every input after a
-// window's first is the previous step's prediction.
+// windows at the same offset, each shard of a batch holding its own rows;
+// the targets and ports are always measured; with α = 1 the inputs are
+// measured too, with α = 0 every input after a window's first is the
+// previous step's prediction of the same row of the same shard.
 func TestScheduledEpoch(t *testing.T) {
 	ds := toyDataset(t, 3, 60, 2, 0, 21)
 	windows := len(ds.Windows())
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
+	l := symplecticLearner(t, ds, predictor.KindGR, 1)
 	for _, c := range []struct {
 		alpha float64
 		batch int
-	}{{1, 4}, {0, 4}, {0, 1000}, {0.5, 3}} {
+	}{{1, 4}, {0, 4}, {0, 1000}, {0.5, 3}, {0.5, 70}} {
 		t.Run(fmt.Sprintf("alpha=%v/batch=%d", c.alpha, c.batch), func(t *testing.T) {
+			pl, err := newPool(l, 1, c.batch, nx, ne, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var transitions, steps, fromPred, measured int
-			var last Batch
-			var lastPred []float64
-			step := func(b Batch, pred []float64) error {
-				if b.N > c.batch {
-					t.Fatalf("batch of %d rows, batch size %d", b.N, c.batch)
-				}
-				for r := range b.N {
-					x, next := b.X[r*nx:(r+1)*nx], b.XNext[r*nx:(r+1)*nx]
-					// Find the transition whose target this is: targets are
-					// always measured.
-					ep, k := findState(ds, next)
-					if ep < 0 || k == 0 {
-						t.Fatalf("target %v is no measured state", next)
+			last := make([]Batch, pl.shards)
+			lastPred := make([][]float64, pl.shards)
+			step := func(fill shardFill, rows int) error {
+				n := 0
+				for s := range pl.shards {
+					b := newBatch(pl.rows, nx, ne)
+					pred := fill(s, &b)
+					n += b.N
+					for r := range b.N {
+						x, next := b.X[r*nx:(r+1)*nx], b.XNext[r*nx:(r+1)*nx]
+						// Find the transition whose target this is: targets are
+						// always measured.
+						ep, k := findState(ds, next)
+						if ep < 0 || k == 0 {
+							t.Fatalf("target %v is no measured state", next)
+						}
+						e := ds.Episodes[ep]
+						if !slices.Equal(b.E[r*ne:(r+1)*ne], e.E[(k-1)*ne:k*ne]) {
+							t.Fatalf("ports of row %d are not the measured ones", r)
+						}
+						switch {
+						case slices.Equal(x, e.X[(k-1)*nx:k*nx]):
+							measured++
+						case lastPred[s] != nil && r < last[s].N && slices.Equal(x, lastPred[s][r*nx:(r+1)*nx]):
+							fromPred++
+						default:
+							t.Fatalf("input %v of row %d of shard %d is neither measured nor predicted", x, r, s)
+						}
 					}
-					e := ds.Episodes[ep]
-					if !slices.Equal(b.E[r*ne:(r+1)*ne], e.E[(k-1)*ne:k*ne]) {
-						t.Fatalf("ports of row %d are not the measured ones", r)
+					// The "model": prediction = input + 1.
+					for i := range b.N * nx {
+						pred[i] = b.X[i] + 1
 					}
-					switch {
-					case slices.Equal(x, e.X[(k-1)*nx:k*nx]):
-						measured++
-					case lastPred != nil && r < last.N && slices.Equal(x, lastPred[r*nx:(r+1)*nx]):
-						fromPred++
-					default:
-						t.Fatalf("input %v of row %d is neither measured nor predicted", x, r)
-					}
+					last[s], lastPred[s] = b, slices.Clone(pred)
 				}
-				// The "model": prediction = input + 1.
-				for i := range b.N * nx {
-					pred[i] = b.X[i] + 1
+				if n != rows || n > c.batch {
+					t.Fatalf("batch of %d rows (%d announced), batch size %d", n, rows, c.batch)
 				}
-				last, lastPred = b, slices.Clone(pred)
-				transitions += b.N
+				transitions += n
 				steps++
 				return nil
 			}
-			if err := scheduledEpoch(ds, c.batch, c.alpha, rand.New(rand.NewPCG(1, 2)), step); err != nil {
+			if err := scheduledEpoch(ds, pl, c.alpha, 1, 0, step); err != nil {
 				t.Fatal(err)
 			}
 			if transitions != windows*(L-1) {

@@ -1,0 +1,95 @@
+package trainer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// agree checks, before the first epoch of a run over several processes,
+// that every process trains the same model (parameters, after a resume
+// too) on the same data with the same settings, so that none of them can
+// silently train another model: a process that differs is an error on
+// every process, naming it.
+func agree(comm Comm, l Learner, fp DataFingerprint, settings string) error {
+	if comm == nil {
+		return nil
+	}
+	var buf []byte
+	for _, v := range l.Params() {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	what := []string{"training data", "model parameters", "training settings"}
+	sums := [][32]byte{sha256.Sum256([]byte(fp.String() + fp.SHA256)), sha256.Sum256(buf), sha256.Sum256([]byte(settings + l.Name()))}
+	// three 48-bit pieces of each hash, exact in float64
+	const per = 3
+	send := make([]float64, 0, per*len(sums))
+	for _, s := range sums {
+		for k := range per {
+			send = append(send, float64(binary.LittleEndian.Uint64(append(s[6*k:6*k+6:6*k+6], 0, 0))))
+		}
+	}
+	n := comm.Size()
+	counts := make([]int, n)
+	for r := range counts {
+		counts[r] = len(send)
+	}
+	recv := make([]float64, n*len(send))
+	if err := comm.Allgather(send, counts, recv); err != nil {
+		return fmt.Errorf("trainer: comparing the processes' data, model and settings: %w", err)
+	}
+	var bad []string
+	for r := 1; r < n; r++ {
+		var diff []string
+		for i, name := range what {
+			for k := range per {
+				if recv[r*len(send)+i*per+k] != recv[i*per+k] {
+					diff = append(diff, name)
+					break
+				}
+			}
+		}
+		if len(diff) > 0 {
+			bad = append(bad, fmt.Sprintf("process %d has other %s", r, strings.Join(diff, " and ")))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("trainer: the %d processes of the run do not train the same model as process 0: %s", n, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// stopped returns the cause that ends a run before its next epoch: this
+// process's context's error, or, over several processes, that of any of
+// them (every process stops at the same epoch). err reports a failed
+// exchange.
+func stopped(ctx context.Context, comm Comm) (cause, err error) {
+	if comm == nil {
+		return ctx.Err(), nil
+	}
+	flag := []float64{0}
+	if ctx.Err() != nil {
+		flag[0] = 1
+	}
+	n := comm.Size()
+	counts := make([]int, n)
+	for r := range counts {
+		counts[r] = 1
+	}
+	all := make([]float64, n)
+	if err := comm.Allgather(flag, counts, all); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err(), nil
+	}
+	for r, f := range all {
+		if f != 0 {
+			return fmt.Errorf("process %d of %d was interrupted: %w", r, n, context.Canceled), nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,359 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
+)
+
+// TestShardTree checks the reduction tree: cover of a range is a set of
+// disjoint nodes that tile it, each a node of the tree.
+func TestShardTree(t *testing.T) {
+	for _, c := range []struct {
+		shards int
+		want   [][2]int // the children of the root
+	}{{1, nil}, {2, [][2]int{{0, 1}, {1, 2}}}, {6, [][2]int{{0, 4}, {4, 6}}}, {7, [][2]int{{0, 4}, {4, 7}}}, {8, [][2]int{{0, 4}, {4, 8}}}, {64, [][2]int{{0, 32}, {32, 64}}}} {
+		root := span{0, c.shards}
+		if c.want != nil {
+			l, r := root.split()
+			if got := [][2]int{{l.lo, l.hi}, {r.lo, r.hi}}; !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%d shards: root splits into %v, want %v", c.shards, got, c.want)
+			}
+		}
+		nodes := map[span]bool{}
+		var walk func(n span)
+		walk = func(n span) {
+			nodes[n] = true
+			if !n.leaf() {
+				l, r := n.split()
+				walk(l)
+				walk(r)
+			}
+		}
+		walk(root)
+		for lo := 0; lo <= c.shards; lo++ {
+			for hi := lo; hi <= c.shards; hi++ {
+				next := lo
+				for _, n := range cover(root, lo, hi) {
+					if !nodes[n] || n.lo != next {
+						t.Fatalf("%d shards: cover of [%d, %d) = %v is no tiling by tree nodes", c.shards, lo, hi, cover(root, lo, hi))
+					}
+					next = n.hi
+				}
+				if next != hi {
+					t.Fatalf("%d shards: cover of [%d, %d) = %v stops at %d", c.shards, lo, hi, cover(root, lo, hi), next)
+				}
+			}
+		}
+	}
+	for _, c := range [][3]int{{1, 1, 1}, {32, 1, 32}, {33, 2, 17}, {1024, 32, 32}, {2048, 64, 32}, {100, 4, 25}} {
+		if s, r := Shards(c[0]); s != c[1] || r != c[2] {
+			t.Errorf("Shards(%d) = %d, %d; want %d, %d", c[0], s, r, c[1], c[2])
+		}
+	}
+}
+
+// chanComm joins goroutines as the processes of a run: Allgather over
+// shared memory, as MPI would.
+type chanComm struct {
+	rank int
+	g    *chanGroup
+}
+
+type chanGroup struct {
+	size  int
+	mu    sync.Mutex
+	cond  *sync.Cond
+	round int
+	in    [][]float64
+	got   int
+	left  int
+	out   []float64
+	// fail makes Allgather fail from this round on (0: never).
+	fail int
+	// calls counts Allgather calls of rank 0.
+	calls  int
+	broken bool
+}
+
+func newChanGroup(size int) []Comm {
+	g := &chanGroup{size: size, in: make([][]float64, size)}
+	g.cond = sync.NewCond(&g.mu)
+	cs := make([]Comm, size)
+	for r := range cs {
+		cs[r] = &chanComm{rank: r, g: g}
+	}
+	return cs
+}
+
+func (c *chanComm) Rank() int { return c.rank }
+func (c *chanComm) Size() int { return c.g.size }
+
+func (c *chanComm) Allgather(send []float64, counts []int, recv []float64) error {
+	g := c.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.left > 0 && !g.broken { // the previous round is still being read
+		g.cond.Wait()
+	}
+	round := g.round
+	if c.rank == 0 {
+		g.calls++
+		if g.fail > 0 && g.calls >= g.fail {
+			// as MPI_Abort would, fail every process's exchange
+			g.broken = true
+			g.cond.Broadcast()
+		}
+	}
+	if g.broken {
+		return errors.New("simulated failure of a process")
+	}
+	if len(send) != counts[c.rank] {
+		return fmt.Errorf("rank %d sends %d values, counts say %d", c.rank, len(send), counts[c.rank])
+	}
+	g.in[c.rank] = send
+	g.got++
+	if g.got == g.size {
+		g.out = g.out[:0]
+		for _, s := range g.in {
+			g.out = append(g.out, s...)
+		}
+		g.got, g.left = 0, g.size
+		g.round++
+		g.cond.Broadcast()
+	}
+	for g.round == round && !g.broken {
+		g.cond.Wait()
+	}
+	if g.broken {
+		return errors.New("simulated failure of a process")
+	}
+	if len(recv) != len(g.out) {
+		return fmt.Errorf("rank %d receives %d values, %d gathered", c.rank, len(recv), len(g.out))
+	}
+	copy(recv, g.out)
+	g.left--
+	if g.left == 0 {
+		g.cond.Broadcast()
+	}
+	return nil
+}
+
+// layoutRun is the outcome of one training run: its parameters and its
+// history without the wall times.
+type layoutRun struct {
+	theta []float64
+	hist  []EpochStats
+}
+
+func runLayout(t *testing.T, ds *dataset.Dataset, newL func() Learner, cfg Config, procs, workers int) layoutRun {
+	t.Helper()
+	cfg.Workers = workers
+	if procs == 0 {
+		l := newL()
+		h, err := Train(context.Background(), l, ds, ds, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return layoutRun{l.Params(), stripTimes(h)}
+	}
+	comms := newChanGroup(procs)
+	runs := make([]layoutRun, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for r := range procs {
+		wg.Go(func() {
+			c := cfg
+			c.Comm = comms[r]
+			l := newL()
+			h, err := Train(context.Background(), l, ds, ds, c)
+			errs[r] = err
+			if err == nil {
+				runs[r] = layoutRun{l.Params(), stripTimes(h)}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for r := 1; r < procs; r++ {
+		if !reflect.DeepEqual(runs[r], runs[0]) {
+			t.Fatalf("%d processes: process %d ends with other parameters or history than process 0", procs, r)
+		}
+	}
+	return runs[0]
+}
+
+func stripTimes(h *History) []EpochStats {
+	out := slices.Clone(h.Epochs)
+	for i := range out {
+		out[i].Seconds = 0
+		// NaN ≠ NaN for reflect.DeepEqual; every layout must give the same
+		if math.IsNaN(out[i].ValLoss) {
+			out[i].ValLoss = -1
+		}
+	}
+	return out
+}
+
+// sameRun reports the first difference of two runs, bit for bit.
+func sameRun(a, b layoutRun) string {
+	for i := range a.theta {
+		if math.Float64bits(a.theta[i]) != math.Float64bits(b.theta[i]) {
+			return fmt.Sprintf("θ[%d] = %v against %v", i, a.theta[i], b.theta[i])
+		}
+	}
+	for i := range a.hist {
+		if a.hist[i] != b.hist[i] {
+			return fmt.Sprintf("epoch %d: %+v against %+v", i+1, a.hist[i], b.hist[i])
+		}
+	}
+	return ""
+}
+
+// TestLayoutIndependent trains the same models with 1, 2, 3 and 7
+// goroutines, and as 2 and 3 processes (joined by an in-memory Comm) of
+// 1 and 2 goroutines each, and requires the same bits: parameters, every
+// epoch's losses, validation loss and gradient norm. It covers teacher
+// forcing and scheduled sampling, AdamW and Muon, GR and the MLP.
+func TestLayoutIndependent(t *testing.T) {
+	ds := toyDataset(t, 3, 120, 2, 1, 31)
+	mlpL := func() Learner {
+		m, err := NewMLP(ds, []int{9, 7}, LossWeights{Q: 10, P: 5}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	grL := func() Learner { return symplecticLearner(t, ds, predictor.KindGR, 7) }
+	for _, c := range []struct {
+		name  string
+		newL  func() Learner
+		opt   string
+		batch int
+		alpha bool
+	}{
+		{"gr-muon", grL, "muon", 200, false},
+		{"gr-adamw-scheduled", grL, "adamw", 100, true},
+		{"mlp-adamw", mlpL, "adamw", 150, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR = 3, c.batch, c.opt, 3e-3
+			if c.alpha {
+				cfg.AlphaHold, cfg.AlphaRamp, cfg.AlphaFinal = 1, 1, 0.5
+			}
+			ref := runLayout(t, ds, c.newL, cfg, 0, 1)
+			for _, layout := range [][2]int{{0, 2}, {0, 3}, {0, 7}, {2, 1}, {3, 2}, {3, 1}} {
+				got := runLayout(t, ds, c.newL, cfg, layout[0], layout[1])
+				if d := sameRun(ref, got); d != "" {
+					t.Errorf("%d processes × %d goroutines differ from 1 goroutine: %s", max(layout[0], 1), layout[1], d)
+				}
+			}
+			if s, _ := Shards(c.batch); s < 4 {
+				t.Fatalf("batch %d has %d shards: too few to test the layouts", c.batch, s)
+			}
+			last := ref.hist[len(ref.hist)-1]
+			t.Logf("%d shards of a batch; loss %.6g, val %.6g after %d epochs", func() int { s, _ := Shards(c.batch); return s }(), last.Loss, last.ValLoss, len(ref.hist))
+		})
+	}
+}
+
+// TestResumeOtherLayout checkpoints a run of 3 goroutines after 2 epochs,
+// resumes it as 2 processes of 2 goroutines and then with 1 goroutine, and
+// requires the parameters and history of an uninterrupted 7-goroutine run.
+func TestResumeOtherLayout(t *testing.T) {
+	ds := toyDataset(t, 2, 150, 2, 0, 33)
+	newL := func() Learner { return symplecticLearner(t, ds, predictor.KindGR, 9) }
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.Schedule = 5, 96, "muon", "constant"
+	ref := runLayout(t, ds, newL, cfg, 0, 7)
+	c := cfg
+	c.CheckpointPath, c.CheckpointEvery = filepath.Join(t.TempDir(), "run.ckpt"), 1
+	c.Epochs = 2
+	runLayout(t, ds, newL, c, 0, 3)
+	c.Epochs = 4
+	runLayout(t, ds, newL, c, 2, 2)
+	c.Epochs = 5
+	got := runLayout(t, ds, newL, c, 0, 1)
+	if d := sameRun(ref, got); d != "" {
+		t.Errorf("resumed with other layouts: %s", d)
+	}
+}
+
+// TestProcessesDisagree requires a run whose processes hold other data or
+// another model to fail on every process, naming the process, and a
+// failed exchange to fail the run rather than train on.
+func TestProcessesDisagree(t *testing.T) {
+	ds := toyDataset(t, 2, 60, 2, 0, 35)
+	other := toyDataset(t, 2, 60, 2, 0, 36)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Workers = 2, 64, 1
+	for _, c := range []struct {
+		name string
+		data func(r int) *dataset.Dataset
+		seed func(r int) uint64
+		fail int
+		want string
+	}{
+		{"data", func(r int) *dataset.Dataset { return map[bool]*dataset.Dataset{true: ds, false: other}[r != 2] }, func(int) uint64 { return 1 }, 0, "process 2 has other training data"},
+		{"model", func(int) *dataset.Dataset { return ds }, func(r int) uint64 { return uint64(1 + r/2) }, 0, "process 2 has other model parameters"},
+		{"exchange", func(int) *dataset.Dataset { return ds }, func(int) uint64 { return 1 }, 3, "simulated failure"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			comms := newChanGroup(3)
+			comms[0].(*chanComm).g.fail = c.fail
+			errs := make([]error, 3)
+			var wg sync.WaitGroup
+			for r := range 3 {
+				wg.Go(func() {
+					cc := cfg
+					cc.Comm = comms[r]
+					d := c.data(r)
+					_, errs[r] = Train(context.Background(), symplecticLearner(t, d, predictor.KindGR, c.seed(r)), d, nil, cc)
+				})
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("process %d: error %v, want one that says %q", r, err, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestEvaluateLayoutIndependent requires the same evaluation, bit for bit,
+// with 1, 2, 3 and 7 goroutines.
+func TestEvaluateLayoutIndependent(t *testing.T) {
+	ds := toyDataset(t, 3, 200, 2, 1, 37)
+	s := symplecticLearner(t, ds, predictor.KindGR, 11)
+	var ref EvalResult
+	for _, w := range []int{1, 2, 3, 7} {
+		res, err := Evaluate(context.Background(), s.Rollers(), ds, EvalOptions{Horizon: 30, Stride: 3, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Windows <= 3*windowChunk {
+			t.Fatalf("%d windows: too few to test the chunks", res.Windows)
+		}
+		if w == 1 {
+			ref = res
+			continue
+		}
+		if !reflect.DeepEqual(res, ref) {
+			t.Errorf("%d goroutines: MSE %.17g (per step %v), 1 goroutine %.17g", w, res.MSE, res.PerStep[:3], ref.MSE)
+		}
+	}
+}
