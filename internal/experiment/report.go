@@ -256,11 +256,11 @@ func writePlots(ctx context.Context, rep *Report, spec Spec, data Datasets, outD
 	if err := plot.TrainingCurves(filepath.Join(outDir, PlotTraining), rep.System+": one-step loss", curves, true); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
-	if err := plot.BarCompare(filepath.Join(outDir, PlotBars), fmt.Sprintf("%s: OOD AR MSE at horizon %d", rep.System, spec.Horizon), bars); err != nil {
+	if err := plot.BarCompare(filepath.Join(outDir, PlotBars), fmt.Sprintf("%s: OOD AR MSE at horizon %d", rep.System, spec.Horizon), plot.MixedUnits, bars); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	if len(hs) > 0 {
-		if err := plot.HorizonCurve(filepath.Join(outDir, PlotHorizon), rep.System+": AR MSE by horizon", hs, mh); err != nil {
+		if err := plot.HorizonCurve(filepath.Join(outDir, PlotHorizon), rep.System+": AR MSE by horizon", plot.MixedUnits, hs, mh); err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
 	}

@@ -87,9 +87,10 @@ type Bar struct {
 // its role's colour with its OOD autoregressive MSE, the value printed
 // above the bar and the parameter count under the model name. The MSE
 // axis is logarithmic when the values span more than a factor 20 (all
-// must then be positive), else linear from 0.
-func BarCompare(path, title string, bs []Bar) error {
-	f, _, err := barFigure(title, bs)
+// must then be positive), else linear from 0, and names unit (MixedUnits
+// for an error over coordinates of different units; required).
+func BarCompare(path, title, unit string, bs []Bar) error {
+	f, _, err := barFigure(title, unit, bs)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,11 @@ func BarCompare(path, title string, bs []Bar) error {
 }
 
 // barFigure returns the figure and its bars.
-func barFigure(title string, bs []Bar) (*figure, *bars, error) {
+func barFigure(title, unit string, bs []Bar) (*figure, *bars, error) {
+	label, err := errorLabel("OOD AR MSE", unit)
+	if err != nil {
+		return nil, nil, err
+	}
 	n := len(bs)
 	if n == 0 {
 		return nil, nil, fmt.Errorf("%w: no models", ErrData)
@@ -115,7 +120,7 @@ func barFigure(title string, bs []Bar) (*figure, *bars, error) {
 		vals[i], cols[i] = b.MSE, colours.of(b.Role, b.Name)
 		names[i] = b.Name + "\n" + groupDigits(b.Params) + " params"
 	}
-	p := newPlot("", "OOD AR MSE")
+	p := newPlot("", label)
 	logY := lo > 0 && hi/lo > 20
 	b := &bars{vals: vals, colours: cols, width: vg.Points(min(60, 420/float64(n))), label: p.Y.Tick.Label}
 	b.label.Font.Size = 10

@@ -37,7 +37,7 @@ func figureCases(t *testing.T) []figureCase {
 	}
 	cs = append(cs, figureCase{"training", tr, Width, Height, [][][]plotter.XY{{trPts}}})
 	hs := []int{1, 10, 50, 100, 200}
-	hz, err := horizonFigure("horizons", hs, horizonSeries())
+	hz, err := horizonFigure("horizons", MixedUnits, hs, horizonSeries())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,12 +273,12 @@ func TestPalette(t *testing.T) {
 	mixed := []Series{{Name: "MLP train", Role: MLP, Values: []float64{1, 0.5}}, {Name: "CaLiSym-GR train", Role: GR, Values: []float64{1, 0.4}},
 		{Name: "CaLiSym-GRB val", Role: GRB, Dashed: true, Values: []float64{1, 0.3}}}
 	check(trainingFigure("", mixed, true))
-	check(horizonFigure("", []int{5, 10}, mixed))
+	check(horizonFigure("", MixedUnits, []int{5, 10}, mixed))
 	r := rolloutData(2)
 	r.Models = append([]Prediction{{Name: "CaLiSym-GR", Role: GR, Channels: r.Truth}}, r.Models...)
 	r.Models[0], r.Models[2] = r.Models[2], r.Models[0] // MLP first
 	check(rolloutFigure(r))
-	_, bs, err := barFigure("", []Bar{{"MLP", MLP, 1, 1}, {"CaLiSym-GRB", GRB, 2, 1}, {"CaLiSym-GR", GR, 3, 1}})
+	_, bs, err := barFigure("", MixedUnits, []Bar{{"MLP", MLP, 1, 1}, {"CaLiSym-GRB", GRB, 2, 1}, {"CaLiSym-GR", GR, 3, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

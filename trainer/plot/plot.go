@@ -18,6 +18,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/calisym/calisym/internal/atomicfile"
 	"gonum.org/v1/plot"
@@ -54,6 +55,19 @@ func newPlot(xLabel, yLabel string) *plot.Plot {
 	g.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(g)
 	return p
+}
+
+// MixedUnits is the unit of an autoregressive MSE over a whole state whose
+// coordinates have different physical units (rad and kg·m²/s, m and
+// kg·m/s): the mean of their squared errors, each in its own unit.
+const MixedUnits = "physical units, mixed"
+
+// errorLabel returns an error axis's label: name and its unit.
+func errorLabel(name, unit string) (string, error) {
+	if strings.TrimSpace(unit) == "" {
+		return "", fmt.Errorf("%w: the %s axis needs a unit (MixedUnits for coordinates of different units)", ErrData, name)
+	}
+	return name + " (" + unit + ")", nil
 }
 
 // logAxis switches an axis to a log scale with decade ticks.
@@ -242,15 +256,21 @@ func trainingFigure(title string, series []Series, logY bool) (*figure, error) {
 // (in steps) on log-log axes, one line with markers per series, a model's
 // ID error (Dashed) dashed beside its OOD error; every series must have
 // one value per horizon. Non-positive or non-finite values are skipped.
-func HorizonCurve(path, title string, horizons []int, series []Series) error {
-	f, err := horizonFigure(title, horizons, series)
+// The error axis names unit (MixedUnits for an error over coordinates of
+// different units; required).
+func HorizonCurve(path, title, unit string, horizons []int, series []Series) error {
+	f, err := horizonFigure(title, unit, horizons, series)
 	if err != nil {
 		return err
 	}
 	return savePNG(path, Width, Height, f.draw)
 }
 
-func horizonFigure(title string, horizons []int, series []Series) (*figure, error) {
+func horizonFigure(title, unit string, horizons []int, series []Series) (*figure, error) {
+	label, err := errorLabel("AR MSE", unit)
+	if err != nil {
+		return nil, err
+	}
 	if len(horizons) == 0 || len(series) == 0 {
 		return nil, fmt.Errorf("%w: %d horizons, %d series", ErrData, len(horizons), len(series))
 	}
@@ -261,7 +281,7 @@ func horizonFigure(title string, horizons []int, series []Series) (*figure, erro
 		}
 		xs[i] = float64(h)
 	}
-	p := newPlot("horizon [steps]", "AR MSE")
+	p := newPlot("horizon [steps]", label)
 	logAxis(&p.X)
 	logAxis(&p.Y)
 	f := &figure{title: title, panels: [][]*plot.Plot{{p}}}

@@ -163,7 +163,7 @@ func TestBarCompare(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".png")
-			err := BarCompare(path, "OOD AR MSE (200 steps)", tc.bars)
+			err := BarCompare(path, "OOD AR MSE (200 steps)", MixedUnits, tc.bars)
 			if tc.wantErr {
 				if !errors.Is(err, ErrData) {
 					t.Errorf("err = %v, want ErrData", err)
@@ -205,7 +205,7 @@ func TestHorizonCurve(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".png")
-			err := HorizonCurve(path, "Multi-horizon OOD error", tc.h, tc.series)
+			err := HorizonCurve(path, "Multi-horizon OOD error", MixedUnits, tc.h, tc.series)
 			if tc.wantErr {
 				if !errors.Is(err, ErrData) {
 					t.Errorf("err = %v, want ErrData", err)
@@ -261,6 +261,34 @@ func TestLogTicks(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.labels) {
 			t.Errorf("logTicks(%g, %g) labels %q, want %q", tc.lo, tc.hi, got, tc.labels)
+		}
+	}
+}
+
+// TestARMSEAxisUnit: the error axes of the bar chart and the horizon curve
+// name their unit, and a plot without one is refused.
+func TestARMSEAxisUnit(t *testing.T) {
+	bs := []Bar{{"A", GR, 0.5, 100}, {"B", MLP, 0.7, 1000}}
+	f, _, err := barFigure("", MixedUnits, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.panels[0][0].Y.Label.Text; got != "OOD AR MSE (physical units, mixed)" {
+		t.Errorf("bar chart's error axis %q", got)
+	}
+	h, err := horizonFigure("", "rad²", []int{1, 10}, []Series{{Name: "x", Values: []float64{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.panels[0][0].Y.Label.Text; got != "AR MSE (rad²)" {
+		t.Errorf("horizon curve's error axis %q", got)
+	}
+	for _, unit := range []string{"", " "} {
+		if _, _, err := barFigure("", unit, bs); !errors.Is(err, ErrData) {
+			t.Errorf("bar chart with unit %q: %v, want ErrData", unit, err)
+		}
+		if _, err := horizonFigure("", unit, []int{1, 10}, []Series{{Name: "x", Values: []float64{1, 2}}}); !errors.Is(err, ErrData) {
+			t.Errorf("horizon curve with unit %q: %v, want ErrData", unit, err)
 		}
 	}
 }
