@@ -21,6 +21,7 @@ func newNodeCmd() *cobra.Command {
 	var paramsPath, modelPath, transport, addr, input, dataRoot string
 	var simPendulum, loop, check bool
 	var speed float64
+	var ghost ghostFlags
 	cmd := &cobra.Command{
 		Use:   "node --params FILE [--model MODEL] --transport foxglove [--input LOG | --sim-pendulum]",
 		Short: "Serve the predictor node live (Foxglove WebSocket)",
@@ -65,6 +66,9 @@ and message path they name.`,
 			}
 			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {
+				return err
+			}
+			if err := ghost.apply(ls.params); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -131,6 +135,7 @@ and message path they name.`,
 	f.Float64Var(&speed, "speed", 1, "input playback rate")
 	f.BoolVar(&check, "check", false, "only check the params against the topics they name")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
+	ghost.add(f)
 	return cmd
 }
 

@@ -115,6 +115,7 @@ func checkDataRoot(p *node.Params, root, source string) error {
 func newReplayCmd() *cobra.Command {
 	var paramsPath, modelPath, out, fox, compression, distro, dataRoot string
 	var speed float64
+	var ghost ghostFlags
 	cmd := &cobra.Command{
 		Use:   "replay --params FILE --model MODEL LOG [--out OUT.mcap] [--foxglove ADDR]",
 		Short: "Run the predictor node over a recorded log: MCAP out, or live to Foxglove",
@@ -142,6 +143,9 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			}
 			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {
+				return err
+			}
+			if err := ghost.apply(ls.params); err != nil {
 				return err
 			}
 			r, err := logio.Open(args[0], nil)
@@ -219,6 +223,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 	f.StringVar(&compression, "compression", "zstd", "MCAP chunk compression: zstd, lz4 or none")
 	f.StringVar(&distro, "distro", "jazzy", "ROS 2 distribution whose rosbag2 conventions the MCAP follows")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
+	ghost.add(f)
 	return cmd
 }
 
