@@ -39,16 +39,26 @@ pendulum of params/pendulum_sim.yaml (what 'calisym sim --mcap' records).
 
 The ROS 2 transport is the calisym_ros2 binary of the Go module in
 nodes/ros2 (it needs a sourced ROS 2 and cgo; see nodes/ros2/README.md and
-the launch files). --check only loads the params and checks every topic
-and message path they name.`,
+the launch files). --check loads what the node loads except the model —
+the params, the mechanics model's files under the data root (the URDF, a
+pendulum's parameters), the message definitions of the input topics with
+every message path the params name, the robot description — and fails
+where the node would; it reads no log.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if check {
+				if paramsPath == "" {
+					return errors.New("--params is required")
+				}
 				p, err := loadNodeParams(paramsPath)
 				if err != nil {
 					return err
 				}
-				if err := p.CheckTopics(); err != nil {
+				root, err := liveDataRoot(p, dataRoot)
+				if err != nil {
+					return err
+				}
+				if err := node.Check(p, root); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d input topics, trigger %s %s)\n", paramsPath, len(p.Node.Topics), p.Node.Trigger.Kind, p.Node.Trigger.Topic)
@@ -133,7 +143,7 @@ and message path they name.`,
 	f.BoolVar(&simPendulum, "sim-pendulum", false, "feed the simulated double pendulum (params/pendulum_sim.yaml topics)")
 	f.BoolVar(&loop, "loop", false, "repeat --input")
 	f.Float64Var(&speed, "speed", 1, "input playback rate")
-	f.BoolVar(&check, "check", false, "only check the params against the topics they name")
+	f.BoolVar(&check, "check", false, "only load and check what the node loads except the model (params, URDF, message definitions) and exit")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
 	ghost.add(f)
 	return cmd

@@ -74,17 +74,25 @@ func loadLive(cmd *cobra.Command, paramsPath, modelPath, dataRoot string) (*live
 		return nil, fmt.Errorf("model %s is a %s baseline; the predictor node serves CaLiSym models (.safetensors)", modelPath, saved.Kind)
 	}
 	sum := sha256.Sum256(raw)
-	source := "--data"
-	if dataRoot == "" {
-		dataRoot, source = os.Getenv("CALISYM_DATA"), "$CALISYM_DATA"
-	}
-	if dataRoot == "" {
-		source = "the params file's directory, as neither --data nor $CALISYM_DATA is set"
-	}
-	if err := checkDataRoot(p, dataRoot, source); err != nil {
+	dataRoot, err = liveDataRoot(p, dataRoot)
+	if err != nil {
 		return nil, err
 	}
 	return &liveSetup{params: p, model: saved.Model, sha: hex.EncodeToString(sum[:]), root: dataRoot}, nil
+}
+
+// liveDataRoot resolves the data root of replay and node (flag, the --data
+// flag's value: the flag, else $CALISYM_DATA, else "", the params file's
+// directory) and checks that the params' model files are found under it.
+func liveDataRoot(p *node.Params, flag string) (string, error) {
+	root, source := flag, "--data"
+	if root == "" {
+		root, source = os.Getenv("CALISYM_DATA"), "$CALISYM_DATA"
+	}
+	if root == "" {
+		source = "the params file's directory, as neither --data nor $CALISYM_DATA is set"
+	}
+	return root, checkDataRoot(p, root, source)
 }
 
 // checkDataRoot reports a model file of the params (model.urdf,

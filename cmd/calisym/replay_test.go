@@ -47,13 +47,20 @@ func TestReplayAndNodeCommands(t *testing.T) {
 			t.Errorf("%v: err = %v, want it to mention %q", tc.args, err, tc.want)
 		}
 	}
+	// --check loads the mechanics model's files as the node does: those
+	// of anymal.yaml and double_pendulum_hw.yaml are under the data.
+	dataRoots := map[string][]string{"anymal.yaml": {"anymal_sim"}, "double_pendulum_hw.yaml": {}}
 	files, _ := filepath.Glob(filepath.Join(fixtures.Root(), "params", "*.yaml"))
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil || !strings.Contains(string(raw), "\nnode:") {
 			continue
 		}
-		if out, _, err := runCLI(t, "node", "--check", "--params", f); err != nil || !strings.Contains(out, ": OK") {
+		args := []string{"node", "--check", "--params", f}
+		if rel, ok := dataRoots[filepath.Base(f)]; ok {
+			args = append(args, "--data", fixtures.Path(t, rel...))
+		}
+		if out, _, err := runCLI(t, args...); err != nil || !strings.Contains(out, ": OK") {
 			t.Errorf("node --check %s: %v\n%s", f, err, out)
 		}
 	}

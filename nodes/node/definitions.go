@@ -4,18 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/msgs/rosmsg"
+	"github.com/calisym/calisym/params"
 )
 
 // Definitions resolves the complete ros2msg definition (the form rosbag2
 // stores in an MCAP schema) of message types: the types msgs has Go types
 // for, and .msg files under a directory laid out as ROS installs them,
 // Dir/<package>/msg/<Type>.msg, for third-party types such as
-// px4_msgs/msg/VehicleOdometry. Dependencies are looked up the same way.
+// px4_msgs/msg/VehicleOdometry, then the repository's params/interfaces
+// (embedded, package params), so that a params file copied out of the
+// repository, whose node.definitions names a directory that is not beside
+// the copy, still finds the types the repository's params files use.
+// Dependencies are looked up the same way.
 type Definitions struct {
 	// Dir is the directory of .msg files; empty means msgs' types only.
 	Dir string
@@ -50,7 +56,13 @@ func (d Definitions) own(name string) (string, error) {
 	if own, ok := msgs.OwnDefinition(name); ok {
 		return own, nil
 	}
-	where := "msgs has no Go type for it"
+	if pkg, typ, ok := strings.Cut(name, "/"); ok {
+		raw, err := fs.ReadFile(params.Interfaces(), pkg+"/msg/"+typ+".msg")
+		if err == nil {
+			return string(raw), nil
+		}
+	}
+	where := "msgs has no Go type for it, nor params/interfaces"
 	if d.Dir != "" {
 		where += " and " + filepath.Join(d.Dir, strings.Replace(name, "/", "/msg/", 1)+".msg") + " does not exist"
 	}
