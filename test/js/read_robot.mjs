@@ -2,10 +2,10 @@
 // with Foxglove's own libraries and the URDF loader three.js viewers use,
 // for Go tests that check it.
 //
-// usage: node read_robot.mjs file.mcap
+// usage: node read_robot.mjs file.mcap [topic ...]
 //
 // The file is opened with @mcap/core's McapIndexedReader; the messages on
-// /robot_description, /tf_static and /tf are decoded with
+// /robot_description, /tf_static, /tf and the topics given are decoded with
 // @foxglove/rosmsg2-serialization from their channels' ros2msg schemas,
 // and the robot description is parsed by urdf-loader (three.js), with
 // @xmldom/xmldom as the DOMParser that Node lacks. Meshes are not loaded
@@ -50,12 +50,12 @@ function installDOM() {
   };
 }
 
-const [file] = process.argv.slice(2);
+const [file, ...extra] = process.argv.slice(2);
 if (!file) {
-  console.error("usage: node read_robot.mjs file.mcap");
+  console.error("usage: node read_robot.mjs file.mcap [topic ...]");
   process.exit(2);
 }
-const topics = new Set(["/robot_description", "/tf_static", "/tf"]);
+const topics = new Set(["/robot_description", "/tf_static", "/tf", ...extra]);
 const fh = await open(file, "r");
 try {
   const readable = await fileReadable(fh);
