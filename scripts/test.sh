@@ -15,4 +15,9 @@ fi
 if ! dpkg -s python3-numpy >/dev/null 2>&1; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy >/dev/null
 fi
+# Training over MPI (test/mpi_test.go builds calisym with -tags mpi and runs
+# it under mpirun) needs Open MPI.
+if ! command -v mpirun >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1 || ! dpkg -s libopenmpi-dev >/dev/null 2>&1; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openmpi-bin libopenmpi-dev pkg-config >/dev/null
+fi
 go test -count=1 -timeout 30m ./...

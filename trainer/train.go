@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"time"
 
@@ -35,7 +34,14 @@ type Config struct {
 	AlphaRamp  int     `json:"alpha_ramp"`
 	AlphaFinal float64 `json:"alpha_final"`
 	Seed       uint64  `json:"seed"`
-	Workers    int     `json:"workers"`
+	// Workers is the number of goroutines. The result does not depend on
+	// it: a batch is cut into shards by its size alone (Shards) and their
+	// sums are reduced in one fixed order.
+	Workers int `json:"workers"`
+	// Comm, if set, trains data-parallel over several processes, each
+	// computing its share of every batch's shards (identical results to
+	// one process). Only rank 0 writes checkpoints.
+	Comm Comm `json:"-"`
 	// CheckpointEvery writes a checkpoint to CheckpointPath every N epochs (0: never).
 	CheckpointEvery int    `json:"checkpoint_every"`
 	CheckpointPath  string `json:"checkpoint_path,omitempty"`
@@ -181,14 +187,20 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	pl := newPool(l, workers, cfg.BatchSize, nx, ne)
+	pl, err := newPool(l, workers, cfg.BatchSize, nx, ne, cfg.Comm)
+	if err != nil {
+		return nil, err
+	}
 	grad := make([]float64, l.NumParams())
-	batch := newBatch(cfg.BatchSize, nx, ne)
+	sched := newSchedule(len(tb.trans), pl)
+	writer := cfg.Comm == nil || cfg.Comm.Rank() == 0 // writes checkpoints
 	hist := &History{}
 	start, saved := 0, -1 // saved: the epoch the checkpoint file holds
 	var fp DataFingerprint
-	if cfg.CheckpointPath != "" {
+	if cfg.CheckpointPath != "" || cfg.Comm != nil {
 		fp = Fingerprint(train)
+	}
+	if cfg.CheckpointPath != "" {
 		if ck, err := LoadCheckpoint(cfg.CheckpointPath); err == nil {
 			if err := ck.restore(cfg.CheckpointPath, l, opt, fp, cfg.settings()); err != nil {
 				return nil, err
@@ -204,37 +216,42 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	}
 	interrupted := func(epoch int, cause error) error {
 		ie := &Interrupted{Done: epoch, Epochs: cfg.Epochs, Err: cause}
-		if cfg.CheckpointPath != "" && epoch > 0 && saved != epoch {
+		if cfg.CheckpointPath != "" && epoch > 0 && saved != epoch && writer {
 			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp, cfg.settings()); err != nil {
 				return errors.Join(ie, err)
 			}
 			saved = epoch
 		}
-		if saved == epoch {
+		if saved == epoch || (!writer && cfg.CheckpointPath != "" && epoch > 0) {
 			ie.Checkpoint = cfg.CheckpointPath
 		}
 		return ie
 	}
+	if err := agree(cfg.Comm, l, fp, cfg.settings()); err != nil {
+		return nil, err
+	}
 	var vb *transitionBatches
+	var vsched *schedule
 	if val != nil {
 		vb = newTransitionBatches(val)
+		vsched = newSchedule(len(vb.trans), pl)
 	}
 	bar := newProgress(cfg.Progress, l.Name(), cfg.Epochs, start)
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
-		if err := ctx.Err(); err != nil {
-			return hist, interrupted(epoch, err)
+		if cause, err := stopped(ctx, cfg.Comm); err != nil {
+			return hist, err
+		} else if cause != nil {
+			return hist, interrupted(epoch, cause)
 		}
 		te := time.Now()
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch)))
 		lr := cfg.LR * cfg.lrAt(epoch)
 		alpha := cfg.alphaAt(epoch)
 		var sumLoss, sumW, gnorm float64
 		var steps, count int
-		step := func(b Batch, pred []float64) error {
-			loss := pl.lossGrad(b, grad, pred)
-			var w float64
-			for _, v := range b.W[:b.N] {
-				w += v
+		step := func(fill shardFill, rows int) error {
+			loss, w, err := pl.run(fill, grad, false)
+			if err != nil {
+				return err
 			}
 			for i := range grad {
 				grad[i] /= w
@@ -250,27 +267,25 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			sumW += w
 			gnorm += gn
 			steps++
-			count += b.N
+			count += rows
 			bar.tick(epoch, sumLoss/sumW, float64(count)/time.Since(te).Seconds())
 			return nil
 		}
 		if alpha >= 1 {
-			order := tb.order(rng)
-			for lo := 0; lo < len(order); lo += cfg.BatchSize {
-				tb.fill(&batch, order[lo:min(lo+cfg.BatchSize, len(order))])
-				if err := step(batch, nil); err != nil {
-					return hist, err
-				}
+			if err := tb.epoch(sched, cfg.Seed, epoch, step); err != nil {
+				return hist, err
 			}
 		} else {
-			if err := scheduledEpoch(train, cfg.BatchSize, alpha, rng, step); err != nil {
+			if err := scheduledEpoch(train, pl, alpha, cfg.Seed, epoch, step); err != nil {
 				return hist, err
 			}
 		}
 		es := EpochStats{Epoch: epoch + 1, Loss: sumLoss / sumW, LR: lr, Alpha: alpha, GradNorm: gnorm / float64(max(steps, 1)),
 			Seconds: time.Since(te).Seconds(), Transitions: count, ValLoss: math.NaN()}
 		if vb != nil {
-			es.ValLoss = datasetLoss(pl, vb, cfg.BatchSize, grad)
+			if es.ValLoss, err = datasetLoss(pl, vb, vsched); err != nil {
+				return hist, err
+			}
 		}
 		hist.Epochs = append(hist.Epochs, es)
 		hist.Seconds += es.Seconds
@@ -278,7 +293,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		if cfg.OnEpoch != nil {
 			cfg.OnEpoch(es)
 		}
-		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) {
+		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) && writer {
 			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp, cfg.settings()); err != nil {
 				return hist, err
 			}
@@ -290,53 +305,60 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 }
 
 // datasetLoss returns the weighted mean one-step loss over all unique
-// transitions (grad is scratch).
-func datasetLoss(pl *pool, tb *transitionBatches, batchSize int, grad []float64) float64 {
-	b := newBatch(batchSize, tb.nx, tb.ne)
-	order := tb.order(nil)
+// transitions, batch by batch as training cuts them (in order).
+func datasetLoss(pl *pool, tb *transitionBatches, sc *schedule) (float64, error) {
 	var sum, w float64
-	for lo := 0; lo < len(order); lo += batchSize {
-		tb.fill(&b, order[lo:min(lo+batchSize, len(order))])
-		sum += pl.lossGrad(b, grad, nil)
-		for _, v := range b.W[:b.N] {
-			w += v
-		}
-	}
-	return sum / w
+	err := tb.epoch(sc, 0, -1, func(fill shardFill, _ int) error {
+		l, bw, err := pl.run(fill, nil, true)
+		sum += l
+		w += bw
+		return err
+	})
+	return sum / w, err
 }
 
 // scheduledEpoch runs one epoch of scheduled sampling: windows are processed
-// in groups of batchSize, step by step through the window, one optimiser
-// step per time step on the group's batchSize transitions (the batch size
-// of teacher forcing); each window's input is the measured state with
-// probability α and the model's own previous prediction otherwise. The
-// gradient is one-step (predictions enter as constants).
-func scheduledEpoch(ds *dataset.Dataset, batchSize int, alpha float64, rng *rand.Rand, step func(Batch, []float64) error) error {
+// in groups of the batch size (dealt to the shards as transitions are, see
+// schedule), step by step through the window, one optimiser step per time
+// step on the group's transitions (the batch size of teacher forcing); each
+// window's input is the measured state with probability α and the model's
+// own previous prediction otherwise, drawn from its shard's random stream.
+// The gradient is one-step (predictions enter as constants).
+func scheduledEpoch(ds *dataset.Dataset, pl *pool, alpha float64, seed uint64, epoch int, step func(shardFill, int) error) error {
 	ws := ds.Windows()
-	rng.Shuffle(len(ws), func(i, j int) { ws[i], ws[j] = ws[j], ws[i] })
+	sc := newSchedule(len(ws), pl)
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
-	per := max(1, min(batchSize, len(ws)))
-	b := newBatch(per, nx, ne)
-	pred := make([]float64, per*nx)
-	for lo := 0; lo < len(ws); lo += per {
-		group := ws[lo:min(lo+per, len(ws))]
-		b.N = len(group)
+	pred := make([][]float64, pl.hi-pl.lo)
+	for i := range pred {
+		pred[i] = make([]float64, pl.rows*nx)
+	}
+	for g := range sc.batches() {
 		for k := 0; k < L-1; k++ {
-			for r, w := range group {
-				ep := &ds.Episodes[w.Episode]
-				t := w.Start + k
-				if k == 0 || rng.Float64() < alpha {
-					copy(b.X[r*nx:(r+1)*nx], ep.X[t*nx:(t+1)*nx])
-				} else {
-					copy(b.X[r*nx:(r+1)*nx], pred[r*nx:(r+1)*nx])
+			fill := func(s int, b *Batch) []float64 {
+				if g == 0 && k == 0 {
+					sc.orderShard(seed, epoch, s)
 				}
-				copy(b.XNext[r*nx:(r+1)*nx], ep.X[(t+1)*nx:(t+2)*nx])
-				copy(b.E[r*ne:(r+1)*ne], ep.E[t*ne:(t+1)*ne])
-				b.W[r] = 1
+				rng, pr := sc.rng[s-sc.lo], pred[s-sc.lo]
+				items := sc.items(g, s)
+				b.N = len(items)
+				for r, wi := range items {
+					w := ws[wi]
+					ep := &ds.Episodes[w.Episode]
+					t := w.Start + k
+					if k == 0 || rng.Float64() < alpha {
+						copy(b.X[r*nx:(r+1)*nx], ep.X[t*nx:(t+1)*nx])
+					} else {
+						copy(b.X[r*nx:(r+1)*nx], pr[r*nx:(r+1)*nx])
+					}
+					copy(b.XNext[r*nx:(r+1)*nx], ep.X[(t+1)*nx:(t+2)*nx])
+					copy(b.E[r*ne:(r+1)*ne], ep.E[t*ne:(t+1)*ne])
+					b.W[r] = 1
+				}
+				// the step also writes this step's predictions: the next inputs
+				return pr[:b.N*nx]
 			}
-			// the step also writes this step's predictions: the next inputs
-			if err := step(b, pred); err != nil {
+			if err := step(fill, sc.batchRows(g)); err != nil {
 				return err
 			}
 		}

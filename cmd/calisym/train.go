@@ -103,6 +103,7 @@ func newTrainCmd() *cobra.Command {
 	cfg := trainer.DefaultConfig()
 	w := trainer.LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}
 	var quiet bool
+	var comm trainer.Comm // the MPI job's processes (nil: this one alone)
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a CaLiSym model (gr, grb) or the MLP baseline on a dataset",
@@ -166,6 +167,13 @@ saves the completed epochs there and prints the command that resumes.`,
 			if !quiet {
 				ms.Train.Progress = cmd.ErrOrStderr()
 			}
+			// Over MPI, every process trains the same model; the first
+			// shows progress and writes the model.
+			ms.Train.Comm = comm
+			first := comm == nil || comm.Rank() == 0
+			if !first {
+				ms.Train.Progress = nil
+			}
 			l, err := experiment.NewLearner(ms, train)
 			if err != nil {
 				return err
@@ -197,6 +205,9 @@ saves the completed epochs there and prints the command that resumes.`,
 			}
 			if err != nil {
 				return err
+			}
+			if !first {
+				return nil
 			}
 			if err := saveLearner(l, out); err != nil {
 				return err
@@ -231,7 +242,7 @@ saves the completed epochs there and prints the command that resumes.`,
 	f.IntVar(&cfg.AlphaRamp, "alpha-ramp", 0, "epochs of the α ramp")
 	f.Float64Var(&cfg.AlphaFinal, "alpha-final", 1, "final teacher-forcing probability α (1: always teacher forcing)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
-	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines (the result does not depend on them, nor on the MPI processes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.Float64Var(&w.Q, "w-q", w.Q, "loss weight of q")
 	f.Float64Var(&w.P, "w-p", w.P, "loss weight of p")
@@ -239,6 +250,15 @@ saves the completed epochs there and prints the command that resumes.`,
 	f.Float64Var(&w.Mu, "w-mu", w.Mu, "control port weight")
 	f.Float64Var(&w.Fc, "w-fc", w.Fc, "contact port weight")
 	_ = cmd.MarkFlagRequired("data")
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, finish, err := openComm(cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		comm = c
+		return finish(run(cmd, args))
+	}
 	return cmd
 }
 
