@@ -1,0 +1,106 @@
+package node_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
+	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/statemap"
+)
+
+// TestQuadrotorBodyFrames builds the node of params/crazyflie.yaml (a
+// rigid body without a URDF or joints) and feeds it one odometry and one
+// motor message: it advertises /tf only (no robot description, no static
+// frames) and publishes, with the prediction, world → base_link at the
+// measured pose and world → ghost/base_link at the pose predicted for the
+// lookahead, bit for bit the predicted path's pose at that step.
+func TestQuadrotorBodyFrames(t *testing.T) {
+	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Node.TF.Ghost = 0.2
+	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(p.Resolve(".")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &memPub{}
+	now := t0
+	nd, err := node.New(node.Options{Params: p, Model: randomModel(t, smp, p.Rate), Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"/robot_description", "/tf_static"} {
+		if _, ok := pub.types[topic]; ok {
+			t.Errorf("a robot without a URDF advertises %s", topic)
+		}
+	}
+	if typ := pub.types["/tf"]; typ.Type != "tf2_msgs/msg/TFMessage" || typ.Latched {
+		t.Fatalf("/tf advertised as %+v", typ)
+	}
+	odom := &msgs.Odometry{Header: msgs.Header{Stamp: msgs.TimeFromNanos(now), FrameID: "world"}, ChildFrameID: "cf231"}
+	odom.Pose.Pose.Position = msgs.Point{X: 0.3, Y: -0.2, Z: 1.1}
+	odom.Pose.Pose.Orientation = msgs.Quaternion{X: 0.02, Y: -0.01, Z: 0.38, W: 0.9246}
+	odom.Twist.Twist.Linear = msgs.Vector3{X: 0.4, Y: 0.1, Z: -0.05}
+	odom.Twist.Twist.Angular = msgs.Vector3{X: 0.1, Y: 0.2, Z: 0.3}
+	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := msgs.TimeFromNanos(now)
+	motors, err := schema.Encode(rosmsg.EncodingCDR, &rosmsg.Struct{Def: schema.Type("crazyflie_interfaces/msg/LogDataGeneric"), Fields: []any{
+		&rosmsg.Struct{Def: schema.Type("std_msgs/msg/Header"), Fields: []any{&rosmsg.Struct{Def: schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}, "cf231"}},
+		uint32(0), []float64{30000, 31000, 30500, 29800}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nd.Handle(node.Input{Topic: "/cf231/motors", Data: motors, Received: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nd.Handle(node.Input{Topic: "/cf231/odom", Data: msgs.Marshal(odom), Received: now}); err != nil {
+		t.Fatal(err)
+	}
+	tfs, paths := pub.on("/tf"), pub.on(p.Node.Outputs.Path)
+	if len(tfs) != 1 || len(paths) != 1 || nd.Stats().Predictions != 1 {
+		t.Fatalf("%d /tf and %d paths for %d predictions", len(tfs), len(paths), nd.Stats().Predictions)
+	}
+	var tf msgs.TFMessage
+	var path msgs.Path
+	if err := msgs.Unmarshal(tfs[0].data, &tf); err != nil {
+		t.Fatal(err)
+	}
+	if err := msgs.Unmarshal(paths[0].data, &path); err != nil {
+		t.Fatal(err)
+	}
+	step := 20 // 0.2 s of 10 ms steps
+	want := []msgs.TransformStamped{
+		{Header: msgs.Header{Stamp: st, FrameID: "world"}, ChildFrameID: "base_link",
+			Transform: msgs.Transform{Translation: msgs.Vector3(path.Poses[0].Pose.Position), Rotation: path.Poses[0].Pose.Orientation}},
+		{Header: msgs.Header{Stamp: st, FrameID: "world"}, ChildFrameID: "ghost/base_link",
+			Transform: msgs.Transform{Translation: msgs.Vector3(path.Poses[step].Pose.Position), Rotation: path.Poses[step].Pose.Orientation}},
+	}
+	if want[1].Transform == want[0].Transform {
+		t.Fatal("the ghost is where the robot is: the test would pass with the measured pose twice")
+	}
+	if !slices.Equal(tf.Transforms, want) {
+		t.Fatalf("/tf %+v\nwant %+v", tf.Transforms, want)
+	}
+	// The measured frame is the odometry's pose.
+	q := mechanics.Quat{W: want[0].Transform.Rotation.W, X: want[0].Transform.Rotation.X, Y: want[0].Transform.Rotation.Y, Z: want[0].Transform.Rotation.Z}
+	o, err := mechanics.Quat{W: 0.9246, X: 0.02, Y: -0.01, Z: 0.38}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := q.Mul(o.Conj()); want[0].Transform.Translation != (msgs.Vector3{X: 0.3, Y: -0.2, Z: 1.1}) || d.W < 1-1e-12 && -d.W < 1-1e-12 {
+		t.Errorf("measured base %+v, want the odometry's pose", want[0].Transform)
+	}
+}
