@@ -25,14 +25,17 @@ type Linearizer interface {
 // σₑ, map Φ, projection Π, with the normalisation at both ends — together
 // with its exact Jacobians with respect to the state and the ports. The
 // step runs the unfused layer kernels, which give the bits of Roller's
-// step, recording each layer's ridge coordinate; the Jacobian is then
-// pushed forward as one batch of 2n + n_u + n_c tangents (one per input
-// coordinate of the section) through the layers' tangent maps
+// step, recording each layer's ridge coordinate and the Hessian of its
+// ridge function there. The Jacobian is then taken in reverse mode: one
+// batch of 2n adjoint rows (one per output coordinate) is pulled back
+// through the layers,
 //
-//	dY = dZ Mᵀ,  dG = dY ∇²K̂(y),  dZ += dG N,
+//	μ = Λ Nᵀ,  Λ += (μ ∇²K̂(y)) M,
 //
-// with the Plan's matrices M and N (see Plan). It does not allocate; make
-// one per goroutine.
+// with the Plan's matrices M and N (see Plan); the forward mode, 2n + n_u
+// + n_c tangent rows pushed through dY = dZ Mᵀ, dZ += (dY ∇²K̂) N, takes
+// more rows and serves the tests as a cross-check. It does not allocate;
+// make one per goroutine.
 type PlanLinearizer struct {
 	p *Plan
 	w *workspace
@@ -42,11 +45,15 @@ type PlanLinearizer struct {
 	ys, hs []float64
 	// t, s are scratch of the activations (max(k, tail width)).
 	t, s []float64
-	// dz, dy, dg hold the tangents: (2n+ne)×2d, (2n+ne)×k twice.
+	// dz, dy, dg hold the tangents or adjoints: up to (2n+ne)×2d and
+	// (2n+ne)×k twice.
 	dz, dy, dg []float64
 	// last is the state the previous Linearize returned (valid once set).
 	last  []float64
 	valid bool
+	// forwardMode selects the forward-mode Jacobian (tests compare it
+	// with the default, reverse mode).
+	forwardMode bool
 }
 
 // NewLinearizer returns a one-step linearizer of the plan.
@@ -98,8 +105,29 @@ func (pl *PlanLinearizer) Linearize(x, e, next, fx, fe []float64) {
 	copy(pl.last, next)
 	pl.valid = true
 
-	// One tangent row per input coordinate: the section places x_i at q_i
-	// or p_i and e_j at μ_u,j or λ_c,j, normalised by its scale.
+	if pl.forwardMode {
+		pl.jacobianForward(fx, fe)
+		return
+	}
+	pl.jacobianReverse(fx, fe)
+}
+
+// portIndex returns the index in Z where the section places port j: μ_u,j
+// for a control value, λ_c,j for a contact value.
+func portIndex(l Layout, j int) int {
+	if j < l.NU {
+		return l.OffMuU() + j
+	}
+	return l.OffLambdaC() + j - l.NU
+}
+
+// jacobianForward pushes one tangent row per input coordinate (the
+// section places x_i at q_i or p_i and e_j at μ_u,j or λ_c,j, normalised
+// by its scale) forward through the layers: 2n + n_u + n_c rows.
+func (pl *PlanLinearizer) jacobianForward(fx, fe []float64) {
+	p := pl.p
+	l := p.Layout
+	n2, ne := l.StateDim(), l.PortDim()
 	d2 := 2 * p.d
 	r := n2 + ne
 	dz := pl.dz[:r*d2]
@@ -108,11 +136,7 @@ func (pl *PlanLinearizer) Linearize(x, e, next, fx, fe []float64) {
 		dz[i*d2+stateIndex(l, i)] = 1 / p.sX[i]
 	}
 	for j := range ne {
-		idx := l.OffMuU() + j
-		if j >= l.NU {
-			idx = l.OffLambdaC() + j - l.NU
-		}
-		dz[(n2+j)*d2+idx] = 1 / p.sE[j]
+		dz[(n2+j)*d2+portIndex(l, j)] = 1 / p.sE[j]
 	}
 	pl.tangent(r)
 	for o := range n2 {
@@ -123,6 +147,57 @@ func (pl *PlanLinearizer) Linearize(x, e, next, fx, fe []float64) {
 		for j := range ne {
 			fe[o*ne+j] = so * dz[(n2+j)*d2+c]
 		}
+	}
+}
+
+// jacobianReverse pulls one adjoint row per output coordinate (q'_o or
+// p'_o, denormalised by its scale) back through the layers: 2n rows, fewer
+// than the forward mode's 2n + n_u + n_c. A layer Z' = Z + ∇K̂(Z Mᵀ) N
+// maps the row adjoint λ' to λ = λ' + (λ' Nᵀ) ∇²K̂ M.
+func (pl *PlanLinearizer) jacobianReverse(fx, fe []float64) {
+	p := pl.p
+	l := p.Layout
+	n2, ne := l.StateDim(), l.PortDim()
+	d2, k := 2*p.d, p.k
+	lam := pl.dz[:n2*d2]
+	clear(lam)
+	for o := range n2 {
+		lam[o*d2+stateIndex(l, o)] = p.sX[o]
+	}
+	L := gen(lam, n2, d2, d2)
+	for li := len(p.layers) - 1; li >= 0; li-- {
+		lay := &p.layers[li]
+		gemm(noTrans, trans, 1, L, gen(lay.nu, k, d2, d2), 0, gen(pl.dy, n2, k, k))
+		pl.applyHessian(li, n2)
+		gemm(noTrans, noTrans, 1, gen(pl.dg, n2, k, k), gen(lay.m, k, d2, p.ld), 1, L)
+	}
+	for o := range n2 {
+		row := lam[o*d2 : (o+1)*d2]
+		for i := range n2 {
+			fx[o*n2+i] = row[stateIndex(l, i)] / p.sX[i]
+		}
+		for j := range ne {
+			fe[o*ne+j] = row[portIndex(l, j)] / p.sE[j]
+		}
+	}
+}
+
+// applyHessian writes dg = dy ∇²K̂ (rows rows) with layer li's recorded
+// Hessian (symmetric, so the same for tangents and adjoints).
+func (pl *PlanLinearizer) applyHessian(li, rows int) {
+	p := pl.p
+	k := p.k
+	switch p.Kind {
+	case KindGR:
+		hd := pl.hs[li*k : (li+1)*k]
+		for row := range rows {
+			dy, dg := pl.dy[row*k:(row+1)*k], pl.dg[row*k:(row+1)*k]
+			for j, v := range dy {
+				dg[j] = v * hd[j]
+			}
+		}
+	case KindGRB:
+		gemm(noTrans, noTrans, 1, gen(pl.dy, rows, k, k), gen(pl.hs[li*k*k:(li+1)*k*k], k, k, k), 0, gen(pl.dg, rows, k, k))
 	}
 }
 
@@ -206,18 +281,7 @@ func (pl *PlanLinearizer) tangent(r int) {
 	for li := range p.layers {
 		lay := &p.layers[li]
 		gemm(noTrans, noTrans, 1, dZ, gen(lay.mt, d2, k, k), 0, dY)
-		switch p.Kind {
-		case KindGR:
-			hd := pl.hs[li*k : (li+1)*k]
-			for row := range r {
-				dy, dg := pl.dy[row*k:(row+1)*k], pl.dg[row*k:(row+1)*k]
-				for j, v := range dy {
-					dg[j] = v * hd[j]
-				}
-			}
-		case KindGRB:
-			gemm(noTrans, noTrans, 1, dY, gen(pl.hs[li*k*k:(li+1)*k*k], k, k, k), 0, gen(pl.dg, r, k, k))
-		}
+		pl.applyHessian(li, r)
 		gemm(noTrans, noTrans, 1, gen(pl.dg, r, k, k), gen(lay.nu, k, d2, d2), 1, dZ)
 	}
 }

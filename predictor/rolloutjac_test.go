@@ -99,6 +99,17 @@ func TestLinearizeStep(t *testing.T) {
 				if e := frobRel(got, fd); !(e <= 1e-6) {
 					t.Errorf("trial %d: step Jacobian differs from finite differences by %.3g relative", trial, e)
 				}
+				// The forward mode gives the same Jacobian to rounding.
+				fwd := plan.NewLinearizer()
+				fwd.forwardMode = true
+				next2, fx2, fe2 := make([]float64, nx), make([]float64, nx*nx), make([]float64, nx*ne)
+				fwd.Linearize(x, e, next2, fx2, fe2)
+				if !slices.Equal(next2, next) {
+					t.Errorf("trial %d: the forward mode's step differs", trial)
+				}
+				if e := frobRel(append(fx2, fe2...), append(slices.Clone(fx), fe...)); !(e <= 1e-13) {
+					t.Errorf("trial %d: forward and reverse mode differ by %.3g relative", trial, e)
+				}
 			}
 		})
 	}
@@ -218,7 +229,8 @@ func TestLinearizationErrors(t *testing.T) {
 
 // BenchmarkLinearize measures the derivatives a planner asks for, per
 // preset: "step" is one Linearize (the step and its 2n×(2n+n_u+n_c)
-// Jacobian), "rollout100" a Run of H = 100 steps (states and every step's
+// Jacobian, reverse mode), "step-forward" the same in forward mode,
+// "rollout100" a Run of H = 100 steps (states and every step's
 // Jacobians, what iLQR needs) and "vjp100" the reverse pass over it (the
 // gradient of a cost with respect to x₀ and the 100 ports, what shooting
 // needs). ns/step is per step of the rollout.
@@ -234,14 +246,17 @@ func BenchmarkLinearize(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, 1))
 		x0 := randVec(rng, nx, 0.5)
 		ports := randVec(rng, horizon*ne, 0.5)
-		b.Run(name+"/step", func(b *testing.B) {
-			lin := plan.NewLinearizer()
-			next, fx, fe := make([]float64, nx), make([]float64, nx*nx), make([]float64, nx*ne)
-			b.ReportAllocs()
-			for b.Loop() {
-				lin.Linearize(x0, ports[:ne], next, fx, fe)
-			}
-		})
+		for _, mode := range []string{"step", "step-forward"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				lin := plan.NewLinearizer()
+				lin.forwardMode = mode == "step-forward"
+				next, fx, fe := make([]float64, nx), make([]float64, nx*nx), make([]float64, nx*ne)
+				b.ReportAllocs()
+				for b.Loop() {
+					lin.Linearize(x0, ports[:ne], next, fx, fe)
+				}
+			})
+		}
 		lz := NewLinearization(plan.NewLinearizer(), horizon)
 		b.Run(name+"/rollout100", func(b *testing.B) {
 			b.ReportAllocs()
