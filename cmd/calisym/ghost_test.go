@@ -19,7 +19,7 @@ func TestReplayGhostFlags(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "ghost.mcap")
 	if stdout, _, err := runCLI(t, "replay", "--params", f.params, "--model", f.model, "--data", f.root, f.log, "--out", out,
-		"--ghost", "250ms", "--ghost-prefix", "pred/", "--compression", "none"); err != nil {
+		"--ghost", "250ms", "--ghost-prefix", "pred/", "--compression", "none", "--every", "1"); err != nil {
 		t.Fatalf("replay: %v\n%s", err, stdout)
 	}
 	r, err := logio.Open(out, nil)

@@ -21,6 +21,7 @@ func newNodeCmd() *cobra.Command {
 	var paramsPath, modelPath, transport, addr, input, dataRoot string
 	var simPendulum, loop, check bool
 	var speed float64
+	var every int
 	var ghost ghostFlags
 	cmd := &cobra.Command{
 		Use:   "node --params FILE [--model MODEL] --transport foxglove [--input LOG | --sim-pendulum]",
@@ -80,6 +81,12 @@ where the node would; it reads no log.`,
 			}
 			if err := ghost.apply(ls.params); err != nil {
 				return err
+			}
+			switch {
+			case every < 0:
+				return fmt.Errorf("--every %d: want 1 or more", every)
+			case every > 0:
+				ls.params.Node.Trigger.Every = every
 			}
 			ctx := cmd.Context()
 			srv, pub, err := startFoxglove(ctx, addr, false, cmd.ErrOrStderr())
@@ -143,6 +150,7 @@ where the node would; it reads no log.`,
 	f.BoolVar(&simPendulum, "sim-pendulum", false, "feed the simulated double pendulum (params/pendulum_sim.yaml topics)")
 	f.BoolVar(&loop, "loop", false, "repeat --input")
 	f.Float64Var(&speed, "speed", 1, "input playback rate")
+	f.IntVar(&every, "every", 0, "predict on every K-th trigger (default: node.trigger.every of the params, 1)")
 	f.BoolVar(&check, "check", false, "only load and check what the node loads except the model (params, URDF, message definitions) and exit")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
 	ghost.add(f)

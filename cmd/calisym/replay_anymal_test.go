@@ -115,7 +115,7 @@ func TestReplayAnymalCommand(t *testing.T) {
 	f := newAnymalFixture(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "pred.mcap")
-	stdout, _, err := runCLI(t, "replay", "--params", f.params, "--model", f.model, "--data", f.root, f.log, "--out", out)
+	stdout, _, err := runCLI(t, "replay", "--params", f.params, "--model", f.model, "--data", f.root, "--every", "1", f.log, "--out", out)
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, stdout)
 	}
@@ -179,7 +179,7 @@ func TestReplayAnymalCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out2 := filepath.Join(dir, "env", "pred.mcap")
-	if stdout, _, err := runCLI(t, "replay", "--params", f.params, "--model", f.model, f.log, "--out", out2); err != nil {
+	if stdout, _, err := runCLI(t, "replay", "--params", f.params, "--model", f.model, "--every", "1", f.log, "--out", out2); err != nil {
 		t.Fatalf("replay with $CALISYM_DATA: %v\n%s", err, stdout)
 	}
 	a, _ := os.ReadFile(out)

@@ -21,7 +21,7 @@ func TestReplayAndNodeCommands(t *testing.T) {
 	}
 	params := filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml")
 	out := filepath.Join(dir, "pred.mcap")
-	stdout, _, err := runCLI(t, "replay", "--params", params, "--model", model, "--compression", "lz4", filepath.Join(sim, "ood.mcap"), "--out", out)
+	stdout, _, err := runCLI(t, "replay", "--params", params, "--model", model, "--compression", "lz4", "--every", "1", filepath.Join(sim, "ood.mcap"), "--out", out)
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, stdout)
 	}

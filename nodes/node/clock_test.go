@@ -121,3 +121,48 @@ func TestDiagnosticsRateLimited(t *testing.T) {
 		t.Errorf("the cleared status was not published: %+v", in)
 	}
 }
+
+// TestTriggerEvery: with trigger.every 3 the node predicts on the 1st,
+// 4th, 7th… accepted trigger message and on every 3rd timer tick, and
+// the triggers in between are neither predictions nor suppressions; a
+// negative every is refused.
+func TestTriggerEvery(t *testing.T) {
+	for _, kind := range []string{node.TriggerMessage, node.TriggerTimer} {
+		t.Run(kind, func(t *testing.T) {
+			p := pendulumParams(t)
+			p.Node.Trigger.Every = 3
+			if kind == node.TriggerTimer {
+				p.Node.Trigger.Kind, p.Node.Trigger.Rate = node.TriggerTimer, 100
+			}
+			c := &clocked{pub: &memPub{}, now: t0}
+			nd, err := node.New(node.Options{Params: p, Model: pendulumModel(t), Now: func() int64 { return c.now }, Publisher: c.pub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.nd = nd
+			q, v := [2]float64{0.1, 0.2}, [2]float64{0.3, 0.4}
+			for i := range 10 { // 10 ms apart: 10 messages, 10 timer ticks
+				at := t0 + int64(i)*10*ms
+				c.handle(t, "/torque_command", at, torque(0.5, -0.25))
+				c.handle(t, "/joint_states", at, jointState(at, pendulumJoints, q, v))
+				if err := c.nd.Tick(); err != nil { // the timers due at at, after its messages
+					t.Fatal(err)
+				}
+			}
+			ps := c.pub.predictions(t)
+			if len(ps) < 3 || c.nd.Stats().Suppressed != 0 {
+				t.Fatalf("%d predictions, %d suppressed", len(ps), c.nd.Stats().Suppressed)
+			}
+			for i := 1; i < len(ps); i++ {
+				if d := ps[i].Header.Stamp.Nanos() - ps[i-1].Header.Stamp.Nanos(); d != 30*ms {
+					t.Errorf("predictions %d and %d are %d ms apart, want every 3rd 10 ms trigger", i-1, i, d/ms)
+				}
+			}
+		})
+	}
+	p := pendulumParams(t)
+	p.Node.Trigger.Every = -1
+	if err := p.Node.Check(p.Spec); err == nil || !strings.Contains(err.Error(), "trigger.every") {
+		t.Errorf("every -1: %v", err)
+	}
+}

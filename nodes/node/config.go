@@ -152,6 +152,11 @@ type TriggerConfig struct {
 	Topic string `yaml:"topic"`
 	// Rate is the rate of TriggerTimer [Hz].
 	Rate float64 `yaml:"rate"`
+	// Every makes a prediction on every Every-th trigger (an accepted
+	// trigger message, a timer tick) and lets the others pass (0 or 1, the
+	// default: on each). A replay written to a file, or a viewer that needs fewer
+	// predictions than the inputs' rate, sets it (replay and node --every).
+	Every int `yaml:"every"`
 }
 
 // PortsConfig says which ports the rollout assumes.
@@ -304,6 +309,9 @@ func (c *Config) Defaults() {
 	if c.Trigger.Topic == "" && len(c.Topics) > 0 {
 		c.Trigger.Topic = c.Topics[0].Topic
 	}
+	if c.Trigger.Every == 0 {
+		c.Trigger.Every = 1
+	}
 	if c.Ports.Forecast == "" {
 		c.Ports.Forecast = ForecastHold
 	}
@@ -444,6 +452,9 @@ func (c *Config) Check(spec *statemap.Spec) error {
 		}
 	default:
 		return configError("trigger.kind", "%q is not %q or %q", c.Trigger.Kind, TriggerMessage, TriggerTimer)
+	}
+	if c.Trigger.Every < 0 {
+		return configError("trigger.every", "must be at least 1 (0: the default, 1), got %d", c.Trigger.Every)
 	}
 	if !seen[c.Trigger.Topic] {
 		return configError("trigger.topic", "%q is not an input topic (inputs: %s)", c.Trigger.Topic, strings.Join(c.topicNames(), ", "))

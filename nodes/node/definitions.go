@@ -3,8 +3,8 @@ package node
 import (
 	"errors"
 	"fmt"
-	"os"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 

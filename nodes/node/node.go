@@ -244,6 +244,7 @@ type Node struct {
 	npub       int                     // diagnostics published
 	nextDiag   int64
 	nextTick   int64
+	triggers   uint64 // triggers counted (Trigger.Every)
 	latency    [1024]int64
 	view       viewState // the robot's frames for 3D viewers (tf.go)
 	nlat       int
@@ -565,7 +566,7 @@ func (nd *Node) Handle(m Input) error {
 		return nil
 	}
 	accepted := nd.accept(in, m)
-	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage {
+	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage && nd.counted() {
 		if err := nd.predict(now, m.Received); err != nil {
 			return err
 		}
@@ -683,12 +684,21 @@ func (nd *Node) Tick() error {
 		if now >= nd.nextTick {
 			// Missed ticks are not made up: one prediction from the latest inputs.
 			nd.nextTick += period * ((now-nd.nextTick)/period + 1)
-			if err := nd.predict(now, now); err != nil {
-				return err
+			if nd.counted() {
+				if err := nd.predict(now, now); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nd.maybeDiagnostics(now, false)
+}
+
+// counted counts a trigger and reports whether it is one that predicts:
+// every Trigger.Every-th, from the first.
+func (nd *Node) counted() bool {
+	nd.triggers++
+	return (nd.triggers-1)%uint64(max(nd.cfg.Trigger.Every, 1)) == 0
 }
 
 // NextTick returns when Tick next has something to do, on the node's

@@ -9,13 +9,14 @@
 // is decoded with @foxglove/rosmsg2-serialization's MessageReader from its
 // channel's ros2msg schema. The script prints one JSON object: header,
 // statistics, schemas, channels, chunk indexes, metadata records and the
-// decoded messages. Chunks may be uncompressed or lz4 (decompressed by
-// lz4FrameDecompress below); Node has no zstd before version 22.
+// decoded messages. Chunks may be uncompressed, lz4 (decompressed by
+// lz4FrameDecompress below) or zstd (decompress.mjs, as Foxglove does).
 import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
 import rosmsg from "@foxglove/rosmsg";
 import serialization from "@foxglove/rosmsg2-serialization";
 import { fileReadable } from "./mcap_file.mjs";
+import { decompressHandlers } from "./decompress.mjs";
 import { jsonSafe } from "./json_safe.mjs";
 
 const { parse } = rosmsg;
@@ -109,7 +110,7 @@ function lz4Block(src, out, op) {
 const fh = await open(process.argv[2], "r");
 try {
   const readable = await fileReadable(fh);
-  const reader = await McapIndexedReader.Initialize({ readable, decompressHandlers: { lz4: lz4FrameDecompress } });
+  const reader = await McapIndexedReader.Initialize({ readable, decompressHandlers: await decompressHandlers({ lz4: lz4FrameDecompress }) });
   const text = new TextDecoder();
   const decoders = new Map();
   for (const [id, schema] of reader.schemasById) {

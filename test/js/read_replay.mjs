@@ -7,8 +7,8 @@
 // statistics and indexes must be right); messages are read in log-time
 // order with CRC validation and those on the given topics (all when none
 // is given) are decoded with @foxglove/rosmsg2-serialization from their
-// channel's ros2msg schema. Chunks must be uncompressed (Node 20 has no
-// zstd; calisym replay --compression none). Output, one JSON object:
+// channel's ros2msg schema. Chunks may be uncompressed or zstd (replay's
+// default), decompressed as Foxglove does (decompress.mjs). Output, one JSON object:
 // {"profile", "messageCount", "channels": [{topic, schemaName,
 // messageEncoding, schemaEncoding}], "messages": [{topic, logTime, value}]}
 // with 64-bit integers as decimal strings and typed arrays as arrays.
@@ -17,6 +17,7 @@ import { McapIndexedReader } from "@mcap/core";
 import rosmsg from "@foxglove/rosmsg";
 import serialization from "@foxglove/rosmsg2-serialization";
 import { fileReadable } from "./mcap_file.mjs";
+import { decompressHandlers } from "./decompress.mjs";
 import { jsonSafe } from "./json_safe.mjs";
 
 const { parse } = rosmsg;
@@ -30,7 +31,7 @@ if (!file) {
 const fh = await open(file, "r");
 try {
   const readable = await fileReadable(fh);
-  const reader = await McapIndexedReader.Initialize({ readable });
+  const reader = await McapIndexedReader.Initialize({ readable, decompressHandlers: await decompressHandlers() });
   const text = new TextDecoder();
   const decoders = new Map();
   for (const [id, schema] of reader.schemasById) {
