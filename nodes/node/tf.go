@@ -53,13 +53,16 @@ func (nd *Node) newView(root string) error {
 		m     msgs.Message
 		latch bool
 	}
-	outs := []output{{cfg.Topic, &msgs.TFMessage{}, false}}
+	// The latched topics first: a client that subscribes in the order of
+	// advertisement has the robot before its first frames.
+	var outs []output
 	if v.Description() != nil {
 		outs = append(outs, output{cfg.DescriptionTopic, &msgs.String{}, true})
 	}
 	if v.Static(0) != nil {
 		outs = append(outs, output{cfg.StaticTopic, &msgs.TFMessage{}, true})
 	}
+	outs = append(outs, output{cfg.Topic, &msgs.TFMessage{}, false})
 	for _, o := range outs {
 		t := TypeOf(o.m)
 		t.Latched = o.latch

@@ -351,18 +351,8 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 	var jsTF [][]msgs.TransformStamped
 	for _, m := range js.Messages {
 		var v struct {
-			Data       string `json:"data"`
-			Transforms []struct {
-				Header struct {
-					Stamp   struct{ Sec, Nanosec int64 } `json:"stamp"`
-					FrameID string                       `json:"frame_id"`
-				} `json:"header"`
-				ChildFrameID string `json:"child_frame_id"`
-				Transform    struct {
-					Translation msgs.Vector3                 `json:"translation"`
-					Rotation    struct{ X, Y, Z, W float64 } `json:"rotation"`
-				} `json:"transform"`
-			} `json:"transforms"`
+			Data       string        `json:"data"`
+			Transforms []jsTransform `json:"transforms"`
 		}
 		if err := json.Unmarshal(m.Value, &v); err != nil {
 			t.Fatal(err)
@@ -375,12 +365,7 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 		case "/tf":
 			var trs []msgs.TransformStamped
 			for _, tr := range v.Transforms {
-				trs = append(trs, msgs.TransformStamped{
-					Header:       msgs.Header{Stamp: msgs.Time{Sec: int32(tr.Header.Stamp.Sec), Nanosec: uint32(tr.Header.Stamp.Nanosec)}, FrameID: tr.Header.FrameID},
-					ChildFrameID: tr.ChildFrameID,
-					Transform: msgs.Transform{Translation: tr.Transform.Translation,
-						Rotation: msgs.Quaternion{X: tr.Transform.Rotation.X, Y: tr.Transform.Rotation.Y, Z: tr.Transform.Rotation.Z, W: tr.Transform.Rotation.W}},
-				})
+				trs = append(trs, tr.msg())
 			}
 			jsTF = append(jsTF, trs)
 		}
