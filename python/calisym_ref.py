@@ -112,6 +112,12 @@ def spline_basis_grad(x, intervals, lo, hi):
 # The symplectic models
 
 
+def _sech2(z, a):
+    """a * sech(z)^2, as 1 - tanh(z)^2 (no overflow for large |z|)."""
+    t = np.tanh(z)
+    return a * (1 - t * t)
+
+
 class SympNet:
     """A GR- or GRB-SympNet read from a calisym model file."""
 
@@ -170,8 +176,7 @@ class SympNet:
     def _grad_k(self, L, xi):
         """∇K(ξ) for a batch of ridge coordinates ξ (N, d)."""
         if self.kind == "gr":
-            z = xi @ L["W"].T + L["b"]
-            return (L["a"] / np.cosh(z) ** 2) @ L["W"]
+            return _sech2(xi @ L["W"].T + L["b"], L["a"]) @ L["W"]
         eta = xi @ L["R"].T  # (N, m)
         intervals, lo, hi = self.spline
         bs = [spline_basis_grad(eta[:, j], intervals, lo, hi) for j in range(self.m)]
@@ -186,8 +191,7 @@ class SympNet:
                 else:
                     t = np.einsum("na...,na->n...", t, vec)
             geta[:, j] = t
-        z = eta @ L["W"].T + L["b"]
-        geta = geta + (L["a"] / np.cosh(z) ** 2) @ L["W"]
+        geta = geta + _sech2(eta @ L["W"].T + L["b"], L["a"]) @ L["W"]
         return geta @ L["R"]
 
     def map(self, z):
