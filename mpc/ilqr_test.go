@@ -203,3 +203,19 @@ func TestPendulumModel(t *testing.T) {
 		t.Errorf("trace lengths %d, %d, %d", len(tr.U), len(tr.SolveTime), len(tr.X))
 	}
 }
+
+// TestSolveAllocs: a Solve allocates nothing.
+func TestSolveAllocs(t *testing.T) {
+	ctl, err := NewILQR(newLinear(), 10, linearCost())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0, u := []float64{0.2, 0}, make([]float64, 2)
+	if n := testing.AllocsPerRun(10, func() {
+		if _, err := ctl.Solve(x0, u, 3); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Solve allocates %v times", n)
+	}
+}

@@ -28,6 +28,15 @@
 // builds a model of any configuration with random parameters; Save and
 // Encode write the model file.
 //
+// Planning. A Plan's NewLinearizer returns a Linearizer: one step in
+// physical units with its exact Jacobians with respect to the state and
+// the ports (reverse mode through the layers). NewLinearization rolls any
+// Linearizer out, recording every step's Jacobians (what iLQR needs), and
+// composes the dense rollout Jacobians (Dense) or a cost's gradient with
+// respect to the initial state and the port sequence (VJP). Tensors
+// exports a Plan's arrays for other runtimes (calisym export writes them
+// as an ONNX graph).
+//
 // Training. A Model's parameters are not exported. Trainable, the training
 // handle a trainer makes with NewTrainable, owns everything else: the flat
 // parameter vector and its ParamBlocks, initialisation, and the batched

@@ -120,3 +120,19 @@ func TestLinearize(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLinearize measures one MLP Linearize (the step and its
+// StateDim×(StateDim+PortDim) Jacobian) for the quadruped's dimensions
+// with the baseline's default hidden widths.
+func BenchmarkLinearize(b *testing.B) {
+	cfg := Config{StateDim: 36, PortDim: 30, Hidden: []int{96, 96}}
+	rng := rand.New(rand.NewPCG(1, 1))
+	m := New(cfg, rng)
+	lz := m.NewLinearizer()
+	x, e := randVec(rng, 36), randVec(rng, 30)
+	next, fx, fe := make([]float64, 36), make([]float64, 36*36), make([]float64, 36*30)
+	b.ReportAllocs()
+	for b.Loop() {
+		lz.Linearize(x, e, next, fx, fe)
+	}
+}
