@@ -3,17 +3,23 @@ package trainer
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 
+	"github.com/calisym/calisym/internal/tty"
 	"github.com/schollz/progressbar/v3"
 )
 
-// progress renders a per-run progress bar with loss and throughput.
+// progress reports a run's progress: on a terminal a bar with loss and
+// throughput, redrawn in place; to any other writer (a log file, a CI
+// console, a pipe) one line per epoch, since a bar's carriage returns
+// would make a log one endless line.
 type progress struct {
-	bar  *progressbar.ProgressBar
-	w    io.Writer
-	last time.Time
-	name string
+	bar   *progressbar.ProgressBar
+	w     io.Writer
+	lines bool // one line per epoch instead of a bar
+	last  time.Time
+	name  string
 	// epochs is the run's length; start the epoch it resumed from (0: a
 	// fresh run).
 	epochs, start int
@@ -24,10 +30,20 @@ type progress struct {
 // left, so that its time estimate comes from this run's pace alone (the
 // bar would otherwise count the resumed epochs as done in no time, and
 // predict too short a run); the description names the epoch of the whole
-// run.
+// run. The bar is drawn only when w is a terminal; other writers get one
+// line per epoch.
 func newProgress(w io.Writer, name string, epochs, start int) *progress {
+	return newProgressMode(w, tty.IsTerminal(w), name, epochs, start)
+}
+
+// newProgressMode is newProgress with a bar (bar) or lines (!bar) on w.
+func newProgressMode(w io.Writer, bar bool, name string, epochs, start int) *progress {
 	p := &progress{w: w, name: name, epochs: epochs, start: start}
 	if w == nil {
+		return p
+	}
+	if !bar {
+		p.lines = true
 		return p
 	}
 	p.bar = progressbar.NewOptions(epochs-start,
@@ -63,6 +79,19 @@ func (p *progress) tick(epoch int, loss, rate float64) {
 }
 
 func (p *progress) epochDone(es EpochStats) {
+	if p.lines {
+		// es.Epoch counts from 1.
+		stats := fmt.Sprintf("loss %.3e", es.Loss)
+		if !math.IsNaN(es.ValLoss) {
+			stats += fmt.Sprintf(" val %.3e", es.ValLoss)
+		}
+		if es.Seconds > 0 {
+			stats += fmt.Sprintf(" %.0f tr/s", float64(es.Transitions)/es.Seconds)
+		}
+		stats += fmt.Sprintf(" %.1f s", es.Seconds)
+		fmt.Fprintln(p.w, p.describe(es.Epoch-1, stats))
+		return
+	}
 	if p.bar == nil {
 		return
 	}

@@ -590,7 +590,7 @@ func TestProgressResumed(t *testing.T) {
 		{500, 250, "GR epoch 251/500 (resumed after 250) loss 1.000e-01 5 tr/s"},
 	} {
 		var out strings.Builder
-		p := newProgress(&out, "GR", c.epochs, c.start)
+		p := newProgressMode(&out, true, "GR", c.epochs, c.start)
 		if got := p.bar.GetMax(); got != c.epochs-c.start {
 			t.Errorf("resumed after %d of %d: the bar counts %d epochs", c.start, c.epochs, got)
 		}

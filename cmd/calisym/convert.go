@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/internal/tty"
 	"github.com/calisym/calisym/statemap"
 )
 
@@ -44,9 +45,10 @@ instead of the params' split. Split folders of an earlier conversion in
 that --out never mixes two runs; a dataset folder no conversion wrote is
 refused. A file that fails to convert stops the command, or with --skip-bad
 is left out and listed with the reason; the command still fails when no
-file converts. A progress bar goes to stderr; the summary (windows kept and
-rejected with the reasons, warnings such as time going backwards, skipped
-files, and the statistics of every written channel) to stdout.`,
+file converts. Progress goes to stderr: a bar on a terminal, else (a log)
+one line per file as it starts; the summary (windows kept and rejected
+with the reasons, warnings such as time going backwards, skipped files,
+and the statistics of every written channel) to stdout.`,
 		Example: `  calisym sim --preset smoke --mcap --out out/sim
   calisym convert --params params/pendulum_sim.yaml --out out/sim-conv out/sim/*.mcap
   calisym convert --params params/crazyflie.yaml --out out/crazyflie
@@ -89,22 +91,30 @@ files, and the statistics of every written channel) to stdout.`,
 				return err
 			}
 			var advance func(path string, done, total int64)
-			c, err := convert.NewConverter(spec, convert.Options{DataRoot: data, Params: params, SkipBad: skipBad,
+			opts := convert.Options{DataRoot: data, Params: params, SkipBad: skipBad,
 				Progress: func(path string, done, total int64) {
 					if advance != nil {
 						advance(path, done, total)
 					}
-				}})
+				}}
+			// A bar on a terminal; to a log, one line per file as it starts.
+			lines := !quiet && !tty.IsTerminal(cmd.ErrOrStderr())
+			var inputs []string
+			if lines {
+				opts.Open = convertLines(cmd.ErrOrStderr(), &inputs)
+			}
+			c, err := convert.NewConverter(spec, opts)
 			if err != nil {
 				return err
 			}
 			var bar *progressbar.ProgressBar
 			if !quiet {
-				inputs, err := c.Inputs()
-				if err != nil {
+				if inputs, err = c.Inputs(); err != nil {
 					return err
 				}
-				bar, advance = convertProgress(cmd.ErrOrStderr(), inputs)
+				if !lines {
+					bar, advance = convertProgress(cmd.ErrOrStderr(), inputs)
+				}
 			}
 			start := time.Now()
 			res, err := c.Run(cmd.Context())
@@ -208,6 +218,24 @@ func convertProgress(w io.Writer, inputs []string) (*progressbar.ProgressBar, fu
 	)
 	return bar, func(path string, done, _ int64) {
 		_ = bar.Set64(base[path] + done)
+	}
+}
+
+// convertLines returns the opener of a conversion whose progress goes to
+// a log (w is not a terminal): it writes one line per input file as it
+// starts, "convert [i/n] path (size)", n the number of *inputs (set
+// before the conversion runs), then opens the file as the default opener
+// does.
+func convertLines(w io.Writer, inputs *[]string) convert.Opener {
+	i := 0
+	return func(path string, spec *convert.Spec) (convert.Source, error) {
+		i++
+		size := ""
+		if st, err := os.Stat(path); err == nil {
+			size = fmt.Sprintf(" (%.1f MB)", float64(st.Size())/1e6)
+		}
+		fmt.Fprintf(w, "convert [%d/%d] %s%s\n", i, len(*inputs), path, size)
+		return convert.OpenSource(path, spec)
 	}
 }
 
