@@ -282,3 +282,27 @@ func BenchmarkLinearize(b *testing.B) {
 		})
 	}
 }
+
+// TestLinearizationAllocs: Linearize, Run, VJP and Dense allocate nothing.
+func TestLinearizationAllocs(t *testing.T) {
+	for _, kind := range []Kind{KindGR, KindGRB} {
+		m := smallModel(t, kind, 9)
+		plan, err := m.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const h = 3
+		nx, ne := m.Layout.StateDim(), m.Layout.PortDim()
+		lz := NewLinearization(plan.NewLinearizer(), h)
+		x0, ports := make([]float64, nx), make([]float64, h*ne)
+		g, gx0, gp := make([]float64, h*nx), make([]float64, nx), make([]float64, h*ne)
+		dx0, dp := make([]float64, h*nx*nx), make([]float64, h*nx*h*ne)
+		if n := testing.AllocsPerRun(10, func() {
+			if lz.Run(x0, ports, h) != nil || lz.VJP(g, gx0, gp) != nil || lz.Dense(dx0, dp) != nil {
+				t.Fatal("unexpected error")
+			}
+		}); n != 0 {
+			t.Errorf("%s: Run, VJP and Dense allocate %v times", kind, n)
+		}
+	}
+}
