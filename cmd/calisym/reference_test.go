@@ -51,12 +51,19 @@ type refCase struct {
 }
 
 // writePresetModels writes every preset with random parameters and a
-// random normalisation under dir.
+// random normalisation under dir, then a small GRB model with a 3-D ridge
+// coordinate and a contact port (the presets' GRB has m = 2 and no
+// contacts).
 func writePresetModels(t *testing.T, dir string) []refModel {
 	t.Helper()
 	var ms []refModel
-	for i, name := range predictor.PresetNames() {
-		p, _ := predictor.LookupPreset(name)
+	presets := predictor.Presets()
+	names := append(predictor.PresetNames(), "grb-m3")
+	presets["grb-m3"] = predictor.Preset{Name: "grb-m3", Layout: predictor.Layout{N: 2, NU: 1, NC: 2},
+		Arch: predictor.Arch{Kind: predictor.KindGRB, Layers: 3, Width: 4, RidgeDim: 3,
+			Spline: predictor.Spline{Intervals: 5, Lo: -2, Hi: 2}, StepSize: 0.5}}
+	for i, name := range names {
+		p := presets[name]
 		rng := rand.New(rand.NewPCG(uint64(31+i), 5))
 		m, err := predictor.New(p.Layout, p.Arch, rng)
 		if err != nil {
