@@ -2,85 +2,78 @@ package trainer
 
 import (
 	"math/rand/v2"
+	"sync"
 
 	"github.com/calisym/calisym/dataset"
 )
 
 // schedule deals n items (transitions or windows) to the shards of the
-// batches of an epoch. The items are cut into S contiguous partitions,
-// partition s holding items [s·n/S, (s+1)·n/S); every epoch each partition
-// is shuffled on its own (or left in order), and batch b takes rows
-// [b·R, (b+1)·R) of every partition's order into its shard s. A batch so
-// holds up to S·R = the batch size rows, every item is used once an epoch,
-// and which items a shard holds depends on the data, the batch size, the
-// seed and the epoch alone. A process keeps the orders of its own shards
-// [lo, hi) only.
+// batches of an epoch. Every epoch the items are shuffled by the stream of
+// (seed, epoch) (or left in order); batch b is the items [b·B, (b+1)·B) of
+// that order (B the batch size), and a batch of N rows is cut into the
+// batch size's S shards (Shards) of ⌈N/S⌉ consecutive rows, the last
+// shorter. Which items a shard holds so depends on the data, the batch
+// size, the seed and the epoch alone. With one or two shards (a batch of
+// at most 2·ShardRows) this is how two workers split a batch before the
+// shards existed, and the results are those of --workers 2 then.
 type schedule struct {
-	n, shards, rows int
-	lo, hi          int
-	idx             [][]int // per own shard: its partition's items, this epoch
-	rng             []*rand.Rand
+	n, batch, shards int
+	mu               sync.Mutex
+	idx              []int
+	// ordered is the (seed, epoch) idx is in (epoch −1: in order).
+	ordered [2]uint64
+	valid   bool
+	// rng is the epoch's stream after the shuffle, for the draws of
+	// scheduled sampling.
+	rng *rand.Rand
 }
 
 func newSchedule(n int, p *pool) *schedule {
-	sc := &schedule{n: n, shards: p.shards, rows: p.rows, lo: p.lo, hi: p.hi}
-	for s := p.lo; s < p.hi; s++ {
-		a, b := sc.partition(s)
-		sc.idx = append(sc.idx, make([]int, b-a))
-		sc.rng = append(sc.rng, nil)
-	}
-	sc.order(0, -1)
-	return sc
-}
-
-// partition returns the items of partition s.
-func (sc *schedule) partition(s int) (int, int) {
-	return s * sc.n / sc.shards, (s + 1) * sc.n / sc.shards
+	return &schedule{n: n, batch: p.batch, shards: p.shards, idx: make([]int, n)}
 }
 
 // batches returns the number of batches of an epoch.
-func (sc *schedule) batches() int {
-	most := (sc.n + sc.shards - 1) / sc.shards
-	return (most + sc.rows - 1) / sc.rows
-}
+func (sc *schedule) batches() int { return (sc.n + sc.batch - 1) / sc.batch }
 
 // batchRows returns the number of rows of batch b, over all shards.
-func (sc *schedule) batchRows(b int) int {
-	total := 0
-	for s := range sc.shards {
-		lo, hi := sc.partition(s)
-		total += max(0, min(hi-lo-b*sc.rows, sc.rows))
-	}
-	return total
+func (sc *schedule) batchRows(b int) int { return max(0, min(sc.batch, sc.n-b*sc.batch)) }
+
+// shardRows returns the rows [lo, hi) of shard s within batch b.
+func (sc *schedule) shardRows(b, s int) (int, int) {
+	n := sc.batchRows(b)
+	per := (n + sc.shards - 1) / sc.shards
+	return min(s*per, n), min((s+1)*per, n)
 }
 
-// order resets own shard s's order to its partition's items, shuffled by
-// the stream of (seed, epoch, s) if epoch ≥ 0, and keeps that stream for
-// the shard's other draws this epoch.
-func (sc *schedule) order(seed uint64, epoch int) {
-	for s := sc.lo; s < sc.hi; s++ {
-		sc.orderShard(seed, epoch, s)
-	}
-}
-
-func (sc *schedule) orderShard(seed uint64, epoch, s int) {
-	lo, _ := sc.partition(s)
-	idx := sc.idx[s-sc.lo]
-	for i := range idx {
-		idx[i] = lo + i
-	}
+// orderShard puts the items in the order of (seed, epoch), shuffled by
+// the stream of (seed, epoch) if epoch ≥ 0, unless they are in it. The
+// shards of an epoch's first batch call it (from any goroutine); the first
+// call shuffles.
+func (sc *schedule) orderShard(seed uint64, epoch, _ int) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	key := [2]uint64{seed, uint64(epoch)}
 	if epoch < 0 {
+		key[0] = 0
+	}
+	if sc.valid && sc.ordered == key {
 		return
 	}
-	rng := rand.New(rand.NewPCG(seed, uint64(epoch)<<32|uint64(s)))
-	rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-	sc.rng[s-sc.lo] = rng
+	for i := range sc.idx {
+		sc.idx[i] = i
+	}
+	sc.rng = nil
+	if epoch >= 0 {
+		sc.rng = rand.New(rand.NewPCG(seed, uint64(epoch)))
+		sc.rng.Shuffle(len(sc.idx), func(i, j int) { sc.idx[i], sc.idx[j] = sc.idx[j], sc.idx[i] })
+	}
+	sc.ordered, sc.valid = key, true
 }
 
-// items returns the items of own shard s in batch b.
+// items returns the items of shard s in batch b.
 func (sc *schedule) items(b, s int) []int {
-	idx := sc.idx[s-sc.lo]
-	return idx[min(b*sc.rows, len(idx)):min((b+1)*sc.rows, len(idx))]
+	lo, hi := sc.shardRows(b, s)
+	return sc.idx[b*sc.batch+lo : b*sc.batch+hi]
 }
 
 // transitionBatches gathers one-step transitions into Batches.

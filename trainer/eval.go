@@ -160,9 +160,13 @@ func EvalWindows(ds *dataset.Dataset, horizon, stride, maxWindows int) []dataset
 	return ws
 }
 
-// windowChunk is the number of windows Evaluate sums before it adds the sum
-// to the total.
-const windowChunk = 16
+// evalLanes is the number of accumulators Evaluate sums windows into
+// (window i into accumulator i mod evalLanes), evalBlock the number of
+// windows rolled out before they are added.
+const (
+	evalLanes = 2
+	evalBlock = 256
+)
 
 // Evaluate rolls the model out from every evaluation window of ds and
 // returns the autoregressive MSE at the requested horizon.
@@ -202,96 +206,111 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		bad          int
 		err          error
 	}
-	// The windows are summed in chunks of windowChunk, whichever worker
-	// rolls them out, and the chunks in order: the result does not depend
-	// on the number of workers.
-	chunks := (len(ws) + windowChunk - 1) / windowChunk
-	accs := make([]acc, chunks)
-	var wg sync.WaitGroup
-	for w := range min(workers, chunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			coord := make([]float64, nx)
-			r, err := newRoller()
-			if err != nil {
-				accs[w].err = err
-				return
-			}
-			out := make([]float64, H*nx)
-			step := make([]float64, H)
-			for c := w; c < chunks; c += workers {
-				a := &accs[c]
-				a.per = make([]float64, H)
-				a.coord = make([]float64, nx)
-				a.fq, a.fp, a.fn = make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
-				if ctx.Err() != nil {
-					a.err = ctx.Err()
-					return
-				}
-				for i := c * windowChunk; i < min((c+1)*windowChunk, len(ws)); i++ {
+	// Window i is added to accumulator i mod evalLanes, in window order,
+	// and the accumulators in order: the sums do not depend on the number
+	// of workers (and are those of two workers taking every other window,
+	// the rule before). The workers roll out a block of windows, then the
+	// block is added.
+	type record struct {
+		sqq, sqp   float64
+		per, coord []float64
+		finite     bool
+		err        error
+	}
+	accs := make([]acc, evalLanes)
+	for i := range accs {
+		a := &accs[i]
+		a.per, a.coord = make([]float64, H), make([]float64, nx)
+		a.fq, a.fp, a.fn = make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
+	}
+	block := min(len(ws), evalBlock)
+	recs := make([]record, block)
+	for i := range recs {
+		recs[i].per, recs[i].coord = make([]float64, H), make([]float64, nx)
+	}
+	rollers := make([]Roller, workers)
+	outs := make([][]float64, workers)
+	for w := range rollers {
+		r, err := newRoller()
+		if err != nil {
+			return EvalResult{}, err
+		}
+		rollers[w], outs[w] = r, make([]float64, H*nx)
+	}
+	for b0 := 0; b0 < len(ws); b0 += block {
+		b1 := min(b0+block, len(ws))
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				r, out := rollers[w], outs[w]
+				for i := b0 + w; i < b1; i += workers {
+					rec := &recs[i-b0]
+					if rec.err = ctx.Err(); rec.err != nil {
+						return
+					}
 					win := ws[i]
 					ep := &ds.Episodes[win.Episode]
 					x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
 					ports := ep.E[win.Start*ne : (win.Start+H)*ne]
-					if err := r.Rollout(x0, ports, H, out); err != nil {
-						a.err = err
+					if rec.err = r.Rollout(x0, ports, H, out); rec.err != nil {
 						return
 					}
 					truth := ep.X[(win.Start+1)*nx : (win.Start+1+H)*nx]
-					var sqq, sqp float64
-					finite := true
-					clear(coord)
+					rec.sqq, rec.sqp, rec.finite = 0, 0, true
+					clear(rec.coord)
 					for k := range H {
 						var s float64
 						for j := range nx {
 							e := out[k*nx+j] - truth[k*nx+j]
 							e2 := e * e
 							s += e2
-							coord[j] += e2
+							rec.coord[j] += e2
 							if j < n {
-								sqq += e2
+								rec.sqq += e2
 							} else {
-								sqp += e2
+								rec.sqp += e2
 							}
 						}
-						step[k] = s
+						rec.per[k] = s
 						if math.IsNaN(s) || math.IsInf(s, 0) {
-							finite = false
+							rec.finite = false
 							break
 						}
 					}
-					if !finite {
-						a.bad++
-						continue
-					}
-					for k, v := range step {
-						a.per[k] += v
-					}
-					for j, v := range coord {
-						a.coord[j] += v
-					}
-					f := fileOf[i]
-					a.fq[f] += sqq
-					a.fp[f] += sqp
-					a.fn[f]++
-					a.sq += sqq + sqp
-					a.sqq += sqq
-					a.sqp += sqp
 				}
+			})
+		}
+		wg.Wait()
+		for i := b0; i < b1; i++ {
+			rec, a := &recs[i-b0], &accs[i%evalLanes]
+			if rec.err != nil {
+				return EvalResult{}, rec.err
 			}
-		}()
+			if !rec.finite {
+				a.bad++
+				continue
+			}
+			for k, v := range rec.per {
+				a.per[k] += v
+			}
+			for j, v := range rec.coord {
+				a.coord[j] += v
+			}
+			f := fileOf[i]
+			a.fq[f] += rec.sqq
+			a.fp[f] += rec.sqp
+			a.fn[f]++
+			a.sq += rec.sqq + rec.sqp
+			a.sqq += rec.sqq
+			a.sqp += rec.sqp
+		}
 	}
-	wg.Wait()
 	res := EvalResult{Horizon: H, Windows: len(ws), PerStep: make([]float64, H), PerCoord: make([]float64, nx)}
 	var sq, sqq, sqp float64
 	fq, fp, fn := make([]float64, len(fileNames)), make([]float64, len(fileNames)), make([]int, len(fileNames))
 	for _, a := range accs {
 		if a.err != nil {
 			return res, a.err
-		}
-		if a.fn == nil {
-			continue // never reached
 		}
 		sq += a.sq
 		sqq += a.sqq

@@ -5,11 +5,16 @@ import (
 	"sync"
 )
 
-// ShardRows is the most rows of one shard. A batch of B rows is cut into
-// ⌈B/ShardRows⌉ shards of at most ⌈B/⌈B/ShardRows⌉⌉ rows (Shards): how a
-// batch is cut depends on the batch size alone, never on the number of
-// goroutines or processes that compute it.
-const ShardRows = 32
+// ShardRows is the most rows of one shard. A batch size B gives
+// ⌈B/ShardRows⌉ shards (Shards), and a batch of N ≤ B rows is cut into
+// that many of ⌈N/S⌉ consecutive rows: how a batch is cut depends on the
+// batch size alone, never on the number of goroutines or processes that
+// compute it. Smaller shards would let more workers share a batch, but
+// every shard's backward pass has a fixed cost (the quadruped's: the
+// gradient of its 316,008 parameters through the layers' A = I + S₁S₂,
+// B = S₁ + S₁S₂S₃ + S₃, about a quarter of a 32-row shard's time), so 128
+// rows keep it small; batch 2048 has 16 shards.
+const ShardRows = 128
 
 // Shards returns the number of shards of a batch of batchSize rows and the
 // most rows one shard holds.
@@ -95,6 +100,7 @@ type shardFill func(s int, b *Batch) []float64
 // work is split. A sum is a vector of np+2 values: the gradient, the loss
 // Σ w ℓ and the weight Σ w.
 type pool struct {
+	batch        int // the batch size
 	shards, rows int
 	np           int
 	comm         Comm
@@ -126,7 +132,7 @@ func newPool(l Learner, workers, batchSize, nx, ne int, comm Comm) (*pool, error
 	workers = max(1, workers)
 	shards, rows := Shards(batchSize)
 	root := span{0, shards}
-	p := &pool{shards: shards, rows: rows, np: l.NumParams(), comm: comm, lo: 0, hi: shards, have: map[span][]float64{}}
+	p := &pool{batch: max(batchSize, 1), shards: shards, rows: rows, np: l.NumParams(), comm: comm, lo: 0, hi: shards, have: map[span][]float64{}}
 	if comm != nil {
 		if comm.Size() < 1 || comm.Rank() < 0 || comm.Rank() >= comm.Size() {
 			return nil, fmt.Errorf("trainer: process %d of %d", comm.Rank(), comm.Size())

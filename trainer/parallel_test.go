@@ -56,7 +56,7 @@ func TestShardTree(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range [][3]int{{1, 1, 1}, {32, 1, 32}, {33, 2, 17}, {1024, 32, 32}, {2048, 64, 32}, {100, 4, 25}} {
+	for _, c := range [][3]int{{1, 1, 1}, {128, 1, 128}, {129, 2, 65}, {256, 2, 128}, {1024, 8, 128}, {2048, 16, 128}, {520, 5, 104}} {
 		if s, r := Shards(c[0]); s != c[1] || r != c[2] {
 			t.Errorf("Shards(%d) = %d, %d; want %d, %d", c[0], s, r, c[1], c[2])
 		}
@@ -228,7 +228,7 @@ func sameRun(a, b layoutRun) string {
 // epoch's losses, validation loss and gradient norm. It covers teacher
 // forcing and scheduled sampling, AdamW and Muon, GR and the MLP.
 func TestLayoutIndependent(t *testing.T) {
-	ds := toyDataset(t, 3, 120, 2, 1, 31)
+	ds := toyDataset(t, 6, 400, 2, 1, 31)
 	mlpL := func() Learner {
 		m, err := NewMLP(ds, []int{9, 7}, LossWeights{Q: 10, P: 5}, 5)
 		if err != nil {
@@ -244,9 +244,9 @@ func TestLayoutIndependent(t *testing.T) {
 		batch int
 		alpha bool
 	}{
-		{"gr-muon", grL, "muon", 200, false},
-		{"gr-adamw-scheduled", grL, "adamw", 100, true},
-		{"mlp-adamw", mlpL, "adamw", 150, false},
+		{"gr-muon", grL, "muon", 700, false},
+		{"gr-adamw-scheduled", grL, "adamw", 520, true},
+		{"mlp-adamw", mlpL, "adamw", 600, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -274,10 +274,10 @@ func TestLayoutIndependent(t *testing.T) {
 // resumes it as 2 processes of 2 goroutines and then with 1 goroutine, and
 // requires the parameters and history of an uninterrupted 7-goroutine run.
 func TestResumeOtherLayout(t *testing.T) {
-	ds := toyDataset(t, 2, 150, 2, 0, 33)
+	ds := toyDataset(t, 3, 300, 2, 0, 33)
 	newL := func() Learner { return symplecticLearner(t, ds, predictor.KindGR, 9) }
 	cfg := DefaultConfig()
-	cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.Schedule = 5, 96, "muon", "constant"
+	cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.Schedule = 5, 300, "muon", "constant"
 	ref := runLayout(t, ds, newL, cfg, 0, 7)
 	c := cfg
 	c.CheckpointPath, c.CheckpointEvery = filepath.Join(t.TempDir(), "run.ckpt"), 1
@@ -335,18 +335,18 @@ func TestProcessesDisagree(t *testing.T) {
 }
 
 // TestEvaluateLayoutIndependent requires the same evaluation, bit for bit,
-// with 1, 2, 3 and 7 goroutines.
+// with 1, 2, 3 and 7 goroutines, over more than one block of windows.
 func TestEvaluateLayoutIndependent(t *testing.T) {
 	ds := toyDataset(t, 3, 200, 2, 1, 37)
 	s := symplecticLearner(t, ds, predictor.KindGR, 11)
 	var ref EvalResult
 	for _, w := range []int{1, 2, 3, 7} {
-		res, err := Evaluate(context.Background(), s.Rollers(), ds, EvalOptions{Horizon: 30, Stride: 3, Workers: w})
+		res, err := Evaluate(context.Background(), s.Rollers(), ds, EvalOptions{Horizon: 30, Stride: 1, Workers: w})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Windows <= 3*windowChunk {
-			t.Fatalf("%d windows: too few to test the chunks", res.Windows)
+		if res.Windows <= evalBlock {
+			t.Fatalf("%d windows: too few to test the blocks", res.Windows)
 		}
 		if w == 1 {
 			ref = res
@@ -354,6 +354,55 @@ func TestEvaluateLayoutIndependent(t *testing.T) {
 		}
 		if !reflect.DeepEqual(res, ref) {
 			t.Errorf("%d goroutines: MSE %.17g (per step %v), 1 goroutine %.17g", w, res.MSE, res.PerStep[:3], ref.MSE)
+		}
+	}
+}
+
+// TestTwoShardsAreTwoWorkers requires a batch of two shards (batch sizes
+// 129 to 256) to give the bits of the split of two workers before shards:
+// rows [0, ⌈N/2⌉) and the rest, each by one LossGrad, their gradients and
+// losses added, for full and partial batches.
+func TestTwoShardsAreTwoWorkers(t *testing.T) {
+	ds := toyDataset(t, 2, 200, 2, 1, 39)
+	s := symplecticLearner(t, ds, predictor.KindGR, 13)
+	nx, ne := ds.StateDim(), ds.PortDim()
+	full := fullBatch(ds)
+	for _, n := range []int{256, 201, 130} {
+		pl, err := newPool(s, 3, 256, nx, ne, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.shards != 2 {
+			t.Fatalf("batch 256 has %d shards", pl.shards)
+		}
+		sc := newSchedule(n, pl)
+		sc.orderShard(0, -1, 0)
+		fill := func(sh int, b *Batch) []float64 {
+			lo, hi := sc.shardRows(0, sh)
+			b.N = hi - lo
+			copy(b.X, full.X[lo*nx:hi*nx])
+			copy(b.XNext, full.XNext[lo*nx:hi*nx])
+			copy(b.E, full.E[lo*ne:hi*ne])
+			copy(b.W, full.W[lo:hi])
+			return nil
+		}
+		grad := make([]float64, s.NumParams())
+		loss, _, err := pl.run(fill, grad, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		half := (n + 1) / 2
+		g0, g1 := make([]float64, s.NumParams()), make([]float64, s.NumParams())
+		w := s.NewWorker(half)
+		l0 := w.LossGrad(Batch{N: half, X: full.X[:half*nx], E: full.E[:half*ne], XNext: full.XNext[:half*nx], W: full.W[:half]}, g0, nil)
+		l1 := w.LossGrad(Batch{N: n - half, X: full.X[half*nx : n*nx], E: full.E[half*ne : n*ne], XNext: full.XNext[half*nx : n*nx], W: full.W[half:n]}, g1, nil)
+		if loss != l0+l1 {
+			t.Errorf("%d rows: loss %v, two workers %v", n, loss, l0+l1)
+		}
+		for i := range grad {
+			if grad[i] != g0[i]+g1[i] {
+				t.Fatalf("%d rows: ∂θ[%d] = %v, two workers %v", n, i, grad[i], g0[i]+g1[i])
+			}
 		}
 	}
 }

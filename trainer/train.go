@@ -322,43 +322,43 @@ func datasetLoss(pl *pool, tb *transitionBatches, sc *schedule) (float64, error)
 // schedule), step by step through the window, one optimiser step per time
 // step on the group's transitions (the batch size of teacher forcing); each
 // window's input is the measured state with probability α and the model's
-// own previous prediction otherwise, drawn from its shard's random stream.
-// The gradient is one-step (predictions enter as constants).
+// own previous prediction otherwise, drawn in row order from the epoch's
+// stream before the step. The gradient is one-step (predictions enter as
+// constants).
 func scheduledEpoch(ds *dataset.Dataset, pl *pool, alpha float64, seed uint64, epoch int, step func(shardFill, int) error) error {
 	ws := ds.Windows()
 	sc := newSchedule(len(ws), pl)
+	sc.orderShard(seed, epoch, 0)
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
-	pred := make([][]float64, pl.hi-pl.lo)
-	for i := range pred {
-		pred[i] = make([]float64, pl.rows*nx)
-	}
+	pred := make([]float64, pl.batch*nx)
+	measured := make([]bool, pl.batch)
 	for g := range sc.batches() {
+		n := sc.batchRows(g)
 		for k := 0; k < L-1; k++ {
+			for r := range n {
+				measured[r] = k == 0 || sc.rng.Float64() < alpha
+			}
 			fill := func(s int, b *Batch) []float64 {
-				if g == 0 && k == 0 {
-					sc.orderShard(seed, epoch, s)
-				}
-				rng, pr := sc.rng[s-sc.lo], pred[s-sc.lo]
-				items := sc.items(g, s)
-				b.N = len(items)
-				for r, wi := range items {
-					w := ws[wi]
+				lo, hi := sc.shardRows(g, s)
+				b.N = hi - lo
+				for i, wi := range sc.items(g, s) {
+					w, r := ws[wi], lo+i
 					ep := &ds.Episodes[w.Episode]
 					t := w.Start + k
-					if k == 0 || rng.Float64() < alpha {
-						copy(b.X[r*nx:(r+1)*nx], ep.X[t*nx:(t+1)*nx])
+					if measured[r] {
+						copy(b.X[i*nx:(i+1)*nx], ep.X[t*nx:(t+1)*nx])
 					} else {
-						copy(b.X[r*nx:(r+1)*nx], pr[r*nx:(r+1)*nx])
+						copy(b.X[i*nx:(i+1)*nx], pred[r*nx:(r+1)*nx])
 					}
-					copy(b.XNext[r*nx:(r+1)*nx], ep.X[(t+1)*nx:(t+2)*nx])
-					copy(b.E[r*ne:(r+1)*ne], ep.E[t*ne:(t+1)*ne])
-					b.W[r] = 1
+					copy(b.XNext[i*nx:(i+1)*nx], ep.X[(t+1)*nx:(t+2)*nx])
+					copy(b.E[i*ne:(i+1)*ne], ep.E[t*ne:(t+1)*ne])
+					b.W[i] = 1
 				}
 				// the step also writes this step's predictions: the next inputs
-				return pr[:b.N*nx]
+				return pred[lo*nx : hi*nx]
 			}
-			if err := step(fill, sc.batchRows(g)); err != nil {
+			if err := step(fill, n); err != nil {
 				return err
 			}
 		}
