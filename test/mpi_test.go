@@ -131,11 +131,12 @@ func TestMPITraining(t *testing.T) {
 		t.Fatalf("sim: %v\n%s", err, out)
 	}
 	train, val, ood := filepath.Join(dir, "data", "train"), filepath.Join(dir, "data", "id"), filepath.Join(dir, "data", "ood")
-	// batch 100: 4 shards of 25 rows; the constant schedule lets a run
-	// resumed with more epochs match the longer run
+	// batch 600: 5 shards of 120 rows, about 2,400 transitions in 4
+	// batches; the constant schedule lets a run resumed with more epochs
+	// match the longer run
 	args := func(name string, epochs int) []string {
 		return []string{"train", "--data", train, "--val", val, "--model", "gr", "--arch", "quadrotor", "--layers", "2", "--width", "4",
-			"--epochs", fmt.Sprint(epochs), "--batch", "100", "--optimizer", "muon", "--schedule", "constant", "--quiet",
+			"--epochs", fmt.Sprint(epochs), "--batch", "600", "--optimizer", "muon", "--schedule", "constant", "--quiet",
 			"--out", filepath.Join(dir, name+".safetensors"), "--checkpoint", filepath.Join(dir, name+".ckpt"), "--checkpoint-every", "1"}
 	}
 	const epochs = 3
