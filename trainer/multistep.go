@@ -1,5 +1,13 @@
 package trainer
 
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/calisym/calisym/dataset"
+)
+
 // This file holds the K-step path of the workers: the loss of a row of a
 // Batch with K > 1 is the mean one-step loss along the gauge-fixed rollout
 // from its initial state under its measured ports, x̂_{k+1} = Π Φ σ_{e_k}(x̂_k),
@@ -133,4 +141,154 @@ func (w *mlpWorker) growSeq(K int) {
 		w.ek = make([]float64, w.capacity*ne)
 		w.dx = make([]float64, w.capacity*nx)
 	}
+}
+
+// kAt returns the number of rollout steps of an epoch's training
+// sequences (1: one-step training).
+func (c *Config) kAt(epoch int) int {
+	if c.RolloutSteps <= 1 || epoch < c.RolloutFrom {
+		return 1
+	}
+	if c.RolloutRamp <= 0 || c.RolloutSteps == 2 {
+		return c.RolloutSteps
+	}
+	t := math.Min(float64(epoch-c.RolloutFrom)/float64(c.RolloutRamp), 1)
+	return 2 + int(math.Round(t*float64(c.RolloutSteps-2)))
+}
+
+// rolloutSettings describes the multi-step and selection settings for the
+// checkpoint ("" when neither is set, as in checkpoints written before).
+func (c *Config) rolloutSettings() string {
+	var s string
+	if c.RolloutSteps > 1 {
+		s += fmt.Sprintf(", %d-step rollouts from epoch %d (ramp %d, %d sequences a batch)", c.RolloutSteps, c.RolloutFrom, c.RolloutRamp, c.RolloutBatch)
+	}
+	if c.SelectHorizon > 0 {
+		s += fmt.Sprintf(", best validation AR MSE at %d steps from epoch %d", c.SelectHorizon, c.SelectFrom)
+	}
+	return s
+}
+
+// seqPools holds one pool per number of rollout steps, made on first use.
+type seqPools struct {
+	l           Learner
+	workers, nx int
+	ne          int
+	cfg         *Config
+	pools       map[int]*pool
+}
+
+func newSeqPools(l Learner, workers int, cfg *Config, nx, ne int) *seqPools {
+	return &seqPools{l: l, workers: workers, nx: nx, ne: ne, cfg: cfg, pools: map[int]*pool{}}
+}
+
+// pool returns the pool of K-step sequences: RolloutBatch sequences a
+// batch, cut into shards by that number alone, each shard's batch with
+// room for K steps of its rows.
+func (sp *seqPools) pool(K int) (*pool, error) {
+	if p, ok := sp.pools[K]; ok {
+		return p, nil
+	}
+	batch := sp.cfg.RolloutBatch
+	if batch <= 0 {
+		batch = max(sp.cfg.BatchSize/K, 2*ShardRows)
+	}
+	p, err := newPool(sp.l, sp.workers, batch, sp.nx, sp.ne, sp.cfg.Comm)
+	if err != nil {
+		return nil, err
+	}
+	for _, sw := range p.workers {
+		sw.b = Batch{K: K, X: make([]float64, p.rows*sp.nx), E: make([]float64, p.rows*K*sp.ne),
+			XNext: make([]float64, p.rows*K*sp.nx), W: make([]float64, p.rows)}
+	}
+	sp.pools[K] = p
+	return p, nil
+}
+
+// seqStart is a training sequence: K steps of an episode from sample T.
+type seqStart struct{ Episode, T int }
+
+// rolloutEpoch runs one epoch of K-step training: every window of ds is cut
+// into sequences of K steps from sample epoch mod K of the window on, dealt
+// to the shards of the batches by a schedule (as transitions are), one
+// optimiser step per batch. step receives the batch's transitions (its
+// sequences times K).
+func rolloutEpoch(ds *dataset.Dataset, pl *pool, K int, seed uint64, epoch int, step func(shardFill, int) error) error {
+	var seqs []seqStart
+	off := epoch % K
+	for _, w := range ds.Windows() {
+		for t := w.Start + off; t+K <= w.Start+ds.WindowLen-1; t += K {
+			seqs = append(seqs, seqStart{w.Episode, t})
+		}
+	}
+	if len(seqs) == 0 {
+		return fmt.Errorf("trainer: windows of %d samples hold no sequence of %d steps", ds.WindowLen, K)
+	}
+	nx, ne := ds.StateDim(), ds.PortDim()
+	sc := newSchedule(len(seqs), pl)
+	for g := range sc.batches() {
+		fill := func(s int, b *Batch) []float64 {
+			if g == 0 {
+				sc.orderShard(seed, epoch, s)
+			}
+			items := sc.items(g, s)
+			b.N, b.K = len(items), K
+			for r, i := range items {
+				sq := seqs[i]
+				ep := &ds.Episodes[sq.Episode]
+				t := sq.T
+				copy(b.X[r*nx:(r+1)*nx], ep.X[t*nx:(t+1)*nx])
+				copy(b.E[r*K*ne:(r+1)*K*ne], ep.E[t*ne:(t+K)*ne])
+				copy(b.XNext[r*K*nx:(r+1)*K*nx], ep.X[(t+1)*nx:(t+1+K)*nx])
+				b.W[r] = 1
+			}
+			return nil
+		}
+		if err := step(fill, sc.batchRows(g)*K); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rollerLearner is a learner that can be rolled out (Symplectic, MLP).
+type rollerLearner interface {
+	Rollers() RollerFactory
+}
+
+// selectEpoch scores an epoch by the validation AR MSE at SelectHorizon
+// and keeps its parameters in hist when they are the best so far.
+func selectEpoch(ctx context.Context, l Learner, val *dataset.Dataset, cfg *Config, epoch int, hist *History, es *EpochStats) error {
+	if cfg.SelectHorizon <= 0 || val == nil || epoch+1 < cfg.SelectFrom {
+		return nil
+	}
+	rl, ok := l.(rollerLearner)
+	if !ok {
+		return fmt.Errorf("trainer: %s cannot be rolled out for selection by the AR MSE", l.Name())
+	}
+	r, err := Evaluate(ctx, rl.Rollers(), val, EvalOptions{Horizon: cfg.SelectHorizon, Stride: cfg.SelectHorizon, Workers: cfg.Workers})
+	if err != nil {
+		return fmt.Errorf("trainer: selection at epoch %d: %w", epoch+1, err)
+	}
+	es.ValARMSE = r.MSE
+	if hist.BestEpoch == 0 || r.MSE < hist.BestARMSE {
+		hist.BestEpoch, hist.BestARMSE = epoch+1, r.MSE
+		hist.BestTheta = l.Params()
+	}
+	return nil
+}
+
+// checkSelection reports a selection horizon the validation set cannot
+// score (before any epoch is spent).
+func checkSelection(val *dataset.Dataset, cfg *Config) error {
+	if cfg.SelectHorizon <= 0 {
+		return nil
+	}
+	if val == nil {
+		return fmt.Errorf("trainer: selection by the AR MSE at %d steps needs a validation set", cfg.SelectHorizon)
+	}
+	if len(EvalWindows(val, cfg.SelectHorizon, cfg.SelectHorizon, 0)) == 0 {
+		return fmt.Errorf("trainer: selection by the AR MSE at %d steps: no validation episode has %d samples", cfg.SelectHorizon, cfg.SelectHorizon+1)
+	}
+	return nil
 }

@@ -1,8 +1,13 @@
 package trainer
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calisym/calisym/dataset"
@@ -171,5 +176,111 @@ func TestSeqAllocationFree(t *testing.T) {
 		if a := testing.AllocsPerRun(5, func() { w.LossGrad(b, grad, nil) }); a != 0 {
 			t.Errorf("%s: %v allocations per K-step batch", l.Name(), a)
 		}
+	}
+}
+
+// TestRolloutTraining trains with a K-step curriculum and selection by the
+// validation AR MSE: the curriculum's K per epoch, the rollout error falls,
+// the run ends on the best epoch's parameters, the result does not depend
+// on the number of workers, and a resumed run continues bit for bit.
+func TestRolloutTraining(t *testing.T) {
+	ds := toyDataset(t, 6, 60, 2, 1, 11)
+	val := toyDataset(t, 2, 60, 2, 1, 12)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR = 8, 64, "adamw", 5e-3
+	cfg.RolloutSteps, cfg.RolloutFrom, cfg.RolloutRamp, cfg.RolloutBatch = 6, 2, 4, 16
+	cfg.SelectHorizon, cfg.SelectFrom = 20, 2
+	// run trains with workers goroutines, stopping after stop epochs (0:
+	// to the end)
+	run := func(workers int, ckpt string, stop int) (*History, []float64) {
+		t.Helper()
+		s := symplecticLearner(t, ds, predictor.KindGR, 4)
+		s.T.Init(rand.New(rand.NewPCG(4, 4)), 1)
+		c := cfg
+		c.Workers, c.CheckpointPath = workers, ckpt
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c.OnEpoch = func(e EpochStats) {
+			if e.Epoch == stop {
+				cancel()
+			}
+		}
+		h, err := Train(ctx, s, ds, val, c)
+		if ie := (*Interrupted)(nil); err != nil && !(stop > 0 && errors.As(err, &ie)) {
+			t.Fatal(err)
+		}
+		return h, s.Params()
+	}
+	h, theta := run(2, "", 0)
+	wantK := []int{0, 0, 2, 3, 4, 5, 6, 6}
+	var best, bestEpoch = math.Inf(1), 0
+	for i, e := range h.Epochs {
+		if e.K != wantK[i] {
+			t.Errorf("epoch %d: K = %d, want %d", e.Epoch, e.K, wantK[i])
+		}
+		if i+1 >= cfg.SelectFrom && e.ValARMSE < best {
+			best, bestEpoch = e.ValARMSE, e.Epoch
+		}
+		if (i+1 < cfg.SelectFrom) != (e.ValARMSE == 0) {
+			t.Errorf("epoch %d: validation AR MSE %v", e.Epoch, e.ValARMSE)
+		}
+	}
+	if h.BestEpoch != bestEpoch || h.BestARMSE != best {
+		t.Errorf("best epoch %d (%.4g), want %d (%.4g)", h.BestEpoch, h.BestARMSE, bestEpoch, best)
+	}
+	if !(h.Epochs[len(h.Epochs)-1].ValARMSE < h.Epochs[cfg.SelectFrom-1].ValARMSE) {
+		t.Errorf("validation AR MSE did not fall: %v", h.Epochs)
+	}
+	// the final parameters are the best epoch's: their AR MSE is the best
+	s := symplecticLearner(t, ds, predictor.KindGR, 4)
+	if err := s.SetParams(theta); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(context.Background(), s.Rollers(), val, EvalOptions{Horizon: cfg.SelectHorizon, Stride: cfg.SelectHorizon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MSE != best {
+		t.Errorf("final parameters' AR MSE %.15g, best epoch's %.15g", r.MSE, best)
+	}
+	for _, workers := range []int{1, 3} {
+		_, th := run(workers, "", 0)
+		if !slices.Equal(th, theta) {
+			t.Errorf("%d workers: other parameters than 2 workers", workers)
+		}
+	}
+	// interrupted after 5 epochs (K ramping, best kept in the checkpoint), resumed
+	ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+	run(2, ckpt, 5)
+	h2, th := run(2, ckpt, 0)
+	if !slices.Equal(th, theta) || h2.BestEpoch != h.BestEpoch {
+		t.Errorf("resumed run: best epoch %d (want %d), parameters equal: %v", h2.BestEpoch, h.BestEpoch, slices.Equal(th, theta))
+	}
+}
+
+// TestBadRolloutSettings checks the errors of settings that cannot train.
+func TestBadRolloutSettings(t *testing.T) {
+	ds := toyDataset(t, 2, 30, 2, 1, 11)
+	for _, c := range []struct {
+		name string
+		set  func(*Config)
+		val  *dataset.Dataset
+		want string
+	}{
+		{"negative steps", func(c *Config) { c.RolloutSteps = -1 }, nil, "negative rollout"},
+		{"selection without validation", func(c *Config) { c.SelectHorizon = 10 }, nil, "needs a validation set"},
+		{"selection beyond the episodes", func(c *Config) { c.SelectHorizon = 40 }, ds, "no validation episode has 41 samples"},
+		{"sequences longer than the windows", func(c *Config) { c.RolloutSteps = 25 }, nil, "hold no sequence of 25 steps"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := symplecticLearner(t, ds, predictor.KindGR, 4)
+			cfg := DefaultConfig()
+			cfg.Epochs, cfg.BatchSize = 2, 16
+			c.set(&cfg)
+			_, err := Train(context.Background(), s, ds, c.val, cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
 	}
 }

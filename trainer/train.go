@@ -42,6 +42,24 @@ type Config struct {
 	// computing its share of every batch's shards (identical results to
 	// one process). Only rank 0 writes checkpoints.
 	Comm Comm `json:"-"`
+	// RolloutSteps, RolloutFrom, RolloutRamp and RolloutBatch set multi-step
+	// training: from epoch RolloutFrom on, an epoch trains on sequences of
+	// K autoregressive steps of the rollout (Batch.K), K growing linearly
+	// from 2 to RolloutSteps over RolloutRamp epochs (the curriculum),
+	// RolloutBatch sequences a step (0: BatchSize/K, at least 2·ShardRows);
+	// each window is cut into sequences from an offset that moves by one
+	// sample an epoch. RolloutSteps ≤ 1 trains one step throughout.
+	RolloutSteps int `json:"rollout_steps,omitempty"`
+	RolloutFrom  int `json:"rollout_from,omitempty"`
+	RolloutRamp  int `json:"rollout_ramp,omitempty"`
+	RolloutBatch int `json:"rollout_batch,omitempty"`
+	// SelectHorizon, if positive, scores every epoch from SelectFrom on by
+	// the autoregressive MSE at this horizon on the validation set (one
+	// rollout per SelectHorizon samples of each episode, from its first)
+	// and ends the run with the parameters of the best epoch, instead of
+	// the last (History.BestEpoch).
+	SelectHorizon int `json:"select_horizon,omitempty"`
+	SelectFrom    int `json:"select_from,omitempty"`
 	// CheckpointEvery writes a checkpoint to CheckpointPath every N epochs (0: never).
 	CheckpointEvery int    `json:"checkpoint_every"`
 	CheckpointPath  string `json:"checkpoint_path,omitempty"`
@@ -72,12 +90,24 @@ type EpochStats struct {
 	GradNorm    float64 `json:"grad_norm"`
 	Seconds     float64 `json:"seconds"`
 	Transitions int     `json:"transitions"`
+	// K is the number of rollout steps a training sequence had (0: one).
+	K int `json:"k,omitempty"`
+	// ValARMSE is the validation AR MSE at Config.SelectHorizon (0: not
+	// scored).
+	ValARMSE float64 `json:"val_ar_mse,omitempty"`
 }
 
 // History is the record of a training run.
 type History struct {
 	Epochs  []EpochStats `json:"epochs"`
 	Seconds float64      `json:"seconds"`
+	// BestEpoch is the epoch whose parameters the run ended with under
+	// Config.SelectHorizon (0: the last), BestARMSE its validation AR MSE
+	// and BestTheta its parameters (kept in checkpoints, so that a resumed
+	// run selects as an uninterrupted one).
+	BestEpoch int       `json:"best_epoch,omitempty"`
+	BestARMSE float64   `json:"best_ar_mse,omitempty"`
+	BestTheta []float64 `json:"-"`
 }
 
 func (c *Config) validate() error {
@@ -90,6 +120,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("trainer: unknown optimizer %q (want adamw or muon)", c.Optimizer)
 	case c.Schedule != "constant" && c.Schedule != "cosine":
 		return fmt.Errorf("trainer: unknown schedule %q (want constant or cosine)", c.Schedule)
+	case c.RolloutSteps < 0 || c.RolloutFrom < 0 || c.RolloutRamp < 0 || c.RolloutBatch < 0 || c.SelectHorizon < 0:
+		return fmt.Errorf("trainer: negative rollout (steps %d, from %d, ramp %d, batch %d) or selection horizon %d",
+			c.RolloutSteps, c.RolloutFrom, c.RolloutRamp, c.RolloutBatch, c.SelectHorizon)
 	case c.AlphaFinal < 0 || c.AlphaFinal > 1:
 		return fmt.Errorf("trainer: final teacher-forcing α %v outside [0, 1]", c.AlphaFinal)
 	}
@@ -114,7 +147,7 @@ func (c *Config) lrAt(epoch int) float64 {
 // teacher forcing and the seed. A checkpoint records them.
 func (c *Config) settings() string {
 	return fmt.Sprintf("%s lr %g muon lr %g weight decay %g clip %g, batch %d, %s schedule (warm-up %d, floor %g), α 1 for %d then to %g over %d epochs, seed %d",
-		c.Optimizer, c.LR, c.MuonLR, c.WeightDecay, c.Clip, c.BatchSize, c.Schedule, c.WarmupEpochs, c.MinLRFactor, c.AlphaHold, c.AlphaFinal, c.AlphaRamp, c.Seed)
+		c.Optimizer, c.LR, c.MuonLR, c.WeightDecay, c.Clip, c.BatchSize, c.Schedule, c.WarmupEpochs, c.MinLRFactor, c.AlphaHold, c.AlphaFinal, c.AlphaRamp, c.Seed) + c.rolloutSettings()
 }
 
 // alphaAt returns the teacher-forcing probability of an epoch.
@@ -172,6 +205,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		return nil, err
 	}
 	if err := train.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkSelection(val, &cfg); err != nil {
 		return nil, err
 	}
 	nx, ne := train.StateDim(), train.PortDim()
@@ -236,6 +272,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		vb = newTransitionBatches(val)
 		vsched = newSchedule(len(vb.trans), pl)
 	}
+	// cur is the pool of the epoch under way: pl, or seq's for K-step epochs
+	cur := pl
+	seq := newSeqPools(l, workers, &cfg, nx, ne)
 	bar := newProgress(cfg.Progress, l.Name(), cfg.Epochs, start)
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
 		if cause, err := stopped(ctx, cfg.Comm); err != nil {
@@ -249,7 +288,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		var sumLoss, sumW, gnorm float64
 		var steps, count int
 		step := func(fill shardFill, rows int) error {
-			loss, w, err := pl.run(fill, grad, false)
+			loss, w, err := cur.run(fill, grad, false)
 			if err != nil {
 				return err
 			}
@@ -271,7 +310,15 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			bar.tick(epoch, sumLoss/sumW, float64(count)/time.Since(te).Seconds())
 			return nil
 		}
-		if alpha >= 1 {
+		cur = pl
+		if k := cfg.kAt(epoch); k > 1 {
+			if cur, err = seq.pool(k); err != nil {
+				return hist, err
+			}
+			if err := rolloutEpoch(train, cur, k, cfg.Seed, epoch, step); err != nil {
+				return hist, err
+			}
+		} else if alpha >= 1 {
 			if err := tb.epoch(sched, cfg.Seed, epoch, step); err != nil {
 				return hist, err
 			}
@@ -281,11 +328,17 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			}
 		}
 		es := EpochStats{Epoch: epoch + 1, Loss: sumLoss / sumW, LR: lr, Alpha: alpha, GradNorm: gnorm / float64(max(steps, 1)),
-			Seconds: time.Since(te).Seconds(), Transitions: count, ValLoss: math.NaN()}
+			Seconds: time.Since(te).Seconds(), Transitions: count, ValLoss: math.NaN(), K: max(cfg.kAt(epoch), 1)}
+		if es.K == 1 {
+			es.K = 0
+		}
 		if vb != nil {
 			if es.ValLoss, err = datasetLoss(pl, vb, vsched); err != nil {
 				return hist, err
 			}
+		}
+		if err := selectEpoch(ctx, l, val, &cfg, epoch, hist, &es); err != nil {
+			return hist, err
 		}
 		hist.Epochs = append(hist.Epochs, es)
 		hist.Seconds += es.Seconds
@@ -301,6 +354,11 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		}
 	}
 	bar.finish()
+	if hist.BestTheta != nil {
+		if err := l.SetParams(hist.BestTheta); err != nil {
+			return hist, err
+		}
+	}
 	return hist, nil
 }
 

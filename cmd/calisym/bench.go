@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,7 @@ func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
 	var full, quiet, reports bool
-	var check, checkpoints string
+	var check, checkpoints, variants, seeds string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -69,6 +70,9 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			w := cmd.OutOrStdout()
 			if reports {
 				return checkStoredReports(w, systems, out, full, check)
+			}
+			if variants != "" || seeds != "" {
+				return runStudy(cmd, systems, variants, seeds, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers}, out, quiet)
 			}
 			// summary.md says that every system ran: an earlier run's
 			// must not stay should this one fail.
@@ -166,6 +170,8 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
 	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the README's transcription of a run, e.g. the hours of --full, without repeating it)")
+	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
+	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (the README's \""+benchHeading+"\" section) hold the regenerated numbers; fail if not")
 	return cmd
 }
@@ -235,6 +241,56 @@ func checkStoredReports(w io.Writer, systems []string, out string, full bool, ch
 	}
 	if err := checkPublishedFile(w, check, benchHeading, published); err != nil {
 		return fmt.Errorf("bench: %w", err)
+	}
+	return nil
+}
+
+// variantNames lists the study's variants.
+func variantNames() []string {
+	var out []string
+	for _, v := range experiment.Variants() {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// runStudy runs bench's study: every variant and seed on each system's
+// data, converted once.
+func runStudy(cmd *cobra.Command, systems []string, variants, seeds string, opt experiment.RealOptions, out string, quiet bool) error {
+	names := strings.Split(cmp.Or(variants, "default"), ",")
+	vs, err := experiment.LookupVariants(names)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	ss, err := parseInts(cmp.Or(seeds, "1,2,3"))
+	if err != nil {
+		return fmt.Errorf("bench: --seeds: %w", err)
+	}
+	var sd []uint64
+	for _, v := range ss {
+		if v < 1 {
+			return fmt.Errorf("bench: --seeds: seed %d (want 1 or more)", v)
+		}
+		sd = append(sd, uint64(v))
+	}
+	log := cmd.ErrOrStderr()
+	if !quiet {
+		opt.Progress = log
+	}
+	for _, s := range systems {
+		b, err := experiment.PrepareReal(cmd.Context(), s, opt)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(out, s)
+		if _, err := b.Study(cmd.Context(), vs, sd, dir, log); err != nil {
+			return err
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "study.md"))
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "\n## %s\n\n%s", s, md)
 	}
 	return nil
 }

@@ -241,6 +241,12 @@ saves the completed epochs there and prints the command that resumes.`,
 	f.IntVar(&cfg.AlphaHold, "alpha-hold", 0, "epochs of pure teacher forcing before the α ramp")
 	f.IntVar(&cfg.AlphaRamp, "alpha-ramp", 0, "epochs of the α ramp")
 	f.Float64Var(&cfg.AlphaFinal, "alpha-final", 1, "final teacher-forcing probability α (1: always teacher forcing)")
+	f.IntVar(&cfg.RolloutSteps, "rollout-steps", 0, "multi-step training: train on rollouts of up to this many steps, gradients through every step (0 or 1: one-step teacher forcing)")
+	f.IntVar(&cfg.RolloutFrom, "rollout-from", 0, "first epoch of multi-step training")
+	f.IntVar(&cfg.RolloutRamp, "rollout-ramp", 0, "epochs over which the rollout length grows from 2 to --rollout-steps")
+	f.IntVar(&cfg.RolloutBatch, "rollout-batch", 0, "rollout sequences per optimiser step (0: --batch / steps, at least 64)")
+	f.IntVar(&cfg.SelectHorizon, "select-horizon", 0, "end with the epoch of lowest AR MSE at this horizon on --val (0: the last epoch)")
+	f.IntVar(&cfg.SelectFrom, "select-from", 0, "first epoch --select-horizon may pick")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines (the result does not depend on them, nor on the MPI processes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
@@ -249,6 +255,7 @@ saves the completed epochs there and prints the command that resumes.`,
 	f.Float64Var(&w.Sec, "w-sec", w.Sec, "section loss weight")
 	f.Float64Var(&w.Mu, "w-mu", w.Mu, "control port weight")
 	f.Float64Var(&w.Fc, "w-fc", w.Fc, "contact port weight")
+	f.Float64Var(&w.Units, "loss-units", 0, "state loss from normalised (0) towards physical units (1: the units of the reported AR MSE)")
 	_ = cmd.MarkFlagRequired("data")
 	run := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

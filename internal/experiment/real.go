@@ -419,9 +419,13 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 			return nil, fmt.Errorf("experiment: %s: ID-test conversion: %w", system, err)
 		}
 	}
-	groups, err := convertGroups(ctx, sys, &evalSpec, root, params)
-	if err != nil {
-		return nil, fmt.Errorf("experiment: %s: %w", system, err)
+	// the evaluation groups name the benchmark's own files: not with other
+	// inputs or another split
+	var groups []EvalGroup
+	if len(opt.Inputs) == 0 && opt.Split == nil {
+		if groups, err = convertGroups(ctx, sys, &evalSpec, root, params); err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", system, err)
+		}
 	}
 	train, id, ood := trainRes.Splits[splitTrain], idRes.Splits[splitIDTest], evalRes.Splits[splitOOD]
 	for _, s := range []struct {

@@ -342,3 +342,81 @@ func TestAnymalSimRun(t *testing.T) {
 	}
 	checkReport(t, rep, dir, H)
 }
+
+// TestAnymalStudy runs a study of two variants and two seeds on one
+// simulated ANYmal log, with its ID-test and OOD windows as evaluation
+// groups: the groups' errors at every horizon, the mean and range over the
+// seeds in study.md, the plots, and a second call that reads the finished
+// runs instead of training again.
+func TestAnymalStudy(t *testing.T) {
+	fixtures.Path(t, "anymal_sim", "id", "sway_201.mcap")
+	fixtures.Path(t, "anymal_sim", "anymal_d_simple_description", "urdf", "anymal.urdf")
+	ctx := context.Background()
+	const H = 20
+	opt := realOptions("id/sway_201.mcap")
+	opt.Split = timeSplit([2]float64{0, 3}, [2]float64{3, 4.5}, [2]float64{4.5, 7})
+	opt.Horizon, opt.Epochs, opt.Workers = H, 2, 1
+	b, err := PrepareReal(ctx, AnymalSim, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Data.Groups) != 0 {
+		t.Fatalf("groups %v with other inputs than the benchmark's", b.Data.Groups)
+	}
+	shrink(b)
+	b.Spec.Horizons = []int{5, 10, H}
+	b.Data.Groups = []EvalGroup{{Name: "id", Data: b.Data.ID}, {Name: "ood", Data: b.Data.OOD}}
+	variants := []Variant{
+		{Name: "one-step", About: "the configuration", Apply: func([]ModelSpec, Spec) {}},
+		{Name: "k3-select", About: "3-step rollouts and selection", Apply: func(ms []ModelSpec, s Spec) {
+			for i := range ms {
+				ms[i].Train.AlphaHold, ms[i].Train.AlphaRamp, ms[i].Train.AlphaFinal = 0, 0, 1
+				ms[i].Train.RolloutSteps, ms[i].Train.SelectHorizon = 3, s.Horizon
+				ms[i].Loss.Units = 1
+			}
+		}},
+	}
+	dir := t.TempDir()
+	var log strings.Builder
+	runs, err := b.Study(ctx, variants, []uint64{1, 2}, dir, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	for _, r := range runs {
+		for _, m := range r.Report.Models {
+			if len(m.Groups) != 2 || len(m.Groups[1].MSE) != 3 || !(m.Groups[1].At(H) > m.Groups[1].At(5)) || m.Groups[1].Windows != len(b.Data.OOD.Episodes) {
+				t.Errorf("%s seed %d %s: groups %+v", r.Variant, r.Seed, m.Name, m.Groups)
+			}
+			if math.Abs(m.Groups[1].At(H)-m.OOD.MSE) > 1e-12*m.OOD.MSE {
+				t.Errorf("%s seed %d %s: OOD group at %d steps %v, the OOD evaluation %v (same windows)", r.Variant, r.Seed, m.Name, H, m.Groups[1].At(H), m.OOD.MSE)
+			}
+			if k := m.History[len(m.History)-1].K; (r.Variant == "k3-select") != (k == 3) {
+				t.Errorf("%s seed %d %s: last epoch K = %d", r.Variant, r.Seed, m.Name, k)
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "study.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| ood | k3-select | CaLiSym-GR | 2 |", "| id | one-step | MLP | 2 |", "| ood | | state held constant | |", " ["} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("study.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"study_id.png", "study_ood.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	log.Reset()
+	if _, err := b.Study(ctx, variants, []uint64{1, 2}, dir, &log); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), ": read "); n != 4 || strings.Contains(log.String(), "training") {
+		t.Errorf("second study read %d runs; log:\n%s", n, log.String())
+	}
+}

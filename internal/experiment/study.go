@@ -1,0 +1,290 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/trainer/plot"
+)
+
+// Variant is a named change of a benchmark's model specs: one lever of the
+// long-horizon study (multi-step training, selection by the AR error, loss
+// units), applied to every model alike.
+type Variant struct {
+	Name  string
+	About string
+	Apply func(ms []ModelSpec, spec Spec)
+}
+
+// Variants returns the study's variants. "default" is the benchmark's
+// configuration unchanged.
+func Variants() []Variant {
+	kstep := func(ms []ModelSpec) {
+		for i := range ms {
+			t := &ms[i].Train
+			// K-step epochs replace the teacher-forcing ramp: one-step
+			// teacher forcing for 5 epochs, then K from 2 to 10 over 10
+			// epochs, 10 for the last 5
+			t.AlphaHold, t.AlphaRamp, t.AlphaFinal = 0, 0, 1
+			t.RolloutSteps, t.RolloutFrom, t.RolloutRamp = 10, 5, 10
+		}
+	}
+	sel := func(ms []ModelSpec, spec Spec) {
+		for i := range ms {
+			ms[i].Train.SelectHorizon, ms[i].Train.SelectFrom = spec.Horizon, 5
+		}
+	}
+	units := func(ms []ModelSpec) {
+		for i := range ms {
+			ms[i].Loss.Units = 1
+		}
+	}
+	return []Variant{
+		{Name: "default", About: "the benchmark's configuration", Apply: func([]ModelSpec, Spec) {}},
+		{Name: "select", About: "keep the epoch (from the 5th) of lowest AR MSE at the headline horizon on the ID-test windows", Apply: sel},
+		{Name: "units", About: "state loss in physical units (LossWeights.Units = 1)", Apply: func(ms []ModelSpec, _ Spec) { units(ms) }},
+		{Name: "kstep", About: "multi-step training: 5 epochs one-step, then K = 2 → 10 over 10 epochs (no teacher-forcing ramp)", Apply: func(ms []ModelSpec, _ Spec) { kstep(ms) }},
+		{Name: "kstep-units", About: "kstep and units", Apply: func(ms []ModelSpec, _ Spec) { kstep(ms); units(ms) }},
+		{Name: "kstep-units-select", About: "kstep, units and select", Apply: func(ms []ModelSpec, s Spec) { kstep(ms); units(ms); sel(ms, s) }},
+	}
+}
+
+// LookupVariants returns the named variants, in the order given.
+func LookupVariants(names []string) ([]Variant, error) {
+	all := Variants()
+	var out []Variant
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(v Variant) bool { return v.Name == n })
+		if i < 0 {
+			var known []string
+			for _, v := range all {
+				known = append(known, v.Name)
+			}
+			return nil, fmt.Errorf("experiment: unknown variant %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// StudyRun is one variant and seed of a study, with its report.
+type StudyRun struct {
+	Variant string  `json:"variant"`
+	Seed    uint64  `json:"seed"`
+	Dir     string  `json:"dir"`
+	Report  *Report `json:"-"`
+}
+
+// Study trains and evaluates the benchmark's models under every variant
+// and seed, each run in outDir/<variant>/seed<S> (a run whose report.json
+// is there is read, not repeated, so a stopped study continues), and
+// writes outDir/study.md: the evaluation groups' AR MSE as the mean and
+// range over the seeds.
+func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []uint64, outDir string, log io.Writer) ([]StudyRun, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	var runs []StudyRun
+	for _, v := range variants {
+		for _, seed := range seeds {
+			dir := filepath.Join(outDir, v.Name, fmt.Sprintf("seed%d", seed))
+			run := StudyRun{Variant: v.Name, Seed: seed, Dir: dir}
+			if rep, err := readReport(dir); err == nil {
+				fmt.Fprintf(log, "study: %s seed %d: read %s\n", v.Name, seed, filepath.Join(dir, "report.json"))
+				run.Report = rep
+				runs = append(runs, run)
+				continue
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return runs, err
+			}
+			spec := b.Spec
+			spec.Models = slices.Clone(b.Spec.Models)
+			for i := range spec.Models {
+				spec.Models[i].Train.Seed = seed
+			}
+			v.Apply(spec.Models, spec)
+			fmt.Fprintf(log, "study: %s seed %d (%s)\n", v.Name, seed, v.About)
+			saved := b.Spec
+			b.Spec = spec
+			rep, err := b.Run(ctx, dir, log)
+			b.Spec = saved
+			if err != nil {
+				return runs, fmt.Errorf("experiment: study %s seed %d: %w", v.Name, seed, err)
+			}
+			run.Report = rep
+			runs = append(runs, run)
+		}
+	}
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "study.md"), []byte(StudyMarkdown(runs, variants))); err != nil {
+		return runs, fmt.Errorf("experiment: %w", err)
+	}
+	return runs, studyPlots(runs, variants, b.Spec.System, outDir)
+}
+
+// studyPlots draws outDir/study_<group>.png for every evaluation group:
+// the seeds' mean AR MSE against the horizon, one colour per variant,
+// CaLiSym solid and the MLP dashed, the state held constant dotted.
+func studyPlots(runs []StudyRun, variants []Variant, system, outDir string) error {
+	if len(runs) == 0 || runs[0].Report == nil || len(runs[0].Report.HoldGroups) == 0 {
+		return nil
+	}
+	hold := runs[0].Report.HoldGroups
+	hs := hold[0].Horizons
+	for gi, hg := range hold {
+		var series []plot.Series
+		for _, v := range variants {
+			mean := map[string][]float64{}
+			kinds := map[string]string{}
+			var names []string
+			for _, r := range runs {
+				if r.Variant != v.Name {
+					continue
+				}
+				for _, m := range r.Report.Models {
+					if gi >= len(m.Groups) {
+						continue
+					}
+					if _, ok := mean[m.Name]; !ok {
+						names = append(names, m.Name)
+						mean[m.Name] = make([]float64, len(hs))
+						kinds[m.Name] = m.Kind
+					}
+					for i, h := range hs {
+						mean[m.Name][i] += m.Groups[gi].At(h)
+					}
+				}
+			}
+			for _, name := range names {
+				seeds := 0
+				for _, r := range runs {
+					if r.Variant == v.Name && slices.ContainsFunc(r.Report.Models, func(m ModelReport) bool { return m.Name == name }) {
+						seeds++
+					}
+				}
+				vals := mean[name]
+				for i := range vals {
+					vals[i] /= float64(seeds)
+				}
+				series = append(series, plot.Series{Name: v.Name + " " + name, Role: plot.Other, Model: v.Name,
+					Dashed: kinds[name] == "mlp", Values: vals})
+			}
+		}
+		hv := make([]float64, len(hs))
+		for i, h := range hs {
+			hv[i] = hg.At(h)
+		}
+		series = append(series, plot.Series{Name: "state held constant", Role: plot.Hold, Values: hv})
+		title := fmt.Sprintf("%s, %s: AR MSE by horizon, mean over seeds (CaLiSym solid, MLP dashed)", system, hg.Group)
+		if err := plot.HorizonCurve(filepath.Join(outDir, "study_"+hg.Group+".png"), title, plot.MixedUnits, hs, series); err != nil {
+			return fmt.Errorf("experiment: %w", err)
+		}
+	}
+	return nil
+}
+
+// readReport reads the report.json of a finished run.
+func readReport(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", filepath.Join(dir, "report.json"), err)
+	}
+	return &rep, nil
+}
+
+// StudyMarkdown renders a study: per evaluation group, variant and model,
+// the AR MSE at every horizon as the mean over the seeds and [min, max].
+func StudyMarkdown(runs []StudyRun, variants []Variant) string {
+	var b strings.Builder
+	b.WriteString("# Study: AR MSE by evaluation group, mean [min, max] over seeds\n\n")
+	for _, v := range variants {
+		fmt.Fprintf(&b, "- `%s`: %s\n", v.Name, v.About)
+	}
+	if len(runs) == 0 || runs[0].Report == nil || len(runs[0].Report.HoldGroups) == 0 {
+		b.WriteString("\n(no evaluation groups)\n")
+		return b.String()
+	}
+	hold := runs[0].Report.HoldGroups
+	hs := hold[0].Horizons
+	b.WriteString("\n| group | variant | model | seeds |")
+	for _, h := range hs {
+		fmt.Fprintf(&b, " %d |", h)
+	}
+	b.WriteString("\n|---|---|---|---:|")
+	for range hs {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for gi, hg := range hold {
+		for _, v := range variants {
+			var names []string
+			for _, r := range runs {
+				if r.Variant == v.Name {
+					for _, m := range r.Report.Models {
+						if !slices.Contains(names, m.Name) {
+							names = append(names, m.Name)
+						}
+					}
+				}
+			}
+			for _, name := range names {
+				var vals [][]float64 // per horizon
+				vals = make([][]float64, len(hs))
+				seeds := 0
+				for _, r := range runs {
+					if r.Variant != v.Name {
+						continue
+					}
+					for _, m := range r.Report.Models {
+						if m.Name != name || gi >= len(m.Groups) {
+							continue
+						}
+						seeds++
+						for i, h := range hs {
+							vals[i] = append(vals[i], m.Groups[gi].At(h))
+						}
+					}
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %d |", hg.Group, v.Name, name, seeds)
+				for _, vs := range vals {
+					b.WriteString(" " + meanRange(vs) + " |")
+				}
+				b.WriteString("\n")
+			}
+		}
+		fmt.Fprintf(&b, "| %s | | state held constant | |", hg.Group)
+		for _, h := range hs {
+			fmt.Fprintf(&b, " %s |", num(hg.At(h)))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// meanRange formats values as "mean [min, max]" (one value alone).
+func meanRange(vs []float64) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	if len(vs) == 1 {
+		return num(vs[0])
+	}
+	lo, hi, s := math.Inf(1), math.Inf(-1), 0.0
+	for _, v := range vs {
+		lo, hi, s = min(lo, v), max(hi, v), s+v
+	}
+	return fmt.Sprintf("%s [%s, %s]", num(s/float64(len(vs))), num(lo), num(hi))
+}
