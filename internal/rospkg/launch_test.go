@@ -68,10 +68,23 @@ type launchFile struct {
 	entities []*entity
 }
 
-// declares reports whether the file itself declares name.
-func (f *launchFile) declares(name string) bool {
-	return slices.ContainsFunc(f.args, func(a launchArg) bool { return a.name == name })
-}
+// probeTail is the end of launchProbe, which runs one file; probeAll
+// replaces it to run every file given in one python3 process (a process
+// per file takes seconds on a loaded machine).
+const probeTail = `spec = importlib.util.spec_from_file_location("launchfile", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+print(json.dumps(dump(mod.generate_launch_description())))
+`
+
+const probeAllTail = `out = {}
+for i, path in enumerate(sys.argv[1:]):
+    spec = importlib.util.spec_from_file_location("launchfile%d" % i, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out[path] = dump(mod.generate_launch_description())
+print(json.dumps(out))
+`
 
 // probeLaunchFiles runs every launch file's generate_launch_description
 // against the recording stand-ins of launchProbe.
@@ -88,22 +101,26 @@ func probeLaunchFiles(t *testing.T, dir string) map[string]*launchFile {
 	if len(files) == 0 {
 		t.Fatalf("no launch files in %s", dir)
 	}
+	if !strings.HasSuffix(launchProbe, probeTail) {
+		t.Fatal("launchProbe no longer ends as probeTail says")
+	}
+	probe := strings.TrimSuffix(launchProbe, probeTail) + probeAllTail
+	b, err := exec.Command(py, append([]string{"-c", probe}, files...)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("generate_launch_description: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]*launchFile{}
 	for _, f := range files {
 		name := filepath.Base(f)
-		b, err := exec.Command(py, "-c", launchProbe, f).Output()
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				t.Fatalf("%s: generate_launch_description: %v\n%s", name, err, ee.Stderr)
-			}
-			t.Fatalf("%s: %v", name, err)
-		}
-		var v any
-		if err := json.Unmarshal(b, &v); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		lf, err := parseLaunchFile(name, v)
+		lf, err := parseLaunchFile(name, all[f])
 		if err != nil {
 			t.Fatal(err)
 		}
