@@ -108,10 +108,12 @@ func TestReadmeSimConvertRoundTrip(t *testing.T) {
 	}
 }
 
-// TestConvertRefusesSimulatorSplits converts into the simulator's own
-// output folder: the split convert writes (id) is a folder of the
-// simulator's, which no conversion wrote, so convert refuses and leaves
-// it as it was.
+// TestConvertRefusesSimulatorSplits converts into a folder that holds a
+// dataset of the simulator's under the name of the split convert writes
+// (id, the params' split, or --split train, ood), and nothing else: no
+// conversion wrote it, so convert refuses and leaves it as it was (it used
+// to replace it silently; only dataset folders of other names were
+// refused).
 func TestConvertRefusesSimulatorSplits(t *testing.T) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
@@ -120,25 +122,27 @@ func TestConvertRefusesSimulatorSplits(t *testing.T) {
 	}
 	params := filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml")
 	for _, split := range []string{"", "train", "ood"} {
-		args := []string{"convert", "--params", params, "--out", sim, "--quiet"}
+		args := []string{"convert", "--params", params, "--quiet"}
 		name := "id" // the params' split
 		if split != "" {
 			args, name = append(args, "--split", split), split
 		}
-		meta := filepath.Join(sim, name, "meta.json")
+		out := filepath.Join(dir, "out-"+name)
+		copyTree(t, filepath.Join(sim, name), filepath.Join(out, name))
+		meta := filepath.Join(out, name, "meta.json")
 		before, err := os.ReadFile(meta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = runCLI(t, append(args, filepath.Join(sim, "id.mcap"))...)
-		if !errors.Is(err, convert.ErrOutput) || !strings.Contains(err.Error(), name) {
+		_, _, err = runCLI(t, append(args, "--out", out, filepath.Join(sim, "id.mcap"))...)
+		if !errors.Is(err, convert.ErrOutput) || !strings.Contains(err.Error(), "folder "+name+",") {
 			t.Errorf("convert into the simulator's %s: err = %v, want ErrOutput naming %s", name, err, name)
 		}
 		if after, err := os.ReadFile(meta); err != nil || !bytes.Equal(after, before) {
 			t.Errorf("the simulator's %s was changed: %v", meta, err)
 		}
-		if _, err := os.Stat(filepath.Join(sim, "report.json")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("report.json written beside the simulator's splits: %v", err)
+		if _, err := os.Stat(filepath.Join(out, "report.json")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("report.json written beside the simulator's split: %v", err)
 		}
 	}
 }
