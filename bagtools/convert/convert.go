@@ -48,6 +48,10 @@ type Options struct {
 	// the reason in Report.Skipped. The conversion still fails, with
 	// ErrAllSkipped, when no file converts.
 	SkipBad bool
+	// Workers is the number of files converted at once (0: GOMAXPROCS);
+	// the result does not depend on it. Open and Progress are then called
+	// from several goroutines.
+	Workers int
 }
 
 // Result is a finished conversion: one dataset per split and the report.
@@ -230,22 +234,9 @@ func (c *Converter) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data []*fileData
-	var skipped []SkippedFile
-	for _, path := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rel := c.rel(path)
-		fd, err := c.convertFile(path, rel)
-		if err != nil {
-			if !c.opts.SkipBad {
-				return nil, fmt.Errorf("convert: %s: %w", rel, err)
-			}
-			skipped = append(skipped, SkippedFile{Path: rel, Error: strings.TrimPrefix(err.Error(), "convert: ")})
-			continue
-		}
-		data = append(data, fd)
+	data, skipped, err := c.convertAll(ctx, files)
+	if err != nil {
+		return nil, err
 	}
 	if len(data) == 0 {
 		var b strings.Builder

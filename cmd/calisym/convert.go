@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 func newConvertCmd() *cobra.Command {
 	var params, out, data, stamp, split string
 	var quiet, skipBad bool
+	var shard, merge string
+	var workers int
 	cmd := &cobra.Command{
 		Use:   "convert --params FILE --out DIR [--data ROOT] [--split NAME] [--skip-bad] [LOG…]",
 		Short: "Convert robot logs (MCAP, ROS 1 bag, CSV, parquet) into training datasets",
@@ -48,11 +51,21 @@ is left out and listed with the reason; the command still fails when no
 file converts. Progress goes to stderr: a bar on a terminal, else (a log)
 one line per file as it starts; the summary (windows kept and rejected
 with the reasons, warnings such as time going backwards, skipped files,
-and the statistics of every written channel) to stdout.`,
+and the statistics of every written channel) to stdout.
+
+The logs convert in parallel, --workers at once (default: every core).
+On a cluster, --shard INDEX/COUNT converts only that part of the sorted
+inputs (a Slurm array task each) into --out/shard-INDEX-of-COUNT.calisym-shard,
+and --merge DIR then assembles a directory of every shard into the
+datasets of --out: byte for byte those of the unsharded conversion (the
+split, by energy quantiles too, needs every file, so it waits for the
+merge). Shards and merge take the same --params.`,
 		Example: `  calisym sim --preset smoke --mcap --out out/sim
   calisym convert --params params/pendulum_sim.yaml --out out/sim-conv out/sim/*.mcap
   calisym convert --params params/crazyflie.yaml --out out/crazyflie
-  calisym convert --params my_robot.yaml --data ~/my_robot --split train --skip-bad --out out/my_robot ~/logs/*.mcap`,
+  calisym convert --params my_robot.yaml --data ~/my_robot --split train --skip-bad --out out/my_robot ~/logs/*.mcap
+  calisym convert --params my_robot.yaml --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --out out/shards ~/logs/*.mcap
+  calisym convert --params my_robot.yaml --merge out/shards --out out/my_robot`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if params == "" {
 				return fmt.Errorf("convert: --params is required")
@@ -91,7 +104,7 @@ and the statistics of every written channel) to stdout.`,
 				return err
 			}
 			var advance func(path string, done, total int64)
-			opts := convert.Options{DataRoot: data, Params: params, SkipBad: skipBad,
+			opts := convert.Options{DataRoot: data, Params: params, SkipBad: skipBad, Workers: workers,
 				Progress: func(path string, done, total int64) {
 					if advance != nil {
 						advance(path, done, total)
@@ -106,6 +119,9 @@ and the statistics of every written channel) to stdout.`,
 			c, err := convert.NewConverter(spec, opts)
 			if err != nil {
 				return err
+			}
+			if shard != "" || merge != "" {
+				return convertShards(cmd, c, shard, merge, out, len(args) > 0)
 			}
 			var bar *progressbar.ProgressBar
 			if !quiet {
@@ -149,7 +165,56 @@ and the statistics of every written channel) to stdout.`,
 	cmd.Flags().StringVar(&split, "split", "", "put every window into this one split (a folder name such as train), overriding the params' split")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "leave out files that fail to convert, listing each with the reason, instead of stopping (fails still when none converts)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
+	cmd.Flags().IntVar(&workers, "workers", 0, "files converted at once (0: every core); the datasets do not depend on it")
+	cmd.Flags().StringVar(&shard, "shard", "", "convert only shard INDEX/COUNT of the sorted inputs (e.g. $SLURM_ARRAY_TASK_ID/8) into --out/shard-INDEX-of-COUNT"+convert.PartialExt+"; --merge assembles the shards")
+	cmd.Flags().StringVar(&merge, "merge", "", "assemble the shards in this directory (every one of a --shard conversion with the same --params) into the datasets of --out, byte for byte those of the unsharded conversion")
+	cmd.MarkFlagsMutuallyExclusive("shard", "merge")
 	return cmd
+}
+
+// convertShards runs convert --shard (one shard's files into a partial
+// file in out) or --merge (the partial files of dir into the datasets).
+func convertShards(cmd *cobra.Command, c *convert.Converter, shard, merge, out string, logs bool) error {
+	w := cmd.OutOrStdout()
+	start := time.Now()
+	if shard != "" {
+		sh, err := convert.ParseShard(shard)
+		if err != nil {
+			return err
+		}
+		p, err := c.RunShard(cmd.Context(), sh)
+		if err != nil {
+			return err
+		}
+		path, err := p.Save(out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "shard %s: %d of the %d inputs converted (%d skipped) -> %s (%.1f s)\n", sh, len(p.Files), len(p.Inputs), len(p.Skipped), path, time.Since(start).Seconds())
+		return nil
+	}
+	if logs {
+		return fmt.Errorf("convert --merge takes no LOG arguments: the shards hold the converted logs")
+	}
+	parts, err := convert.LoadPartials(merge)
+	if err != nil {
+		return err
+	}
+	res, err := c.Merge(parts)
+	if err != nil {
+		return err
+	}
+	removed, err := res.Save(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(w, res.Report)
+	printChannelStats(w, res.Report)
+	for _, r := range removed {
+		fmt.Fprintf(w, "removed the stale split %s (an earlier conversion's; this one does not write it)\n", r)
+	}
+	fmt.Fprintf(w, "merged %d shards of %s -> %s (%.1f s)\n", len(parts), merge, out, time.Since(start).Seconds())
+	return nil
 }
 
 // defaultDataRoot is convert's data root when neither --data nor
@@ -197,13 +262,11 @@ func checkModelFiles(params string, m *statemap.ModelSpec, root, source string) 
 }
 
 // convertProgress returns a progress bar over the bytes of all inputs and
-// the callback that advances it as message logs are streamed (tables move
-// it when the next file starts).
+// the callback that advances it as message logs are streamed, several at
+// once (tables do not report: the bar ends with the conversion).
 func convertProgress(w io.Writer, inputs []string) (*progressbar.ProgressBar, func(path string, done, total int64)) {
-	base := map[string]int64{}
 	var total int64
 	for _, p := range inputs {
-		base[p] = total
 		if st, err := os.Stat(p); err == nil {
 			total += st.Size()
 		}
@@ -216,8 +279,16 @@ func convertProgress(w io.Writer, inputs []string) (*progressbar.ProgressBar, fu
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+	// files convert in parallel: the bar shows the bytes read of all
+	var mu sync.Mutex
+	read := map[string]int64{}
+	var sum int64
 	return bar, func(path string, done, _ int64) {
-		_ = bar.Set64(base[path] + done)
+		mu.Lock()
+		defer mu.Unlock()
+		sum += done - read[path]
+		read[path] = done
+		_ = bar.Set64(sum)
 	}
 }
 
@@ -228,13 +299,16 @@ func convertProgress(w io.Writer, inputs []string) (*progressbar.ProgressBar, fu
 // does.
 func convertLines(w io.Writer, inputs *[]string) convert.Opener {
 	i := 0
+	var mu sync.Mutex // files open in parallel
 	return func(path string, spec *convert.Spec) (convert.Source, error) {
+		mu.Lock()
 		i++
 		size := ""
 		if st, err := os.Stat(path); err == nil {
 			size = fmt.Sprintf(" (%.1f MB)", float64(st.Size())/1e6)
 		}
 		fmt.Fprintf(w, "convert [%d/%d] %s%s\n", i, len(*inputs), path, size)
+		mu.Unlock()
 		return convert.OpenSource(path, spec)
 	}
 }
