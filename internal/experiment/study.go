@@ -241,8 +241,7 @@ func StudyMarkdown(runs []StudyRun, variants []Variant) string {
 				}
 			}
 			for _, name := range names {
-				var vals [][]float64 // per horizon
-				vals = make([][]float64, len(hs))
+				vals := make([][]float64, len(hs)) // per horizon
 				seeds := 0
 				for _, r := range runs {
 					if r.Variant != v.Name {
