@@ -12,12 +12,13 @@ rolls it out from an initial state x0 under a port sequence.
 
 Command line (what the Go tests call):
 
-    python3 calisym_ref.py rollout MODEL CASE.json
+    python3 calisym_ref.py rollout MODEL CASE.json [MODEL CASE.json ...]
 
-reads {"x0": [[...], ...], "ports": [[[...]]], "horizon": H} (a batch of
-initial states and port sequences) and prints {"states": [[[...]]]} with
-every value written as its shortest round-trip repr. A file that fails its
-checks is an error (exit status 1, the reason on stderr).
+reads each case, {"x0": [[...], ...], "ports": [[[...]]]} (a batch of
+initial states and port sequences), rolls its model out and prints a JSON
+list with one {"states": [[[...]]]} per pair, every value written as its
+shortest round-trip repr. A file that fails its checks gives
+{"error": "..."} in its place, the reason on stderr and exit status 1.
 """
 
 import hashlib
@@ -325,19 +326,25 @@ def load(path):
 
 
 def main(argv):
-    if len(argv) != 4 or argv[1] != "rollout":
-        sys.stderr.write("usage: calisym_ref.py rollout MODEL CASE.json\n")
+    args = argv[2:]
+    if len(argv) < 4 or argv[1] != "rollout" or len(args) % 2:
+        sys.stderr.write("usage: calisym_ref.py rollout MODEL CASE.json [MODEL CASE.json ...]\n")
         return 2
-    try:
-        model = load(argv[2])
-        with open(argv[3]) as fh:
-            case = json.load(fh)
-        states = model.rollout(np.asarray(case["x0"], dtype=np.float64), np.asarray(case["ports"], dtype=np.float64))
-    except (ModelFileError, OSError, KeyError) as e:
-        sys.stderr.write("calisym_ref: %s: %s\n" % (argv[2], e))
-        return 1
-    json.dump({"states": [[[float(v) for v in row] for row in traj] for traj in states]}, sys.stdout)
-    return 0
+    results, status = [], 0
+    for path, case_path in zip(args[::2], args[1::2]):
+        try:
+            model = load(path)
+            with open(case_path) as fh:
+                case = json.load(fh)
+            states = model.rollout(np.asarray(case["x0"], dtype=np.float64), np.asarray(case["ports"], dtype=np.float64))
+        except (ModelFileError, OSError, KeyError, ValueError) as e:
+            sys.stderr.write("calisym_ref: %s: %s\n" % (path, e))
+            results.append({"error": "%s: %s" % (path, e)})
+            status = 1
+            continue
+        results.append({"states": [[[float(v) for v in row] for row in traj] for traj in states]})
+    json.dump(results, sys.stdout)
+    return status
 
 
 if __name__ == "__main__":

@@ -20,13 +20,15 @@ var errExport = errors.New("export")
 func newExportCmd() *cobra.Command {
 	var onnxOut, batch string
 	var horizon int
+	var unroll bool
 	cmd := &cobra.Command{
-		Use:   "export MODEL --onnx FILE [--horizon H] [--batch dynamic|N]",
+		Use:   "export MODEL --onnx FILE [--horizon H [--unroll]] [--batch dynamic|N]",
 		Short: "Write a model (GR, GRB or MLP) as an ONNX graph",
 		Long: `Export writes the model's one-step map x' = F(x, e) as an ONNX graph in
 float64 (inputs "state" [batch, 2n] and "ports" [batch, n_u+n_c], output
-"next_state"), or with --horizon H its H-step rollout unrolled (inputs "state"
-and "ports" [batch, H, n_u+n_c], output "states" [batch, H, 2n]). --batch
+"next_state"), or with --horizon H its H-step rollout, an ONNX Loop over one
+step or with --unroll H copies of it (inputs "state" and "ports" [batch, H,
+n_u+n_c], output "states" [batch, H, 2n]). --batch
 dynamic leaves the batch dimension symbolic ("batch"); a number fixes it.
 The graph uses ONNX opset ` + strconv.Itoa(onnx.Opset) + ` and is calisym ONNX version ` + strconv.Itoa(onnxmodel.Version) + `, documented with
 the model file in docs/model-format.md.`,
@@ -35,7 +37,10 @@ the model file in docs/model-format.md.`,
 			if onnxOut == "" {
 				return fmt.Errorf("%w: --onnx FILE is required", errExport)
 			}
-			opt := onnxmodel.Options{Horizon: horizon}
+			if unroll && horizon < 1 {
+				return fmt.Errorf("%w: --unroll needs --horizon H", errExport)
+			}
+			opt := onnxmodel.Options{Horizon: horizon, Unroll: unroll}
 			if batch != "dynamic" {
 				b, err := strconv.Atoi(batch)
 				if err != nil || b < 1 {
@@ -88,6 +93,11 @@ the model file in docs/model-format.md.`,
 			what := "one-step map"
 			if horizon > 0 {
 				what = fmt.Sprintf("%d-step rollout", horizon)
+				if unroll {
+					what += ", unrolled"
+				} else {
+					what += " (Loop)"
+				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s): %s, %d nodes, %d bytes -> %s\n", args[0], sv.Kind, what, m.Graph.Nodes(), len(b), onnxOut)
 			return nil
@@ -97,5 +107,6 @@ the model file in docs/model-format.md.`,
 	f.StringVar(&onnxOut, "onnx", "", "output ONNX file (required)")
 	f.IntVar(&horizon, "horizon", 0, "export the H-step rollout instead of the one-step map (0: one step)")
 	f.StringVar(&batch, "batch", "1", `batch dimension: a number, or "dynamic"`)
+	f.BoolVar(&unroll, "unroll", false, "write the rollout as H copies of the step instead of an ONNX Loop over one")
 	return cmd
 }

@@ -27,47 +27,65 @@ func requireORT(t *testing.T) {
 	}
 }
 
-// checkONNX exports the model twice — the one-step map with a dynamic
-// batch, stepped by the script, and the unrolled rollout of the case's
-// horizon with a fixed batch — runs both with onnxruntime-node and
-// compares them with the Go rollout.
-func checkONNX(t *testing.T, m refModel, c refCase, casePath string) {
+// checkONNX exports every model three times — the one-step map with a
+// dynamic batch, stepped by the script; the rollout of the case's horizon
+// as an ONNX Loop with a dynamic batch; the rollout unrolled with a fixed
+// batch — runs all graphs with onnxruntime-node (one process) and
+// compares each with the Go rollout.
+func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string) {
 	requireORT(t)
-	for _, g := range []struct {
+	type graph struct {
 		name string
 		args []string
 		out  string
-	}{
-		{"step", []string{"--batch", "dynamic"}, "next_state"},
-		{"rollout", []string{"--horizon", strconv.Itoa(c.Horizon), "--batch", strconv.Itoa(len(c.X0))}, "states"},
-	} {
-		file := m.path + "." + g.name + ".onnx"
-		if _, _, err := runCLI(t, append([]string{"export", m.path, "--onnx", file}, g.args...)...); err != nil {
-			t.Fatalf("export %s: %v", g.name, err)
+	}
+	type job struct {
+		model int
+		graph graph
+	}
+	var jobs []job
+	var pairs []string
+	for i, m := range models {
+		h := strconv.Itoa(cases[i].Horizon)
+		for _, g := range []graph{
+			{"step", []string{"--batch", "dynamic"}, "next_state"},
+			{"loop", []string{"--horizon", h, "--batch", "dynamic"}, "states"},
+			{"unrolled", []string{"--horizon", h, "--unroll", "--batch", strconv.Itoa(len(cases[i].X0))}, "states"},
+		} {
+			file := m.path + "." + g.name + ".onnx"
+			if _, _, err := runCLI(t, append([]string{"export", m.path, "--onnx", file}, g.args...)...); err != nil {
+				t.Fatalf("%s: export %s: %v", m.name, g.name, err)
+			}
+			jobs = append(jobs, job{i, g})
+			pairs = append(pairs, file, paths[i])
 		}
-		var res struct {
-			States  [][][]float64 `json:"states"`
-			Inputs  []string      `json:"inputs"`
-			Outputs []string      `json:"outputs"`
+	}
+	var res []refResult
+	if err := json.Unmarshal(nodetest.Run(t, 5*time.Minute, "onnx_rollout.mjs", pairs...), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(jobs) {
+		t.Fatalf("%d results for %d graphs", len(res), len(jobs))
+	}
+	for k, j := range jobs {
+		m, g, r := models[j.model], j.graph, res[k]
+		if !slices.Equal(r.Inputs, []string{"state", "ports"}) || !slices.Equal(r.Outputs, []string{g.out}) {
+			t.Errorf("%s, %s graph: inputs %v, outputs %v; want [state ports], [%s]", m.name, g.name, r.Inputs, r.Outputs, g.out)
 		}
-		if err := json.Unmarshal(nodetest.Run(t, 2*time.Minute, "onnx_rollout.mjs", file, casePath), &res); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(res.Inputs, []string{"state", "ports"}) || !slices.Equal(res.Outputs, []string{g.out}) {
-			t.Errorf("%s graph: inputs %v, outputs %v; want [state ports], [%s]", g.name, res.Inputs, res.Outputs, g.out)
-		}
-		rel, err := compareStates(res.States, c.Want)
+		rel, err := compareStates(r.States, cases[j.model].Want)
 		if err != nil {
-			t.Fatalf("%s graph: %v", g.name, err)
+			t.Errorf("%s, %s graph: %v", m.name, g.name, err)
+			continue
 		}
-		t.Logf("%s graph: %.3g relative to the Go rollout", g.name, rel)
+		t.Logf("%s, %s graph: %.3g relative to the Go rollout", m.name, g.name, rel)
 		if !(rel <= refTol) {
-			t.Errorf("%s graph differs from the Go rollout by %.3g relative (want ≤ %g)", g.name, rel, refTol)
+			t.Errorf("%s, %s graph differs from the Go rollout by %.3g relative (want ≤ %g)", m.name, g.name, rel, refTol)
 		}
 	}
 }
 
-// TestExportErrors: missing --onnx, a bad --batch or --horizon, and a
+// TestExportErrors: missing --onnx, a bad --batch or --horizon, --unroll
+// without a horizon, and a
 // corrupted model file are errors.
 func TestExportErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -90,6 +108,7 @@ func TestExportErrors(t *testing.T) {
 		{[]string{model, "--onnx", out, "--batch", "many"}, `--batch "many"`},
 		{[]string{model, "--onnx", out, "--batch", "0"}, `--batch "0"`},
 		{[]string{model, "--onnx", out, "--horizon", "-2"}, "--horizon -2"},
+		{[]string{model, "--onnx", out, "--unroll"}, "--unroll needs --horizon"},
 		{[]string{bad, "--onnx", out}, "checksum mismatch"},
 		{[]string{filepath.Join(dir, "absent.safetensors"), "--onnx", out}, "absent.safetensors"},
 	} {

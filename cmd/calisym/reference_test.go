@@ -29,7 +29,7 @@ const refTol = 1e-12
 
 // refHorizon and refBatch size the cross-check rollouts.
 const (
-	refHorizon = 12
+	refHorizon = 8
 	refBatch   = 3
 )
 
@@ -286,22 +286,30 @@ func python(t *testing.T) string {
 	return py
 }
 
-// runReference runs the numpy reference's rollout of a case.
-func runReference(t *testing.T, py, model, casePath string) ([][][]float64, string, error) {
+// refResult is one rollout an independent implementation reports.
+type refResult struct {
+	States  [][][]float64 `json:"states"`
+	Error   string        `json:"error"`
+	Inputs  []string      `json:"inputs"`
+	Outputs []string      `json:"outputs"`
+}
+
+// runReference runs the numpy reference on (model, case) pairs in one
+// process and returns its results, its stderr and its exit error.
+func runReference(t *testing.T, py string, pairs ...string) ([]refResult, string, error) {
 	t.Helper()
-	cmd := exec.Command(py, filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), "rollout", model, casePath)
+	cmd := exec.Command(py, append([]string{filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), "rollout"}, pairs...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, errb.String(), err
-	}
-	var res struct {
-		States [][][]float64 `json:"states"`
-	}
+	runErr := cmd.Run()
+	var res []refResult
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return nil, errb.String(), fmt.Errorf("reading the reference's output: %w", err)
+		return nil, errb.String(), fmt.Errorf("reading the reference's output (exit %v): %w", runErr, err)
 	}
-	return res.States, errb.String(), nil
+	if len(res) != len(pairs)/2 {
+		return nil, errb.String(), fmt.Errorf("%d results for %d rollouts", len(res), len(pairs)/2)
+	}
+	return res, errb.String(), runErr
 }
 
 // TestIndependentRollouts requires two implementations that share no code
@@ -313,52 +321,67 @@ func runReference(t *testing.T, py, model, casePath string) ([][][]float64, stri
 func TestIndependentRollouts(t *testing.T) {
 	dir := t.TempDir()
 	models := append(writePresetModels(t, dir), writeTrainedModels(t, dir)...)
+	cases := make([]refCase, len(models))
+	paths := make([]string, len(models))
 	for i, m := range models {
-		t.Run(m.name, func(t *testing.T) {
-			c := goCase(t, m, uint64(i))
-			if moved, err := compareStates(holdStates(c), c.Want); err != nil || !(moved > 1e-6) {
-				t.Fatalf("the Go rollout stays within %.3g of its initial states (%v): inputs that leave the map idle test nothing", moved, err)
-			}
-			casePath := writeCase(t, m, c)
-			t.Run("numpy", func(t *testing.T) { checkNumpy(t, dir, i, m, c, casePath) })
-			t.Run("onnx", func(t *testing.T) { checkONNX(t, m, c, casePath) })
-		})
+		c := goCase(t, m, uint64(i))
+		if moved, err := compareStates(holdStates(c), c.Want); err != nil || !(moved > 1e-6) {
+			t.Fatalf("%s: the Go rollout stays within %.3g of its initial states (%v): inputs that leave the map idle test nothing", m.name, moved, err)
+		}
+		cases[i], paths[i] = c, writeCase(t, m, c)
 	}
+	t.Run("numpy", func(t *testing.T) { checkNumpy(t, dir, models, cases, paths) })
+	t.Run("onnx", func(t *testing.T) { checkONNX(t, models, cases, paths) })
 }
 
-// checkNumpy runs the numpy reference on the model and on a corrupted copy.
-func checkNumpy(t *testing.T, dir string, i int, m refModel, c refCase, casePath string) {
+// checkNumpy runs the numpy reference on every model (one process), then
+// on a corrupted copy of each, which it must refuse by the checksum.
+func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, paths []string) {
 	py := python(t)
-	got, stderr, err := runReference(t, py, m.path, casePath)
+	var pairs, bad []string
+	for i, m := range models {
+		pairs = append(pairs, m.path, paths[i])
+		// A changed byte of the tensor data (or a changed weight in the
+		// MLP's JSON).
+		raw, err := os.ReadFile(m.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(m.path, ".json") {
+			raw = corruptFirstNumber(t, raw, `"layers.0.bias":[`)
+		} else {
+			raw[len(raw)-3] ^= 0x10
+		}
+		path := filepath.Join(dir, fmt.Sprintf("corrupt%d%s", i, filepath.Ext(m.path)))
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, path, paths[i])
+	}
+	res, stderr, err := runReference(t, py, pairs...)
 	if err != nil {
 		t.Fatalf("numpy reference: %v\n%s", err, stderr)
 	}
-	rel, err := compareStates(got, c.Want)
-	if err != nil {
-		t.Fatal(err)
+	for i, m := range models {
+		rel, err := compareStates(res[i].States, cases[i].Want)
+		if err != nil {
+			t.Errorf("%s: %v", m.name, err)
+			continue
+		}
+		t.Logf("%s: numpy reference %.3g relative to the Go rollout", m.name, rel)
+		if !(rel <= refTol) {
+			t.Errorf("%s: numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", m.name, rel, refTol)
+		}
 	}
-	t.Logf("numpy reference: %.3g relative to the Go rollout", rel)
-	if !(rel <= refTol) {
-		t.Errorf("numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", rel, refTol)
+	res, stderr, err = runReference(t, py, bad...)
+	if err == nil {
+		t.Errorf("numpy reference exits 0 on corrupted files:\n%s", stderr)
 	}
-	// A changed byte of the tensor data (or a changed weight in the MLP's
-	// JSON) must be refused by the checksum.
-	raw, err := os.ReadFile(m.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := filepath.Join(dir, fmt.Sprintf("corrupt%d%s", i, filepath.Ext(m.path)))
-	if strings.HasSuffix(m.path, ".json") {
-		raw = corruptFirstNumber(t, raw, `"layers.0.bias":[`)
-	} else {
-		raw[len(raw)-3] ^= 0x10
-	}
-	if err := os.WriteFile(bad, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, stderr, err = runReference(t, py, bad, casePath)
-	if err == nil || !strings.Contains(stderr, "checksum mismatch") {
-		t.Errorf("numpy reference on a corrupted file: err %v, stderr %q; want a checksum error", err, stderr)
+	for i, m := range models {
+		if res == nil || !strings.Contains(res[i].Error, "checksum mismatch") {
+			t.Errorf("%s: numpy reference on a corrupted copy: %+v; want a checksum error (stderr %q)", m.name, res, stderr)
+			break
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 // Tensor element types (TensorProto.DataType).
 const (
 	typeInt64  = 7
+	typeBool   = 9
 	typeDouble = 11
 )
 
@@ -50,6 +51,7 @@ const (
 	// AttributeProto
 	attrName = 1
 	attrI    = 3
+	attrG    = 6
 	attrInts = 8
 	attrType = 20
 	// TensorProto
@@ -66,14 +68,15 @@ const (
 	tensorElemType = 1
 	tensorShape    = 2
 	// TensorShapeProto and its Dimension
-	shapeDim     = 1
-	dimValue     = 1
-	dimParam     = 2
-	attrTypeInt  = 2
-	attrTypeInts = 7
-	irVersion    = 8
-	wireVarint   = 0
-	wireBytes    = 2
+	shapeDim      = 1
+	dimValue      = 1
+	dimParam      = 2
+	attrTypeInt   = 2
+	attrTypeGraph = 5
+	attrTypeInts  = 7
+	irVersion     = 8
+	wireVarint    = 0
+	wireBytes     = 2
 )
 
 // Opset is the version of the default ("ai.onnx") operator set the models
@@ -117,20 +120,36 @@ func Fixed(n int) Dim { return Dim{Value: int64(n)} }
 // Symbolic returns a named dimension whose size is chosen at run time.
 func Symbolic(name string) Dim { return Dim{Param: name} }
 
-// Value is a graph input or output: a float64 tensor of the given shape.
+// Elem is the element type of a graph input or output.
+type Elem int
+
+// The element types of inputs and outputs.
+const (
+	Double Elem = iota // float64, the default
+	Int64
+	Bool
+)
+
+// Value is a graph input or output: a tensor of the given element type
+// and shape (an empty shape is a scalar).
 type Value struct {
 	Name  string
+	Elem  Elem
 	Shape []Dim
 	Doc   string
 }
 
-// Attr is an integer or integer-list node attribute.
+// Attr is an integer, integer-list or graph node attribute.
 type Attr struct {
-	Name string
-	Int  int64
-	Ints []int64
-	list bool
+	Name  string
+	Int   int64
+	Ints  []int64
+	Graph *Graph
+	list  bool
 }
+
+// GraphAttr returns a graph attribute (the body of a Loop).
+func GraphAttr(name string, g *Graph) Attr { return Attr{Name: name, Graph: g} }
 
 // IntAttr returns an integer attribute.
 func IntAttr(name string, v int64) Attr { return Attr{Name: name, Int: v} }
@@ -162,30 +181,67 @@ type Graph struct {
 	inits   []initializer
 	inputs  []Value
 	outputs []Value
-	seq     int
-	names   map[string]bool
+	ns      *namespace
+	// root is the main graph (nil for the main graph itself), which
+	// holds every initializer; body is the subgraph Op currently adds
+	// nodes to (nil: this graph).
+	root *Graph
+	body *Graph
+}
+
+// namespace is the set of value names of a model: the main graph's and
+// its subgraphs' names are unique together, so a body can use the outer
+// graph's values by name.
+type namespace struct {
+	seq   int
+	names map[string]bool
 }
 
 // NewGraph returns an empty graph.
-func NewGraph(name string) *Graph { return &Graph{Name: name, names: map[string]bool{}} }
+func NewGraph(name string) *Graph {
+	return &Graph{Name: name, ns: &namespace{names: map[string]bool{}}}
+}
 
 func (g *Graph) fresh(prefix string) string {
 	for {
-		g.seq++
-		n := fmt.Sprintf("%s_%d", prefix, g.seq)
-		if !g.names[n] {
-			g.names[n] = true
+		g.ns.seq++
+		n := fmt.Sprintf("%s_%d", prefix, g.ns.seq)
+		if !g.ns.names[n] {
+			g.ns.names[n] = true
 			return n
 		}
 	}
 }
 
 func (g *Graph) claim(name string) string {
-	if g.names[name] {
+	if g.ns.names[name] {
 		panic(fmt.Sprintf("onnx: name %q used twice", name))
 	}
-	g.names[name] = true
+	g.ns.names[name] = true
 	return name
+}
+
+// BeginBody starts a subgraph (the body of a Loop) and makes it the
+// target of Op until EndBody: the body's nodes may use every value of the
+// graph by name, and constants made meanwhile still go to the main graph.
+// Declare the body's inputs and outputs on the returned graph.
+func (g *Graph) BeginBody(name string) *Graph {
+	if g.body != nil {
+		panic("onnx: nested bodies are not supported")
+	}
+	g.body = &Graph{Name: name, ns: g.ns, root: g}
+	return g.body
+}
+
+// EndBody ends the current body: Op adds nodes to the graph again.
+func (g *Graph) EndBody() { g.body = nil }
+
+// target is the graph Op adds nodes to.
+func (g *Graph) target() *Graph {
+	if g.body != nil {
+		return g.body
+	}
+	return g
 }
 
 // Input declares a graph input and returns its name.
@@ -236,15 +292,35 @@ func (g *Graph) Int64s(prefix string, dims []int64, data ...int64) string {
 	return name
 }
 
-// Op adds a node with one output and returns the output's name.
+// Op adds a node with one output (to the current body, if any) and
+// returns the output's name.
 func (g *Graph) Op(op string, inputs []string, attrs ...Attr) string {
-	out := g.fresh(op)
-	g.nodes = append(g.nodes, node{op: op, name: out + "_node", inputs: inputs, outputs: []string{out}, attrs: attrs})
-	return out
+	return g.OpN(op, inputs, 1, attrs...)[0]
 }
 
-// Nodes returns the number of nodes so far.
-func (g *Graph) Nodes() int { return len(g.nodes) }
+// OpN adds a node with n outputs and returns their names.
+func (g *Graph) OpN(op string, inputs []string, n int, attrs ...Attr) []string {
+	outs := make([]string, n)
+	for i := range outs {
+		outs[i] = g.fresh(op)
+	}
+	t := g.target()
+	t.nodes = append(t.nodes, node{op: op, name: outs[0] + "_node", inputs: inputs, outputs: outs, attrs: attrs})
+	return outs
+}
+
+// Nodes returns the number of nodes so far, bodies included.
+func (g *Graph) Nodes() int {
+	n := len(g.nodes)
+	for _, nd := range g.nodes {
+		for _, a := range nd.attrs {
+			if a.Graph != nil {
+				n += a.Graph.Nodes()
+			}
+		}
+	}
+	return n
+}
 
 func (v Value) encode() *enc {
 	var shape enc
@@ -258,7 +334,8 @@ func (v Value) encode() *enc {
 		shape.message(shapeDim, &dm)
 	}
 	var tt enc
-	tt.int64(tensorElemType, typeDouble)
+	elem := map[Elem]int64{Double: typeDouble, Int64: typeInt64, Bool: typeBool}[v.Elem]
+	tt.int64(tensorElemType, elem)
 	tt.message(tensorShape, &shape)
 	var tp enc
 	tp.message(typeTensorType, &tt)
@@ -284,7 +361,10 @@ func (n node) encode() *enc {
 	for _, a := range n.attrs {
 		var ae enc
 		ae.string(attrName, a.Name)
-		if a.list {
+		if a.Graph != nil {
+			ae.message(attrG, a.Graph.encode())
+			ae.int64(attrType, attrTypeGraph)
+		} else if a.list {
 			for _, v := range a.Ints {
 				ae.int64(attrInts, v)
 			}

@@ -1,7 +1,7 @@
 // Package onnxmodel builds the ONNX graphs of calisym's models (calisym
 // ONNX version 1, documented in docs/model-format.md): the one-step map
 // x' = F(x, e) of a GR/GRB-SympNet or of the MLP baseline, or its H-step
-// autoregressive rollout unrolled, in float64, with the inputs "state"
+// autoregressive rollout (an ONNX Loop, or unrolled), in float64, with the inputs "state"
 // and "ports" and the output "next_state" or "states".
 package onnxmodel
 
@@ -27,6 +27,10 @@ var ErrOptions = errors.New("onnxmodel: invalid export options")
 type Options struct {
 	// Horizon is 0 for the one-step map, H ≥ 1 for the H-step rollout.
 	Horizon int
+	// Unroll writes the rollout as H copies of the step instead of an
+	// ONNX Loop over one copy (the default: a graph of constant size, which
+	// onnxruntime loads in a fraction of the unrolled graph's time).
+	Unroll bool
 	// Batch is the fixed number of trajectories, or 0 for a symbolic
 	// ("batch") first dimension.
 	Batch int
@@ -357,23 +361,25 @@ func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 		h := opt.Horizon
 		ports := g.Input(onnx.Value{Name: "ports", Shape: []onnx.Dim{batch, onnx.Fixed(h), onnx.Fixed(m.ne)},
 			Doc: "port sequence e_0 … e_{H-1}"})
-		ax1 := g.Int64s("axis", []int64{1}, 1)
-		carry := m.begin(state)
-		var outs []string
-		for k := range h {
-			e := g.Op("Gather", []string{ports, g.Int64s("step", nil, int64(k))}, onnx.IntAttr("axis", 1))
-			carry = m.step(carry, e)
-			outs = append(outs, g.Op("Unsqueeze", []string{m.finish(carry), ax1}))
-		}
-		all := outs[0]
-		if h > 1 {
-			all = g.Op("Concat", outs, onnx.IntAttr("axis", 1))
+		var all string
+		if opt.Unroll {
+			all = m.unrolled(state, ports, h)
+		} else {
+			all = m.loop(state, ports, h, batch)
 		}
 		g.Output(onnx.Value{Name: "states", Shape: []onnx.Dim{batch, onnx.Fixed(h), onnx.Fixed(m.nx)},
 			Doc: "predicted states x_1 … x_H"}, all)
 	}
+	form := "step"
+	switch {
+	case opt.Horizon > 0 && opt.Unroll:
+		form = "unrolled"
+	case opt.Horizon > 0:
+		form = "loop"
+	}
 	meta := [][2]string{
 		{"calisym.onnx_version", strconv.Itoa(Version)},
+		{"calisym.graph", form},
 		{"calisym.kind", m.kind},
 		{"calisym.state_dim", strconv.Itoa(m.nx)},
 		{"calisym.port_dim", strconv.Itoa(m.ne)},
@@ -382,4 +388,45 @@ func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 	meta = append(append(meta, extra...), opt.Meta...)
 	return &onnx.Model{Graph: g, ProducerName: "calisym", ProducerVersion: strconv.Itoa(Version),
 		Doc: "calisym model exported by calisym export (docs/model-format.md)", Metadata: meta}, nil
+}
+
+// unrolled builds the rollout as h copies of the step and returns the
+// stacked states (batch × h × 2n).
+func (m *model) unrolled(state, ports string, h int) string {
+	g := m.g
+	ax1 := g.Int64s("axis", []int64{1}, 1)
+	carry := m.begin(state)
+	var outs []string
+	for k := range h {
+		e := g.Op("Gather", []string{ports, g.Int64s("step", nil, int64(k))}, onnx.IntAttr("axis", 1))
+		carry = m.step(carry, e)
+		outs = append(outs, g.Op("Unsqueeze", []string{m.finish(carry), ax1}))
+	}
+	if h == 1 {
+		return outs[0]
+	}
+	return g.Op("Concat", outs, onnx.IntAttr("axis", 1))
+}
+
+// loop builds the rollout as an ONNX Loop of h iterations whose body is
+// one step (the carried state in, the next out, the physical state as the
+// scan output) and returns the states (batch × h × 2n).
+func (m *model) loop(state, ports string, h int, batch onnx.Dim) string {
+	g := m.g
+	trips := g.Int64s("trips", nil, int64(h))
+	carry0 := m.begin(state)
+	body := g.BeginBody("step")
+	iter := body.Input(onnx.Value{Name: "loop_iter", Elem: onnx.Int64})
+	cond := body.Input(onnx.Value{Name: "loop_cond_in", Elem: onnx.Bool})
+	xin := body.Input(onnx.Value{Name: "loop_carry_in", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx)}})
+	e := g.Op("Gather", []string{ports, iter}, onnx.IntAttr("axis", 1))
+	next := m.step(xin, e)
+	out := m.finish(next)
+	body.Output(onnx.Value{Name: "loop_cond_out", Elem: onnx.Bool}, cond)
+	body.Output(onnx.Value{Name: "loop_carry_out", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx)}}, next)
+	body.Output(onnx.Value{Name: "loop_state_out", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx)}}, out)
+	g.EndBody()
+	outs := g.OpN("Loop", []string{trips, "", carry0}, 2, onnx.GraphAttr("body", body))
+	// The scan output stacks the steps first: h × batch × 2n.
+	return g.Op("Transpose", []string{outs[1]}, onnx.IntsAttr("perm", 1, 0, 2))
 }
