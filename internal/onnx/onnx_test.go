@@ -150,3 +150,49 @@ func TestNamesUnique(t *testing.T) {
 	}()
 	g.Input(Value{Name: "x"})
 }
+
+// TestLoopBody: a body built between BeginBody and EndBody is encoded as
+// the Loop node's graph attribute, with typed scalar inputs, and its
+// nodes (and only its nodes) inside it; constants stay in the main graph.
+func TestLoopBody(t *testing.T) {
+	g := NewGraph("g")
+	x := g.Input(Value{Name: "x", Shape: []Dim{Fixed(2)}})
+	two := g.Const("two", []int64{2}, []float64{2, 2})
+	trips := g.Int64s("trips", nil, 3)
+	body := g.BeginBody("body")
+	body.Input(Value{Name: "i", Elem: Int64})
+	cond := body.Input(Value{Name: "c", Elem: Bool})
+	carry := body.Input(Value{Name: "v", Shape: []Dim{Fixed(2)}})
+	next := g.Op("Mul", []string{carry, two})
+	body.Output(Value{Name: "c_out", Elem: Bool}, cond)
+	body.Output(Value{Name: "v_out", Shape: []Dim{Fixed(2)}}, next)
+	g.EndBody()
+	outs := g.OpN("Loop", []string{trips, "", x}, 1, GraphAttr("body", body))
+	g.Output(Value{Name: "y", Shape: []Dim{Fixed(2)}}, outs[0])
+	if n := g.Nodes(); n != 5 { // Loop, Identity (y); body: Mul, 2 Identity
+		t.Errorf("%d nodes, want 5", n)
+	}
+	top := decode(t, (&Model{Graph: g}).Marshal())
+	gr := decode(t, find(top, modelGraph)[0].b)
+	if n := len(find(gr, graphInitializer)); n != 2 {
+		t.Errorf("%d initializers in the main graph, want 2", n)
+	}
+	nodes := find(gr, graphNode)
+	loop := decode(t, nodes[0].b)
+	if op := string(find(loop, nodeOpType)[0].b); op != "Loop" {
+		t.Fatalf("first node %s, want Loop", op)
+	}
+	attr := decode(t, find(loop, nodeAttribute)[0].b)
+	if find(attr, attrType)[0].v != attrTypeGraph {
+		t.Fatalf("attribute type %v", find(attr, attrType))
+	}
+	bg := decode(t, find(attr, attrG)[0].b)
+	if len(find(bg, graphInput)) != 3 || len(find(bg, graphOutput)) != 2 || len(find(bg, graphNode)) != 3 || len(find(bg, graphInitializer)) != 0 {
+		t.Errorf("body: %d inputs, %d outputs, %d nodes, %d initializers", len(find(bg, graphInput)), len(find(bg, graphOutput)), len(find(bg, graphNode)), len(find(bg, graphInitializer)))
+	}
+	in0 := decode(t, find(bg, graphInput)[0].b)
+	tt := decode(t, find(decode(t, find(in0, valueType)[0].b), typeTensorType)[0].b)
+	if find(tt, tensorElemType)[0].v != typeInt64 || len(find(decode(t, find(tt, tensorShape)[0].b), shapeDim)) != 0 {
+		t.Errorf("the iteration input is not an int64 scalar: %v", tt)
+	}
+}
