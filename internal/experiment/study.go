@@ -29,16 +29,17 @@ type Variant struct {
 // Variants returns the study's variants. "default" is the benchmark's
 // configuration unchanged.
 func Variants() []Variant {
-	kstep := func(ms []ModelSpec) {
+	// K-step epochs replace the teacher-forcing ramp: one-step teacher
+	// forcing for 5 epochs, then K from 2 to k over 10 epochs, k for the
+	// last 5 (of the default 20)
+	ksteps := func(ms []ModelSpec, k int) {
 		for i := range ms {
 			t := &ms[i].Train
-			// K-step epochs replace the teacher-forcing ramp: one-step
-			// teacher forcing for 5 epochs, then K from 2 to 10 over 10
-			// epochs, 10 for the last 5
 			t.AlphaHold, t.AlphaRamp, t.AlphaFinal = 0, 0, 1
-			t.RolloutSteps, t.RolloutFrom, t.RolloutRamp = 10, 5, 10
+			t.RolloutSteps, t.RolloutFrom, t.RolloutRamp = k, 5, 10
 		}
 	}
+	kstep := func(ms []ModelSpec) { ksteps(ms, 10) }
 	sel := func(ms []ModelSpec, spec Spec) {
 		for i := range ms {
 			ms[i].Train.SelectHorizon, ms[i].Train.SelectFrom = spec.Horizon, 5
@@ -56,6 +57,9 @@ func Variants() []Variant {
 		{Name: "kstep", About: "multi-step training: 5 epochs one-step, then K = 2 → 10 over 10 epochs (no teacher-forcing ramp)", Apply: func(ms []ModelSpec, _ Spec) { kstep(ms) }},
 		{Name: "kstep-units", About: "kstep and units", Apply: func(ms []ModelSpec, _ Spec) { kstep(ms); units(ms) }},
 		{Name: "kstep-units-select", About: "kstep, units and select", Apply: func(ms []ModelSpec, s Spec) { kstep(ms); units(ms); sel(ms, s) }},
+		{Name: "kstep25", About: "multi-step training as kstep, K = 2 → 25", Apply: func(ms []ModelSpec, _ Spec) { ksteps(ms, 25) }},
+		{Name: "kstep25-units-select", About: "kstep25, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s) }},
+		{Name: "kstep50-units-select", About: "multi-step training to K = 50, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s) }},
 	}
 }
 
