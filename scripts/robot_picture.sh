@@ -14,9 +14,11 @@
 #   OUT    default docs/anymal_ghost.png
 #
 # Environment: CALISYM_DATA (default ../shared/data), LOG (default
-# $CALISYM_DATA/anymal_sim/id/sway_201.mcap), GHOST (the lookahead, default
-# 0.5s), AT (the /tf message drawn, default 600), CAMERA (the camera's
-# offset from the base in odom, "x,y,z", default 1.6,-2.2,1.2).
+# $CALISYM_DATA/anymal_sim/id/trot_301.mcap), GHOST (the lookahead, default
+# 0.3s), AT (the /tf message drawn, default 305: 30.5 s into the log at
+# replay's default of a prediction every 10th input),
+# CAMERA (the camera's offset from the base, "x,y,z" in the base's heading
+# frame: x forward, y left, z up; default 0.8,-2.4,0.7).
 #
 # Needs Debian's chromium (apt-get install -y chromium), node with
 # test/js's packages (npm ci --prefix test/js) and python3.
@@ -25,10 +27,10 @@ cd "$(dirname "$0")/.."
 model=${1:?usage: scripts/robot_picture.sh MODEL [OUT.png]}
 out=$(realpath -m "${2:-docs/anymal_ghost.png}")
 data=${CALISYM_DATA:-../shared/data}
-log=${LOG:-$data/anymal_sim/id/sway_201.mcap}
-ghost=${GHOST:-0.5s}
-at=${AT:-600}
-IFS=, read -r cx cy cz <<<"${CAMERA:-1.6,-2.2,1.2}"
+log=${LOG:-$data/anymal_sim/id/trot_301.mcap}
+ghost=${GHOST:-0.3s}
+at=${AT:-305}
+IFS=, read -r cx cy cz <<<"${CAMERA:-0.8,-2.4,0.7}"
 command -v chromium >/dev/null || { echo "robot_picture: needs Debian's chromium (apt-get install -y chromium)" >&2; exit 1; }
 [ -d test/js/node_modules/urdf-loader ] || npm ci --prefix test/js --no-audit --no-fund --loglevel=error --onnxruntime-node-install=skip
 
