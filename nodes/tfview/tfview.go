@@ -131,11 +131,15 @@ type View struct {
 	base     string // the measured base frame
 	floating bool
 	step     int
-	moving   []int // index in tree.Joints of each movable joint
-	coord    []int // the joint coordinate of each moving joint, −1 for none
+	moving   []int     // index in tree.Joints of each movable joint
+	coord    []int     // the joint coordinate of each moving joint, −1 for none
+	names    [2][]edge // the frames of the base and the moving joints, measured then ghost
 	nj       int
 	msg      msgs.TFMessage
 }
+
+// edge names a transform's parent and child frames.
+type edge struct{ parent, child string }
 
 // New builds a view. A robot without a floating base and without a URDF
 // has no frame to draw: New returns nil and no error. A URDF movable
@@ -189,6 +193,14 @@ func New(o Options) (*View, error) {
 	}
 	if v.base == "" || v.base == o.Frame || cfg.GhostPrefix+v.base == o.Frame {
 		return nil, fmt.Errorf("%w: the base frame %q and the fixed frame %q must differ", ErrConfig, v.base, o.Frame)
+	}
+	// The frame names, made once: Frames allocates nothing.
+	for r, prefix := range []string{"", cfg.GhostPrefix} {
+		v.names[r] = append(v.names[r], edge{o.Frame, prefix + v.base})
+		for _, ji := range v.moving {
+			j := &v.tree.Joints[ji]
+			v.names[r] = append(v.names[r], edge{prefix + j.Parent, prefix + j.Child})
+		}
 	}
 	n := 2 * (len(v.moving) + 1)
 	v.msg.Transforms = make([]msgs.TransformStamped, 0, n)
@@ -276,21 +288,21 @@ func (v *View) Frames(stamp int64, pose mechanics.SE3, q []float64, ghostPose me
 	}
 	t := msgs.TimeFromNanos(stamp)
 	v.msg.Transforms = v.msg.Transforms[:0]
-	for _, r := range []struct {
-		prefix string
-		pose   mechanics.SE3
-		q      []float64
-	}{{"", pose, q}, {v.cfg.GhostPrefix, ghostPose, ghostQ}} {
+	for r, robot := range [2]struct {
+		pose mechanics.SE3
+		q    []float64
+	}{{pose, q}, {ghostPose, ghostQ}} {
+		names := v.names[r]
 		if v.floating {
-			v.msg.Transforms = append(v.msg.Transforms, transform(t, v.frame, r.prefix+v.base, r.pose))
+			v.msg.Transforms = append(v.msg.Transforms, transform(t, names[0].parent, names[0].child, robot.pose))
 		}
 		for i, ji := range v.moving {
-			j := &v.tree.Joints[ji]
 			var x float64
 			if c := v.coord[i]; c >= 0 {
-				x = r.q[c]
+				x = robot.q[c]
 			}
-			v.msg.Transforms = append(v.msg.Transforms, transform(t, r.prefix+j.Parent, r.prefix+j.Child, j.Pose(x)))
+			e := names[1+i]
+			v.msg.Transforms = append(v.msg.Transforms, transform(t, e.parent, e.child, v.tree.Joints[ji].Pose(x)))
 		}
 	}
 	return &v.msg, nil
