@@ -40,6 +40,12 @@ func Variants() []Variant {
 		}
 	}
 	kstep := func(ms []ModelSpec) { ksteps(ms, 10) }
+	// twice the epochs (40 of the default 20; --epochs scales alike)
+	twice := func(ms []ModelSpec) {
+		for i := range ms {
+			ms[i].Train.Epochs *= 2
+		}
+	}
 	sel := func(ms []ModelSpec, spec Spec) {
 		for i := range ms {
 			ms[i].Train.SelectHorizon, ms[i].Train.SelectFrom = spec.Horizon, 5
@@ -60,6 +66,8 @@ func Variants() []Variant {
 		{Name: "kstep25", About: "multi-step training as kstep, K = 2 → 25", Apply: func(ms []ModelSpec, _ Spec) { ksteps(ms, 25) }},
 		{Name: "kstep25-units-select", About: "kstep25, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s) }},
 		{Name: "kstep50-units-select", About: "multi-step training to K = 50, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s) }},
+		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
+		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s); twice(ms) }},
 	}
 }
 
