@@ -72,7 +72,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 				return checkStoredReports(w, systems, out, full, check)
 			}
 			if variants != "" || seeds != "" {
-				return runStudy(cmd, systems, variants, seeds, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers}, out, quiet)
+				return runStudy(cmd, systems, variants, seeds, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet)
 			}
 			// summary.md says that every system ran: an earlier run's
 			// must not stay should this one fail.

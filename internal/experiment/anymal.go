@@ -72,9 +72,10 @@ func anymalWith(name, title, params string, base []string) realSystem {
 			{Name: "ood_pushes", Files: []string{"push_40*.mcap"}},
 			{Name: "ood_rough", Files: []string{"rough_50*.mcap"}},
 		},
-		paperNote: "the paper's quadruped is the real ANYmal D of GrandTour (−12.7% against its best baseline, the Transformer; no MLP number); these logs are simulated",
-		split:     "by file: ood/ (push_401–403, rough_501–503) OOD; stand_103, sway_203, trot_306 ID test; the other 11 id/ runs train",
-		models:    quadrupedModels,
+		longHorizon: true,
+		paperNote:   "the paper's quadruped is the real ANYmal D of GrandTour (−12.7% against its best baseline, the Transformer; no MLP number); these logs are simulated",
+		split:       "by file: ood/ (push_401–403, rough_501–503) OOD; stand_103, sway_203, trot_306 ID test; the other 11 id/ runs train",
+		models:      quadrupedModels,
 	}
 }
 

@@ -96,6 +96,11 @@ type RealOptions struct {
 	Split *convert.SplitSpec
 	// Progress receives training progress bars (nil: none).
 	Progress io.Writer
+	// OneStep keeps the previous modest configuration of a system with
+	// long-horizon training (the quadruped): one-step teacher forcing with
+	// the α ramp, the loss in normalised units, the last epoch. A study's
+	// variants start from it.
+	OneStep bool
 	// Checkpoints, when set, is a directory for training checkpoints: one
 	// file per model (CheckpointFile), written every CheckpointEvery epochs
 	// (5 unless a model's configuration sets it) and when the run is
@@ -135,6 +140,10 @@ type RealBenchmark struct {
 	// Notes describe the data preparation and the physical constants
 	// assumed; Run records them in the report.
 	Notes map[string]string
+	// Default turns the one-step configuration (RealOptions.OneStep) into
+	// the system's default (nil: they are the same); the study's
+	// "default" variant.
+	Default func(ms []ModelSpec, spec Spec)
 }
 
 // realSystem is the fixed description of one real-robot benchmark.
@@ -179,6 +188,9 @@ type realSystem struct {
 	// groups are evaluated apart (EvalGroup): windows of horizon+1
 	// samples at stride horizon+1 from each log's start.
 	groups []EvalGroup
+	// longHorizon: the modest configuration adds LongHorizon's training
+	// to the models' one-step configuration.
+	longHorizon bool
 }
 
 // quadrotorChannels returns the labels of a quadrotor's state channels
@@ -369,6 +381,13 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if err != nil {
 		return nil, err
 	}
+	var def func([]ModelSpec, Spec)
+	if sys.longHorizon && !opt.Full {
+		def = LongHorizon
+		if !opt.OneStep {
+			LongHorizon(models, Spec{Horizon: sys.horizon})
+		}
+	}
 	for i := range models {
 		if opt.Epochs > 0 {
 			models[i].Train.Epochs = opt.Epochs
@@ -448,7 +467,8 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 			EvalStride: evalStride, RolloutChannels: sys.channels, RolloutSelect: sys.plotChannels},
 		Data:            Datasets{Train: train, ID: id, OOD: ood, Groups: groups},
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
-		Files: map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
+		Files:   map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
+		Default: def,
 	}
 	b.Notes = realNotes(sys, &trainSpec, &evalSpec, b, opt, root)
 	for _, s := range []struct {

@@ -355,10 +355,22 @@ func TestAnymalStudy(t *testing.T) {
 	const H = 20
 	opt := realOptions("id/sway_201.mcap")
 	opt.Split = timeSplit([2]float64{0, 3}, [2]float64{3, 4.5}, [2]float64{4.5, 7})
-	opt.Horizon, opt.Epochs, opt.Workers = H, 2, 1
+	opt.Horizon, opt.Epochs, opt.Workers, opt.OneStep = H, 2, 1, true
 	b, err := PrepareReal(ctx, AnymalSim, opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the study starts from the one-step configuration; the default adds
+	// the long-horizon training
+	def := slices.Clone(b.Spec.Models)
+	if b.Default == nil || def[0].Train.RolloutSteps != 0 || def[0].Loss.Units != 0 {
+		t.Fatalf("one-step configuration: %+v", def[0].Train)
+	}
+	b.Default(def, b.Spec)
+	for _, m := range def {
+		if m.Train.RolloutSteps != 25 || m.Train.SelectHorizon != H || m.Loss.Units != 1 || m.Train.AlphaFinal != 1 || m.Train.Epochs != 4 {
+			t.Errorf("%s: default %+v, loss %+v", m.Name, m.Train, m.Loss)
+		}
 	}
 	if len(b.Data.Groups) != 0 {
 		t.Fatalf("groups %v with other inputs than the benchmark's", b.Data.Groups)
