@@ -147,7 +147,15 @@ func (t *transport) Advertise(topic string, typ node.TopicType) error {
 	if err != nil {
 		return err
 	}
-	pub, err := t.node.NewPublisher(topic, ts, nil)
+	var opts *rclgo.PublisherOptions
+	if typ.Latched {
+		// /robot_description and /tf_static: kept for late subscribers,
+		// as robot_state_publisher offers them
+		opts = rclgo.NewDefaultPublisherOptions()
+		opts.Qos.Durability = rclgo.DurabilityTransientLocal
+		opts.Qos.Depth = 1
+	}
+	pub, err := t.node.NewPublisher(topic, ts, opts)
 	if err != nil {
 		return fmt.Errorf("publisher %s: %w", topic, err)
 	}
