@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/msgs/rosmsg"
@@ -461,8 +462,8 @@ func (s *MessageSource) Read(names []string) ([]Series, error) {
 		}
 		total++
 		start = min(start, m.LogTime)
-		if p := s.opts.Progress; p != nil && pos.pos-reported >= 1<<20 {
-			reported = pos.pos
+		if p := s.opts.Progress; p != nil && pos.pos.Load()-reported >= 1<<20 {
+			reported = pos.pos.Load()
 			p(reported, s.size)
 		}
 		cr, known := chans[m.Channel.ID]
@@ -640,16 +641,18 @@ func (s *MessageSource) keysOf(tr *topicRead, expr string) []string {
 	return out
 }
 
-// positionReader tracks the offset of a ReadSeeker, for progress.
+// positionReader tracks the offset of a ReadSeeker, for progress. The
+// MCAP reader's zstd decoder reads on goroutines of its own while the
+// progress is read, so the offset is atomic.
 type positionReader struct {
 	rs  io.ReadSeeker
-	pos int64
+	pos atomic.Int64
 }
 
 // Read reads and advances the position.
 func (p *positionReader) Read(b []byte) (int, error) {
 	n, err := p.rs.Read(b)
-	p.pos += int64(n)
+	p.pos.Add(int64(n))
 	return n, err
 }
 
@@ -657,7 +660,7 @@ func (p *positionReader) Read(b []byte) (int, error) {
 func (p *positionReader) Seek(off int64, whence int) (int64, error) {
 	n, err := p.rs.Seek(off, whence)
 	if err == nil {
-		p.pos = n
+		p.pos.Store(n)
 	}
 	return n, err
 }
