@@ -187,3 +187,17 @@ func TestMPITraining(t *testing.T) {
 		t.Error("the default build as 2 processes wrote a model")
 	}
 }
+
+// TestMPIBinding runs internal/mpi's own test (Allgatherv with unequal
+// counts, a wrong count refused) under mpirun with 3 processes.
+func TestMPIBinding(t *testing.T) {
+	mpirun := mpiTools(t)
+	bin := filepath.Join(t.TempDir(), "mpi.test")
+	if out, err := exec.Command("go", "test", "-c", "-tags", "mpi", "-o", bin, "../internal/mpi").CombinedOutput(); err != nil {
+		t.Fatalf("go test -c -tags mpi: %v\n%s", err, out)
+	}
+	out, err := mpiRun(t, mpirun, 3, bin, "-test.run", "TestAllgather", "-test.v")
+	if err != nil || strings.Count(out, "--- PASS: TestAllgather") != 3 {
+		t.Errorf("internal/mpi's TestAllgather on 3 processes: %v\n%s", err, out)
+	}
+}

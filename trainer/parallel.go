@@ -150,6 +150,8 @@ func newPool(l Learner, workers, batchSize, nx, ne int, comm Comm) (*pool, error
 		p.gathered = map[span][]float64{}
 	}
 	width := p.np + 2
+	// a worker without a shard would only hold memory
+	workers = max(1, min(workers, p.hi-p.lo))
 	for i := range workers {
 		lo, hi := part(p.lo, p.hi, i, workers)
 		sw := &shardWorker{w: l.NewWorker(rows), b: newBatch(rows, nx, ne), nodes: cover(root, lo, hi)}
