@@ -226,7 +226,8 @@ func sameRun(a, b layoutRun) string {
 // goroutines, and as 2 and 3 processes (joined by an in-memory Comm) of
 // 1 and 2 goroutines each, and requires the same bits: parameters, every
 // epoch's losses, validation loss and gradient norm. It covers teacher
-// forcing and scheduled sampling, AdamW and Muon, GR and the MLP.
+// forcing, scheduled sampling and K-step rollouts, AdamW and Muon, GR and
+// the MLP.
 func TestLayoutIndependent(t *testing.T) {
 	ds := toyDataset(t, 6, 400, 2, 1, 31)
 	mlpL := func() Learner {
@@ -243,16 +244,22 @@ func TestLayoutIndependent(t *testing.T) {
 		opt   string
 		batch int
 		alpha bool
+		k     int // rollout steps from the second epoch (0: one-step)
 	}{
-		{"gr-muon", grL, "muon", 700, false},
-		{"gr-adamw-scheduled", grL, "adamw", 520, true},
-		{"mlp-adamw", mlpL, "adamw", 600, false},
+		{"gr-muon", grL, "muon", 700, false, 0},
+		{"gr-adamw-scheduled", grL, "adamw", 520, true, 0},
+		{"mlp-adamw", mlpL, "adamw", 600, false, 0},
+		{"gr-rollout", grL, "adamw", 520, false, 3},
+		{"mlp-rollout", mlpL, "adamw", 520, false, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR = 3, c.batch, c.opt, 3e-3
 			if c.alpha {
 				cfg.AlphaHold, cfg.AlphaRamp, cfg.AlphaFinal = 1, 1, 0.5
+			}
+			if c.k > 0 {
+				cfg.RolloutSteps, cfg.RolloutFrom, cfg.RolloutBatch = c.k, 1, 400
 			}
 			ref := runLayout(t, ds, c.newL, cfg, 0, 1)
 			for _, layout := range [][2]int{{0, 2}, {0, 3}, {0, 7}, {2, 1}, {3, 2}, {3, 1}} {
@@ -265,6 +272,9 @@ func TestLayoutIndependent(t *testing.T) {
 				t.Fatalf("batch %d has %d shards: too few to test the layouts", c.batch, s)
 			}
 			last := ref.hist[len(ref.hist)-1]
+			if c.k > 0 && last.K != c.k {
+				t.Fatalf("the last epoch trained %d-step rollouts, want %d", last.K, c.k)
+			}
 			t.Logf("%d shards of a batch; loss %.6g, val %.6g after %d epochs", func() int { s, _ := Shards(c.batch); return s }(), last.Loss, last.ValLoss, len(ref.hist))
 		})
 	}
