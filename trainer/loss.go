@@ -25,6 +25,11 @@ type LossWeights struct {
 	// each term the mean squared error in physical units (up to a constant
 	// factor), the units of the autoregressive MSE reported.
 	Units float64 `json:"units,omitempty" mapstructure:"units"`
+	// StepDecay weighs the steps of a K-step loss (Batch.K > 1): step k
+	// (from 0) by (k+1)^−StepDecay, normalised to sum 1. 0 weighs every
+	// step alike; larger values keep the first steps, and so the short
+	// horizons, in view while K grows.
+	StepDecay float64 `json:"step_decay,omitempty" mapstructure:"step_decay"`
 }
 
 // channelFactors returns the per-channel factors of the state terms for

@@ -25,7 +25,7 @@ func (w *sympWorker) lossGradSeq(b Batch, grad []float64) float64 {
 	d2, nx, ne := 2*d, l.StateDim(), l.PortDim()
 	K, N := b.K, b.N
 	w.growSeq(K)
-	c := 1 / float64(K)
+	norm := stepNorm(K, w.s.W.StepDecay)
 	var total float64
 	// forward: step k's input rows in zs[k], its output in place
 	for k := range K {
@@ -47,6 +47,7 @@ func (w *sympWorker) lossGradSeq(b Batch, grad []float64) float64 {
 		}
 		w.s.T.Forward(w.tapes[k], z, N)
 		zb := w.zbs[k*w.capacity*d2 : (k*w.capacity+N)*d2]
+		c := stepWeight(k, w.s.W.StepDecay) / norm
 		for r := range N {
 			wr := b.W[r]
 			total += wr * c * w.stepLoss(z[r*d2:(r+1)*d2], zb[r*d2:(r+1)*d2],
@@ -92,7 +93,7 @@ func (w *mlpWorker) lossGradSeq(b Batch, grad []float64) float64 {
 	ne := w.ne
 	K, N := b.K, b.N
 	w.growSeq(K)
-	c := 1 / float64(K)
+	norm := stepNorm(K, w.m.W.StepDecay)
 	rows := w.capacity * nx
 	copy(w.xs[:N*nx], b.X[:N*nx])
 	var total float64
@@ -110,6 +111,7 @@ func (w *mlpWorker) lossGradSeq(b Batch, grad []float64) float64 {
 	clear(dx)
 	for k := K - 1; k >= 0; k-- {
 		p := w.xs[(k+1)*rows : (k+1)*rows+N*nx]
+		c := stepWeight(k, w.m.W.StepDecay) / norm
 		for r := range N {
 			wr := b.W[r] * c
 			t := b.XNext[(r*K+k)*nx : (r*K+k+1)*nx]
@@ -291,4 +293,26 @@ func checkSelection(val *dataset.Dataset, cfg *Config) error {
 		return fmt.Errorf("trainer: selection by the AR MSE at %d steps: no validation episode has %d samples", cfg.SelectHorizon, cfg.SelectHorizon+1)
 	}
 	return nil
+}
+
+// stepWeight is the unnormalised weight of step k (from 0) of a K-step
+// loss: (k+1)^−decay, 1 for every step when decay is 0.
+func stepWeight(k int, decay float64) float64 {
+	if decay == 0 {
+		return 1
+	}
+	return math.Pow(float64(k+1), -decay)
+}
+
+// stepNorm is the sum of the K steps' weights: the loss of a sequence is
+// the weighted mean of its one-step losses.
+func stepNorm(K int, decay float64) float64 {
+	if decay == 0 {
+		return float64(K)
+	}
+	var s float64
+	for k := range K {
+		s += stepWeight(k, decay)
+	}
+	return s
 }

@@ -42,7 +42,8 @@ func TestSeqGradientFiniteDifference(t *testing.T) {
 		t.Fatal(err)
 	}
 	grb := symplecticLearner(t, ds, predictor.KindGRB, 2)
-	grb.W.Units = 0.5
+	grb.W.Units, grb.W.StepDecay = 0.5, 1
+	mlpL.W.StepDecay = 0.7
 	cases := []struct {
 		name string
 		l    Learner

@@ -255,6 +255,7 @@ saves the completed epochs there and prints the command that resumes.`,
 	f.Float64Var(&w.Sec, "w-sec", w.Sec, "section loss weight")
 	f.Float64Var(&w.Mu, "w-mu", w.Mu, "control port weight")
 	f.Float64Var(&w.Fc, "w-fc", w.Fc, "contact port weight")
+	f.Float64Var(&w.StepDecay, "rollout-decay", 0, "weigh step k of a multi-step loss by (k+1)^-decay (0: all steps alike)")
 	f.Float64Var(&w.Units, "loss-units", 0, "state loss from normalised (0) towards physical units (1: the units of the reported AR MSE)")
 	_ = cmd.MarkFlagRequired("data")
 	run := cmd.RunE

@@ -88,6 +88,14 @@ func Variants() []Variant {
 		{Name: "kstep25", About: "multi-step training as kstep, K = 2 → 25", Apply: func(ms []ModelSpec, _ Spec) { ksteps(ms, 25) }},
 		{Name: "kstep25-units-select", About: "kstep25, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s) }},
 		{Name: "kstep50-units-select", About: "multi-step training to K = 50, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s) }},
+		{Name: "kstep50-units-select-decay1", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)", Apply: func(ms []ModelSpec, s Spec) {
+			ksteps(ms, 50)
+			units(ms)
+			sel(ms, s)
+			for i := range ms {
+				ms[i].Loss.StepDecay = 1
+			}
+		}},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s); twice(ms) }},
 	}
