@@ -16,14 +16,13 @@ import (
 )
 
 // Launched reports how many processes the launcher started, read from the
-// environment that mpirun (Open MPI), MPICH's hydra or Slurm's srun set:
+// environment that mpirun (Open MPI: OMPI_COMM_WORLD_SIZE), a PMI launcher
+// (MPICH's hydra, srun --mpi=pmi2: PMI_SIZE) or Slurm's srun
+// (SLURM_STEP_NUM_TASKS, which sbatch's script itself does not have) set:
 // 0 when the process was not started by one of them.
 func Launched() int {
-	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"} {
+	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"} {
 		if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
-			if k == "SLURM_NTASKS" && os.Getenv("SLURM_STEP_ID") == "" {
-				continue // inside sbatch's script, not a step started by srun
-			}
 			return v
 		}
 	}
