@@ -56,7 +56,7 @@ func Variants() []Variant {
 		for i := range ms {
 			t := &ms[i].Train
 			t.AlphaHold, t.AlphaRamp, t.AlphaFinal = 0, 0, 1
-			t.RolloutSteps, t.RolloutFrom, t.RolloutRamp = k, 5, 10
+			t.RolloutSteps, t.RolloutFrom, t.RolloutRamp, t.RolloutBatch = k, 5, 10, 256
 		}
 	}
 	kstep := func(ms []ModelSpec) { ksteps(ms, 10) }
@@ -94,6 +94,23 @@ func Variants() []Variant {
 			sel(ms, s)
 			for i := range ms {
 				ms[i].Loss.StepDecay = 1
+			}
+		}},
+		{Name: "kstep50-units-select-decay1-40ep", About: "kstep50-units-select-decay1, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) {
+			ksteps(ms, 50)
+			units(ms)
+			sel(ms, s)
+			twice(ms)
+			for i := range ms {
+				ms[i].Loss.StepDecay = 1
+			}
+		}},
+		{Name: "kstep50-units-select-decay2", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)²", Apply: func(ms []ModelSpec, s Spec) {
+			ksteps(ms, 50)
+			units(ms)
+			sel(ms, s)
+			for i := range ms {
+				ms[i].Loss.StepDecay = 2
 			}
 		}},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
