@@ -13,7 +13,10 @@ import (
 // which says the directory holds a complete conversion, is gone.
 func TestSaveFailedMidway(t *testing.T) {
 	ds := func(n int) *dataset.Dataset {
-		d := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 1, Dt: 0.01, WindowLen: 2, Stride: 1}}
+		// a conversion's split: its meta carries the conversion report,
+		// so the second Save rewrites it rather than refusing a foreign
+		// dataset folder before it changes anything
+		d := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 1, Dt: 0.01, WindowLen: 2, Stride: 1, Report: map[string]any{"windows": n}}}
 		d.Episodes = []dataset.Episode{{Name: "a", Len: n, X: make([]float64, 2*n), E: make([]float64, n)}}
 		return d
 	}
