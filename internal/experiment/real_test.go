@@ -368,7 +368,7 @@ func TestAnymalStudy(t *testing.T) {
 	}
 	b.Default(def, b.Spec)
 	for _, m := range def {
-		if m.Train.RolloutSteps != 25 || m.Train.SelectHorizon != H || m.Loss.Units != 1 || m.Train.AlphaFinal != 1 || m.Train.Epochs != 4 {
+		if m.Train.RolloutSteps != 50 || m.Train.SelectHorizon != H || m.Loss.Units != 1 || m.Loss.StepDecay != 2 || m.Train.AlphaFinal != 1 || m.Train.Epochs != 2 {
 			t.Errorf("%s: default %+v, loss %+v", m.Name, m.Train, m.Loss)
 		}
 	}
