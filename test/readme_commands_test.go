@@ -34,6 +34,7 @@ var readmeNotRun = []struct {
 	{`^bash scripts/test\.sh$`, "the test command itself: it runs this test"},
 	{`^ros2 launch calisym `, "ROS 2 only (CI has no ROS 2): TestLaunchArguments (internal/rospkg) checks every `ros2 launch` line against the launch files as launch does"},
 	{`^ros2 topic pub `, "ROS 2 only: needs a running ROS 2 graph with the node"},
+	{`^go run \./cmd/calisym bench .*--variants `, "a study: every variant × seed at full size (6 runs of the quadruped, about 25 minutes on two cores); TestAnymalStudy (internal/experiment) runs a study of two variants and two seeds on one log at smoke size, and TestRolloutTraining the training it varies"},
 	{`^go run \./cmd/calisym bench .*--reports --check README\.md`, "checks the README's tables against the report.json files of a full default `bench` run (about 9 minutes on two cores); no smaller run can reproduce those numbers. cmd/calisym's tests of bench --reports --check run the check on fixtures"},
 }
 

@@ -90,10 +90,11 @@ func anymalWith(name, title, params string, base []string) realSystem {
 // paper gives no ramp for the quadruped). The MLP trains with AdamW at lr
 // 1e-3 on the same state weights and windows.
 //
-// The compute-modest default (about 7 minutes per model on two cores): 20
-// epochs at batch 256 with cosine decay on windows of stride 50, the port
-// weights lowered to w_μ = w_fc = 1 and the real benchmarks' teacher-forcing
-// ramp (α = 1 for 5 epochs, then a 5-epoch ramp to 0.5) for both models:
+// The compute-modest one-step configuration (RealOptions.OneStep; the
+// default adds LongHorizon's multi-step training to it): 20 epochs at
+// batch 256 with cosine decay on windows of stride 50, the port weights
+// lowered to w_μ = w_fc = 1 and the real benchmarks' teacher-forcing ramp
+// (α = 1 for 5 epochs, then a 5-epoch ramp to 0.5) for both models:
 // chosen on the ID-test runs among the variants of the README's experiment
 // log, where the paper's port weights doubled CaLiSym's ID-test error
 // (10.6 against 5.40 without the ramp) and the ramp cut it to 3.05.
