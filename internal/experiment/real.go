@@ -528,7 +528,7 @@ func splitFiles(d *dataset.Dataset) []string {
 	}
 	var out []string
 	for _, ep := range d.Episodes {
-		out = append(out, logName(ep.Name))
+		out = append(out, trainer.EpisodeFile(ep.Name))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

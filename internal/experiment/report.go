@@ -374,7 +374,7 @@ func rolloutFigure(ctx context.Context, rep *Report, spec Spec, data Datasets, o
 	// The window's start in its log: the episode's own start (t0, for
 	// episodes cut from a longer log) plus the window's offset in it.
 	t0 := ep.Tags["t0"] + float64(w.Start)*ds.Dt
-	f.Title = fmt.Sprintf("%s: OOD rollout of %d steps (%.2f s) from %s, t = %.2f–%.2f s", rep.System, H, float64(H)*ds.Dt, logName(ep.Name), t0, t0+float64(H)*ds.Dt)
+	f.Title = fmt.Sprintf("%s: OOD rollout of %d steps (%.2f s) from %s, t = %.2f–%.2f s", rep.System, H, float64(H)*ds.Dt, trainer.EpisodeFile(ep.Name), t0, t0+float64(H)*ds.Dt)
 	f.Caption = []string{
 		fmt.Sprintf("Window chosen by rule: the median %s error among the report's %d OOD windows (rank %d of %d), a typical window, neither a good nor a bad one.",
 			rep.Models[sel].Name, len(ws), rank, len(ws)),
@@ -434,10 +434,3 @@ func medianWindow(errs []float64) (index, rank int) {
 	return order[k], k + 1
 }
 
-// logName strips the "@sample" suffix that names a window's episode.
-func logName(episode string) string {
-	if i := strings.LastIndex(episode, "@"); i >= 0 {
-		return episode[:i]
-	}
-	return episode
-}
