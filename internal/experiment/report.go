@@ -433,4 +433,3 @@ func medianWindow(errs []float64) (index, rank int) {
 	k := (len(order) - 1) / 2
 	return order[k], k + 1
 }
-
