@@ -61,41 +61,7 @@ func TestSeqGradientFiniteDifference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b := seqBatch(ds, c.K)
-			w := c.l.NewWorker(b.N)
-			theta := c.l.Params()
-			grad := make([]float64, len(theta))
-			w.LossGrad(b, grad, nil)
-			scratch := make([]float64, len(theta))
-			loss := func() float64 {
-				if err := c.l.SetParams(theta); err != nil {
-					t.Fatal(err)
-				}
-				return w.LossGrad(b, scratch, nil)
-			}
-			var gmax float64
-			for _, g := range grad {
-				gmax = max(gmax, math.Abs(g))
-			}
-			rng := rand.New(rand.NewPCG(9, 9))
-			worst := 0.0
-			for range 60 {
-				i := rng.IntN(len(theta))
-				h := c.h * math.Max(1, math.Abs(theta[i]))
-				orig := theta[i]
-				f := func(s float64) float64 { theta[i] = orig + s*h; return loss() }
-				fd := (-f(2) + 8*f(1) - 8*f(-1) + f(-2)) / (12 * h)
-				theta[i] = orig
-				if err := c.l.SetParams(theta); err != nil {
-					t.Fatal(err)
-				}
-				rel := math.Abs(fd-grad[i]) / math.Max(math.Abs(fd), 1e-3*gmax)
-				worst = max(worst, rel)
-				if rel > 1e-6 {
-					t.Errorf("θ[%d]: analytic %.12g, finite differences %.12g (rel %.2e)", i, grad[i], fd, rel)
-				}
-			}
-			t.Logf("worst relative error %.2e over 60 parameters", worst)
+			checkLossGradFD(t, c.l, seqBatch(ds, c.K), c.h)
 		})
 	}
 }
