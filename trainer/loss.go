@@ -168,13 +168,20 @@ type sympWorker struct {
 
 // embedRow writes the normalised section of (x, e), both physical, into z.
 func (w *sympWorker) embedRow(z, x, e []float64) {
+	nz := w.s.Model().Norm
+	for i := range w.xn {
+		w.xn[i] = (x[i] - nz.Mu[i]) / nz.Scale[i]
+	}
+	w.sectionRow(z, e)
+}
+
+// sectionRow writes σ_e(w.xn) into z: the normalised state in w.xn, the
+// physical ports e normalised.
+func (w *sympWorker) sectionRow(z, e []float64) {
 	m := w.s.Model()
 	l, nz := m.Layout, m.Norm
 	n := l.N
-	for i := range l.StateDim() {
-		w.xn[i] = (x[i] - nz.Mu[i]) / nz.Scale[i]
-	}
-	for i := range l.PortDim() {
+	for i := range w.en {
 		w.en[i] = (e[i] - nz.Mu[2*n+i]) / nz.Scale[2*n+i]
 	}
 	l.Section(z, w.xn, w.en)

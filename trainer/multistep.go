@@ -39,11 +39,8 @@ func (w *sympWorker) lossGradSeq(b Batch, grad []float64) float64 {
 			}
 			// σ_{e_k}(Π z_{k−1}): the state stays normalised
 			prev := w.zs[((k-1)*w.capacity+r)*d2 : ((k-1)*w.capacity+r+1)*d2]
-			for i := range l.PortDim() {
-				w.en[i] = (e[i] - m.Norm.Mu[2*n+i]) / m.Norm.Scale[2*n+i]
-			}
 			l.Project(w.xn, prev)
-			l.Section(zr, w.xn, w.en)
+			w.sectionRow(zr, e)
 		}
 		w.s.T.Forward(w.tapes[k], z, N)
 		zb := w.zbs[k*w.capacity*d2 : (k*w.capacity+N)*d2]
@@ -195,13 +192,9 @@ func (sp *seqPools) pool(K int) (*pool, error) {
 	if batch <= 0 {
 		batch = max(sp.cfg.BatchSize/K, 2*ShardRows)
 	}
-	p, err := newPool(sp.l, sp.workers, batch, sp.nx, sp.ne, sp.cfg.Comm)
+	p, err := newPool(sp.l, sp.workers, batch, K, sp.nx, sp.ne, sp.cfg.Comm)
 	if err != nil {
 		return nil, err
-	}
-	for _, sw := range p.workers {
-		sw.b = Batch{K: K, X: make([]float64, p.rows*sp.nx), E: make([]float64, p.rows*K*sp.ne),
-			XNext: make([]float64, p.rows*K*sp.nx), W: make([]float64, p.rows)}
 	}
 	sp.pools[K] = p
 	return p, nil
