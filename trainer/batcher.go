@@ -133,6 +133,15 @@ func (tb *transitionBatches) epoch(sc *schedule, seed uint64, epoch int, step fu
 	return nil
 }
 
+// newSeqBatch allocates a batch for up to n sequences of k steps (k ≤ 1:
+// n one-step transitions, as newBatch).
+func newSeqBatch(n, k, nx, ne int) Batch {
+	if k <= 1 {
+		return newBatch(n, nx, ne)
+	}
+	return Batch{K: k, X: make([]float64, n*nx), E: make([]float64, n*k*ne), XNext: make([]float64, n*k*nx), W: make([]float64, n)}
+}
+
 // newBatch allocates a batch for up to n rows.
 func newBatch(n, nx, ne int) Batch {
 	return Batch{X: make([]float64, n*nx), E: make([]float64, n*ne), XNext: make([]float64, n*nx), W: make([]float64, n)}

@@ -71,10 +71,8 @@ func BenchmarkLossGradSeq(b *testing.B) {
 					l = &MLP{Net: mlp.New(cfg, rng), W: LossWeights{Q: 0.5, P: 0.5, Units: 1}}
 				}
 				const n = ShardRows
-				batch := Batch{N: n, K: K, X: make([]float64, n*nx), E: make([]float64, n*K*ne), XNext: make([]float64, n*K*nx), W: make([]float64, n)}
-				if K == 1 {
-					batch.K = 0
-				}
+				batch := newSeqBatch(n, K, nx, ne)
+				batch.N = n
 				for _, v := range [][]float64{batch.X, batch.E, batch.XNext} {
 					for i := range v {
 						v[i] = 0.1 * rng.NormFloat64()

@@ -128,7 +128,9 @@ type shardWorker struct {
 // reduceChunk is the number of values one combining step handles.
 const reduceChunk = 4096
 
-func newPool(l Learner, workers, batchSize, nx, ne int, comm Comm) (*pool, error) {
+// newPool makes the pool of batches of batchSize rows, each row a
+// transition (steps ≤ 1) or a sequence of steps rollout steps (Batch.K).
+func newPool(l Learner, workers, batchSize, steps, nx, ne int, comm Comm) (*pool, error) {
 	workers = max(1, workers)
 	shards, rows := Shards(batchSize)
 	root := span{0, shards}
@@ -154,7 +156,7 @@ func newPool(l Learner, workers, batchSize, nx, ne int, comm Comm) (*pool, error
 	workers = max(1, min(workers, p.hi-p.lo))
 	for i := range workers {
 		lo, hi := part(p.lo, p.hi, i, workers)
-		sw := &shardWorker{w: l.NewWorker(rows), b: newBatch(rows, nx, ne), nodes: cover(root, lo, hi)}
+		sw := &shardWorker{w: l.NewWorker(rows), b: newSeqBatch(rows, steps, nx, ne), nodes: cover(root, lo, hi)}
 		d := 0
 		for _, n := range sw.nodes {
 			buf := make([]float64, width)

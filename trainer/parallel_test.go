@@ -378,7 +378,7 @@ func TestTwoShardsAreTwoWorkers(t *testing.T) {
 	nx, ne := ds.StateDim(), ds.PortDim()
 	full := fullBatch(ds)
 	for _, n := range []int{256, 201, 130} {
-		pl, err := newPool(s, 3, 256, nx, ne, nil)
+		pl, err := newPool(s, 3, 256, 1, nx, ne, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

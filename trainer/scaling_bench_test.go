@@ -25,7 +25,7 @@ func quadrupedStep(b *testing.B, workers int) (*Symplectic, *pool, optimizer, sh
 	s := &Symplectic{T: predictor.NewTrainable(m), W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}}
 	const batch = 2048
 	nx, ne := p.Layout.StateDim(), p.Layout.PortDim()
-	pl, err := newPool(s, workers, batch, nx, ne, nil)
+	pl, err := newPool(s, workers, batch, 1, nx, ne, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

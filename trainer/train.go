@@ -223,7 +223,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	pl, err := newPool(l, workers, cfg.BatchSize, nx, ne, cfg.Comm)
+	pl, err := newPool(l, workers, cfg.BatchSize, 1, nx, ne, cfg.Comm)
 	if err != nil {
 		return nil, err
 	}

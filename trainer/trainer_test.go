@@ -471,7 +471,7 @@ func TestScheduledEpoch(t *testing.T) {
 		batch int
 	}{{1, 4}, {0, 4}, {0, 1000}, {0.5, 3}, {0.5, 70}} {
 		t.Run(fmt.Sprintf("alpha=%v/batch=%d", c.alpha, c.batch), func(t *testing.T) {
-			pl, err := newPool(l, 1, c.batch, nx, ne, nil)
+			pl, err := newPool(l, 1, c.batch, 1, nx, ne, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
