@@ -205,40 +205,16 @@ func studyPlots(runs []StudyRun, variants []Variant, system, outDir string) erro
 	for gi, hg := range hold {
 		var series []plot.Series
 		for _, v := range variants {
-			mean := map[string][]float64{}
-			kinds := map[string]string{}
-			var names []string
-			for _, r := range runs {
-				if r.Variant != v.Name {
-					continue
-				}
-				for _, m := range r.Report.Models {
-					if gi >= len(m.Groups) {
-						continue
+			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
+				mean := make([]float64, len(hs))
+				for i, vs := range sm.Vals {
+					for _, x := range vs {
+						mean[i] += x
 					}
-					if _, ok := mean[m.Name]; !ok {
-						names = append(names, m.Name)
-						mean[m.Name] = make([]float64, len(hs))
-						kinds[m.Name] = m.Kind
-					}
-					for i, h := range hs {
-						mean[m.Name][i] += m.Groups[gi].At(h)
-					}
+					mean[i] /= float64(sm.Seeds)
 				}
-			}
-			for _, name := range names {
-				seeds := 0
-				for _, r := range runs {
-					if r.Variant == v.Name && slices.ContainsFunc(r.Report.Models, func(m ModelReport) bool { return m.Name == name }) {
-						seeds++
-					}
-				}
-				vals := mean[name]
-				for i := range vals {
-					vals[i] /= float64(seeds)
-				}
-				series = append(series, plot.Series{Name: v.Name + " " + name, Role: plot.Other, Model: v.Name,
-					Dashed: kinds[name] == "mlp", Values: vals})
+				series = append(series, plot.Series{Name: v.Name + " " + sm.Name, Role: plot.Other, Model: v.Name,
+					Dashed: sm.Kind == "mlp", Values: mean})
 			}
 		}
 		hv := make([]float64, len(hs))
@@ -292,35 +268,9 @@ func StudyMarkdown(runs []StudyRun, variants []Variant) string {
 	b.WriteString("\n")
 	for gi, hg := range hold {
 		for _, v := range variants {
-			var names []string
-			for _, r := range runs {
-				if r.Variant == v.Name {
-					for _, m := range r.Report.Models {
-						if !slices.Contains(names, m.Name) {
-							names = append(names, m.Name)
-						}
-					}
-				}
-			}
-			for _, name := range names {
-				vals := make([][]float64, len(hs)) // per horizon
-				seeds := 0
-				for _, r := range runs {
-					if r.Variant != v.Name {
-						continue
-					}
-					for _, m := range r.Report.Models {
-						if m.Name != name || gi >= len(m.Groups) {
-							continue
-						}
-						seeds++
-						for i, h := range hs {
-							vals[i] = append(vals[i], m.Groups[gi].At(h))
-						}
-					}
-				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %d |", hg.Group, v.Name, name, seeds)
-				for _, vs := range vals {
+			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
+				fmt.Fprintf(&b, "| %s | %s | %s | %d |", hg.Group, v.Name, sm.Name, sm.Seeds)
+				for _, vs := range sm.Vals {
 					b.WriteString(" " + meanRange(vs) + " |")
 				}
 				b.WriteString("\n")
@@ -333,6 +283,40 @@ func StudyMarkdown(runs []StudyRun, variants []Variant) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// seedModel is one model of a study's variant on one evaluation group:
+// its error at every horizon in each seed's run.
+type seedModel struct {
+	Name, Kind string
+	Seeds      int
+	Vals       [][]float64 // per horizon, one value per seed
+}
+
+// groupSeeds gathers the models of a variant's runs on evaluation group
+// gi, in the order they first appear, with their errors at horizons hs.
+func groupSeeds(runs []StudyRun, variant string, gi int, hs []int) []seedModel {
+	var out []seedModel
+	for _, r := range runs {
+		if r.Variant != variant {
+			continue
+		}
+		for _, m := range r.Report.Models {
+			if gi >= len(m.Groups) {
+				continue
+			}
+			i := slices.IndexFunc(out, func(s seedModel) bool { return s.Name == m.Name })
+			if i < 0 {
+				i = len(out)
+				out = append(out, seedModel{Name: m.Name, Kind: m.Kind, Vals: make([][]float64, len(hs))})
+			}
+			out[i].Seeds++
+			for j, h := range hs {
+				out[i].Vals[j] = append(out[i].Vals[j], m.Groups[gi].At(h))
+			}
+		}
+	}
+	return out
 }
 
 // meanRange formats values as "mean [min, max]" (one value alone).
