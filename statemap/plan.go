@@ -105,15 +105,21 @@ func (p *Plan) Names() []string {
 	return out
 }
 
+// BaseCoordinates returns the names of the floating-base coordinates that
+// start q for a state kind (nil for a kind without a floating base).
+func BaseCoordinates(kind string) []string {
+	switch kind {
+	case StateFloatingBase:
+		return []string{"rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z"}
+	case StateFloatingBaseGravity:
+		return []string{"x", "y", "z", "roll", "pitch", "yaw"}
+	}
+	return nil
+}
+
 // Coordinates returns the names of q.
 func (s *Spec) Coordinates() []string {
-	var out []string
-	switch s.State.Kind {
-	case StateFloatingBase:
-		out = append(out, "rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z")
-	case StateFloatingBaseGravity:
-		out = append(out, "x", "y", "z", "roll", "pitch", "yaw")
-	}
+	out := BaseCoordinates(s.State.Kind)
 	for _, j := range s.State.Joints {
 		out = append(out, j.Name)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/statemap"
 )
 
 // Roller rolls a one-step model out autoregressively: from x0 (2n values)
@@ -97,18 +98,13 @@ type Breakdown struct {
 	BaseShare float64
 }
 
-// floatingBaseNames are the coordinate names of a floating base, as
-// conversion writes them (relative SE(3) log or gravity-aware).
-var floatingBaseNames = [][]string{
-	{"rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z"},
-	{"x", "y", "z", "roll", "pitch", "yaw"},
-}
-
 // BaseCoordinates returns how many leading coordinates of q (and of p)
 // belong to a floating base: 6 where coords starts with the six base
-// coordinates conversion names, 0 otherwise.
+// coordinates conversion names (statemap.BaseCoordinates, relative SE(3)
+// log or gravity-aware), 0 otherwise.
 func BaseCoordinates(coords []string) int {
-	for _, names := range floatingBaseNames {
+	for _, kind := range []string{statemap.StateFloatingBase, statemap.StateFloatingBaseGravity} {
+		names := statemap.BaseCoordinates(kind)
 		if len(coords) >= len(names) && slices.Equal(coords[:len(names)], names) {
 			return len(names)
 		}
