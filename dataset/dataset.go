@@ -64,9 +64,14 @@ type Meta struct {
 	Episodes []Episode      `json:"episodes"`
 }
 
-// Dataset is a set of episodes with their description.
+// Dataset is a set of episodes with their description. Load reads its
+// arrays into the episodes' X and E; Open leaves them on disk, to be read
+// a part at a time (ReadRows, ReadSelected).
 type Dataset struct {
 	Meta
+	// src holds the files of a dataset whose arrays stay on disk (Open);
+	// nil when the arrays are in memory.
+	src *arrays
 }
 
 // StateDim returns 2n.
@@ -86,6 +91,10 @@ func (d *Dataset) Validate() error {
 	}
 	if d.WindowLen < 2 || d.Stride < 1 {
 		return fmt.Errorf("%w: window length %d and stride %d (need ≥ 2 and ≥ 1)", ErrDataset, d.WindowLen, d.Stride)
+	}
+	if d.src != nil {
+		// the arrays' values are checked as they are read
+		return d.src.checkEpisodes(d)
 	}
 	nx, ne := d.StateDim(), d.PortDim()
 	for _, ep := range d.Episodes {
@@ -113,6 +122,9 @@ func (d *Dataset) Validate() error {
 // leaves a directory that Load refuses, never one that it takes for a
 // complete dataset.
 func (d *Dataset) Save(dir string) error {
+	if err := d.LoadArrays(); err != nil {
+		return err
+	}
 	if err := d.Validate(); err != nil {
 		return err
 	}
@@ -152,41 +164,14 @@ func (d *Dataset) Save(dir string) error {
 // Load reads a dataset directory written by Save (or by numpy, following the
 // same layout), checking that arrays and description agree.
 func Load(dir string) (*Dataset, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	var d Dataset
-	if err := json.Unmarshal(raw, &d.Meta); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrDataset, filepath.Join(dir, "meta.json"), err)
-	}
-	if d.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("%w: %s: format version %d, this build reads %d", ErrDataset, dir, d.FormatVersion, FormatVersion)
-	}
-	x, xr, xc, err := LoadNpy(filepath.Join(dir, "x.npy"))
+	d, err := Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	e, er, ec, err := LoadNpy(filepath.Join(dir, "e.npy"))
-	if err != nil {
+	if err := d.LoadArrays(); err != nil {
 		return nil, err
 	}
-	if xc != d.StateDim() || (ec != d.PortDim() && !(d.PortDim() == 0 && ec == 1 && er == 0)) || xr != er {
-		return nil, fmt.Errorf("%w: %s: x.npy is %d×%d and e.npy %d×%d, meta.json says 2n=%d ports=%d", ErrDataset, dir, xr, xc, er, ec, d.StateDim(), d.PortDim())
-	}
-	nx, ne := d.StateDim(), d.PortDim()
-	for i := range d.Episodes {
-		ep := &d.Episodes[i]
-		if ep.Offset < 0 || ep.Len < 0 || ep.Offset+ep.Len > xr {
-			return nil, fmt.Errorf("%w: %s: episode %q rows [%d, %d) outside the %d rows of x.npy", ErrDataset, dir, ep.Name, ep.Offset, ep.Offset+ep.Len, xr)
-		}
-		ep.X = x[ep.Offset*nx : (ep.Offset+ep.Len)*nx]
-		ep.E = e[ep.Offset*ne : (ep.Offset+ep.Len)*ne]
-	}
-	if err := d.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	return &d, nil
+	return d, nil
 }
 
 // Window is a slice of one episode: samples [Start, Start+Len).

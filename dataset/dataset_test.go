@@ -12,7 +12,7 @@ import (
 )
 
 func sample(nEp, length int) *Dataset {
-	d := &Dataset{Meta{N: 2, NU: 2, Dt: 0.01, WindowLen: 10, Stride: 3}}
+	d := &Dataset{Meta: Meta{N: 2, NU: 2, Dt: 0.01, WindowLen: 10, Stride: 3}}
 	for i := range nEp {
 		ep := Episode{Name: "ep" + string(rune('a'+i)), Len: length, X: make([]float64, length*4), E: make([]float64, length*2)}
 		for k := range ep.X {

@@ -73,52 +73,9 @@ var shapeRe = regexp.MustCompile(`'shape':\s*\(\s*(\d+)\s*,?\s*(\d+)?\s*,?\s*\)`
 // bounds the allocation (the reader refuses larger declared shapes). A 1-D
 // array is returned with cols = 1.
 func ReadNpy(r io.Reader, maxValues int) (data []float64, rows, cols int, err error) {
-	var pre [10]byte
-	if _, err := io.ReadFull(r, pre[:]); err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: reading preamble: %w", ErrNpy, err)
-	}
-	if string(pre[:6]) != "\x93NUMPY" {
-		return nil, 0, 0, fmt.Errorf("%w: missing magic", ErrNpy)
-	}
-	var hl int
-	switch pre[6] {
-	case 1:
-		hl = int(binary.LittleEndian.Uint16(pre[8:10]))
-	case 2, 3:
-		var ext [2]byte
-		if _, err := io.ReadFull(r, ext[:]); err != nil {
-			return nil, 0, 0, fmt.Errorf("%w: reading header length: %w", ErrNpy, err)
-		}
-		hl = int(binary.LittleEndian.Uint32(append(pre[8:10:10], ext[:]...)))
-	default:
-		return nil, 0, 0, fmt.Errorf("%w: unsupported version %d.%d", ErrNpy, pre[6], pre[7])
-	}
-	if hl > maxNpyHeader {
-		return nil, 0, 0, fmt.Errorf("%w: header of %d bytes exceeds %d", ErrNpy, hl, maxNpyHeader)
-	}
-	hb := make([]byte, hl)
-	if _, err := io.ReadFull(r, hb); err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: reading header: %w", ErrNpy, err)
-	}
-	h := string(hb)
-	if !strings.Contains(h, "'descr': '<f8'") {
-		return nil, 0, 0, fmt.Errorf("%w: dtype is not little-endian float64 ('<f8'): %s", ErrNpy, strings.TrimSpace(h))
-	}
-	if strings.Contains(h, "'fortran_order': True") {
-		return nil, 0, 0, fmt.Errorf("%w: Fortran order is not supported", ErrNpy)
-	}
-	mm := shapeRe.FindStringSubmatch(h)
-	if mm == nil {
-		return nil, 0, 0, fmt.Errorf("%w: no 1-D or 2-D shape in header %q", ErrNpy, strings.TrimSpace(h))
-	}
-	rows, err1 := strconv.Atoi(mm[1])
-	cols = 1
-	var err2 error
-	if mm[2] != "" {
-		cols, err2 = strconv.Atoi(mm[2])
-	}
-	if err1 != nil || err2 != nil || rows < 0 || cols < 0 || (cols > 0 && rows > maxValues/max(cols, 1)) {
-		return nil, 0, 0, fmt.Errorf("%w: shape (%s, %s) exceeds the limit of %d values", ErrNpy, mm[1], mm[2], maxValues)
+	rows, cols, _, err = readNpyHeader(r, maxValues)
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	n := rows * cols
 	raw := make([]byte, 8*n)
@@ -130,6 +87,64 @@ func ReadNpy(r io.Reader, maxValues int) (data []float64, rows, cols int, err er
 		data[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
 	}
 	return data, rows, cols, nil
+}
+
+// readNpyHeader reads the preamble and header of a 1-D or 2-D
+// little-endian float64 C-order array, whose shape may declare at most
+// maxValues values, and returns its shape and the number of bytes before
+// its data.
+func readNpyHeader(r io.Reader, maxValues int) (rows, cols, dataOffset int, err error) {
+	var pre [10]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return 0, 0, 0, fmt.Errorf("%w: reading preamble: %w", ErrNpy, err)
+	}
+	if string(pre[:6]) != "\x93NUMPY" {
+		return 0, 0, 0, fmt.Errorf("%w: missing magic", ErrNpy)
+	}
+	var hl int
+	dataOffset = 10
+	switch pre[6] {
+	case 1:
+		hl = int(binary.LittleEndian.Uint16(pre[8:10]))
+	case 2, 3:
+		var ext [2]byte
+		if _, err := io.ReadFull(r, ext[:]); err != nil {
+			return 0, 0, 0, fmt.Errorf("%w: reading header length: %w", ErrNpy, err)
+		}
+		hl = int(binary.LittleEndian.Uint32(append(pre[8:10:10], ext[:]...)))
+		dataOffset = 12
+	default:
+		return 0, 0, 0, fmt.Errorf("%w: unsupported version %d.%d", ErrNpy, pre[6], pre[7])
+	}
+	if hl > maxNpyHeader {
+		return 0, 0, 0, fmt.Errorf("%w: header of %d bytes exceeds %d", ErrNpy, hl, maxNpyHeader)
+	}
+	hb := make([]byte, hl)
+	if _, err := io.ReadFull(r, hb); err != nil {
+		return 0, 0, 0, fmt.Errorf("%w: reading header: %w", ErrNpy, err)
+	}
+	dataOffset += hl
+	h := string(hb)
+	if !strings.Contains(h, "'descr': '<f8'") {
+		return 0, 0, 0, fmt.Errorf("%w: dtype is not little-endian float64 ('<f8'): %s", ErrNpy, strings.TrimSpace(h))
+	}
+	if strings.Contains(h, "'fortran_order': True") {
+		return 0, 0, 0, fmt.Errorf("%w: Fortran order is not supported", ErrNpy)
+	}
+	mm := shapeRe.FindStringSubmatch(h)
+	if mm == nil {
+		return 0, 0, 0, fmt.Errorf("%w: no 1-D or 2-D shape in header %q", ErrNpy, strings.TrimSpace(h))
+	}
+	rows, err1 := strconv.Atoi(mm[1])
+	cols = 1
+	var err2 error
+	if mm[2] != "" {
+		cols, err2 = strconv.Atoi(mm[2])
+	}
+	if err1 != nil || err2 != nil || rows < 0 || cols < 0 || (cols > 0 && rows > maxValues/max(cols, 1)) {
+		return 0, 0, 0, fmt.Errorf("%w: shape (%s, %s) exceeds the limit of %d values", ErrNpy, mm[1], mm[2], maxValues)
+	}
+	return rows, cols, dataOffset, nil
 }
 
 // LoadNpy reads an array from path, bounded by the file's size.
