@@ -23,11 +23,16 @@ type MLP struct {
 }
 
 // NewMLP builds the baseline with the given hidden widths for the dataset's
-// dimensions and sets its normalisation from the dataset's transitions.
+// dimensions and sets its normalisation from the dataset's transitions
+// (loading the arrays of a dataset opened with them on disk).
 func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP, error) {
 	cfg := mlp.Config{StateDim: ds.StateDim(), PortDim: ds.PortDim(), Hidden: hidden}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	// the normalisation stacks every transition: the arrays in memory
+	if err := ds.LoadArrays(); err != nil {
+		return nil, err
 	}
 	net := mlp.New(cfg, rand.New(rand.NewPCG(seed, 0x6d6c70)))
 	x, e, xn := transitionArrays(ds)

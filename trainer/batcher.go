@@ -18,8 +18,10 @@ import (
 // shards existed, and the results are those of --workers 2 then.
 type schedule struct {
 	n, batch, shards int
-	mu               sync.Mutex
-	idx              []int
+	// lo, hi are this process's shards (Comm)
+	lo, hi int
+	mu     sync.Mutex
+	idx    []int
 	// ordered is the (seed, epoch) idx is in (epoch −1: in order).
 	ordered [2]uint64
 	valid   bool
@@ -29,7 +31,7 @@ type schedule struct {
 }
 
 func newSchedule(n int, p *pool) *schedule {
-	return &schedule{n: n, batch: p.batch, shards: p.shards, idx: make([]int, n)}
+	return &schedule{n: n, batch: p.batch, shards: p.shards, lo: p.lo, hi: p.hi, idx: make([]int, n)}
 }
 
 // batches returns the number of batches of an epoch.
@@ -76,15 +78,29 @@ func (sc *schedule) items(b, s int) []int {
 	return sc.idx[b*sc.batch+lo : b*sc.batch+hi]
 }
 
+// eachItem calls f with every item of this process's shards of every
+// batch (all shards without a Comm), in the order of (seed, epoch).
+func (sc *schedule) eachItem(seed uint64, epoch int, f func(item int)) {
+	sc.orderShard(seed, epoch, 0)
+	for b := range sc.batches() {
+		for s := sc.lo; s < sc.hi; s++ {
+			for _, i := range sc.items(b, s) {
+				f(i)
+			}
+		}
+	}
+}
+
 // transitionBatches gathers one-step transitions into Batches.
 type transitionBatches struct {
 	ds     *dataset.Dataset
+	rows   *rowStore
 	trans  []dataset.Transition
 	nx, ne int
 }
 
 func newTransitionBatches(ds *dataset.Dataset) *transitionBatches {
-	return &transitionBatches{ds: ds, trans: ds.UniqueTransitions(), nx: ds.StateDim(), ne: ds.PortDim()}
+	return &transitionBatches{ds: ds, rows: newRowStore(ds), trans: ds.UniqueTransitions(), nx: ds.StateDim(), ne: ds.PortDim()}
 }
 
 // order returns the transition indices shuffled by rng (nil: in order).
@@ -105,10 +121,9 @@ func (tb *transitionBatches) fill(b *Batch, idx []int) {
 	nx, ne := tb.nx, tb.ne
 	for r, i := range idx {
 		tr := tb.trans[i]
-		ep := &tb.ds.Episodes[tr.Episode]
-		copy(b.X[r*nx:(r+1)*nx], ep.X[tr.T*nx:(tr.T+1)*nx])
-		copy(b.XNext[r*nx:(r+1)*nx], ep.X[(tr.T+1)*nx:(tr.T+2)*nx])
-		copy(b.E[r*ne:(r+1)*ne], ep.E[tr.T*ne:(tr.T+1)*ne])
+		copy(b.X[r*nx:(r+1)*nx], tb.rows.state(tr.Episode, tr.T))
+		copy(b.XNext[r*nx:(r+1)*nx], tb.rows.state(tr.Episode, tr.T+1))
+		copy(b.E[r*ne:(r+1)*ne], tb.rows.port(tr.Episode, tr.T))
 		b.W[r] = tr.Weight
 	}
 }
@@ -116,8 +131,18 @@ func (tb *transitionBatches) fill(b *Batch, idx []int) {
 // transitionEpoch runs one epoch of teacher forcing on unique transitions:
 // one step per batch, each shard gathering its own rows (on the goroutine
 // that computes it; the first batch also shuffles the shard's partition).
-// epoch < 0 leaves the partitions in order.
+// epoch < 0 leaves the partitions in order. A dataset whose arrays are on
+// disk first reads the samples of this process's shards.
 func (tb *transitionBatches) epoch(sc *schedule, seed uint64, epoch int, step func(fill shardFill, rows int) error) error {
+	err := tb.rows.hold([2]uint64{seed, uint64(epoch)}, func(add func(ep, t0, t1 int)) {
+		sc.eachItem(seed, epoch, func(i int) {
+			tr := tb.trans[i]
+			add(tr.Episode, tr.T, tr.T+2)
+		})
+	})
+	if err != nil {
+		return err
+	}
 	for b := range sc.batches() {
 		fill := func(s int, bt *Batch) []float64 {
 			if b == 0 {

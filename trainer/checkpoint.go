@@ -56,25 +56,33 @@ type DataFingerprint struct {
 	SHA256 string
 }
 
-// Fingerprint returns the fingerprint of a training dataset.
-func Fingerprint(ds *dataset.Dataset) DataFingerprint {
+// Fingerprint returns the fingerprint of a training dataset. A dataset
+// whose arrays are on disk (dataset.Open) is read episode by episode; the
+// error reports a failed read.
+func Fingerprint(ds *dataset.Dataset) (DataFingerprint, error) {
 	f := DataFingerprint{N: ds.N, NU: ds.NU, NC: ds.NC, Coordinates: slices.Clone(ds.Coordinates), Ports: slices.Clone(ds.Ports),
 		Dt: ds.Dt, WindowLen: ds.WindowLen, Stride: ds.Stride, Episodes: len(ds.Episodes)}
 	h := sha256.New()
 	var buf []byte
-	for _, ep := range ds.Episodes {
+	for i, ep := range ds.Episodes {
 		f.Samples += ep.Len
-		buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(ep.Len))
-		for _, v := range ep.X {
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		h.Write(binary.LittleEndian.AppendUint64(buf[:0], uint64(ep.Len)))
+		// the states, then the ports (two reads of an episode on disk)
+		for k := range 2 {
+			err := scanEpisode(ds, i, func(x, e []float64) {
+				for _, v := range [][]float64{x, e}[k] {
+					buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+				}
+				h.Write(buf)
+				buf = buf[:0]
+			})
+			if err != nil {
+				return f, err
+			}
 		}
-		for _, v := range ep.E {
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
-		}
-		h.Write(buf)
 	}
 	f.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return f
+	return f, nil
 }
 
 // String describes the data for a user.

@@ -18,15 +18,22 @@ type ChannelStats struct {
 // minScale is the floor below which a channel's spread counts as constant.
 const minScale = 1e-8
 
-// Stats computes per-channel statistics over every sample of the dataset.
+// Stats computes per-channel statistics over every sample of the dataset
+// (read episode by episode from the files when its arrays are on disk:
+// the same sums in the same order).
 func Stats(ds *dataset.Dataset) (ChannelStats, error) {
 	nx, ne := ds.StateDim(), ds.PortDim()
 	st := ChannelStats{MuX: make([]float64, nx), SX: make([]float64, nx), MuE: make([]float64, ne), SE: make([]float64, ne)}
 	var count float64
-	for _, ep := range ds.Episodes {
+	for i, ep := range ds.Episodes {
 		count += float64(ep.Len)
-		accumulate(st.MuX, st.SX, ep.X, nx)
-		accumulate(st.MuE, st.SE, ep.E, ne)
+		err := scanEpisode(ds, i, func(x, e []float64) {
+			accumulate(st.MuX, st.SX, x, nx)
+			accumulate(st.MuE, st.SE, e, ne)
+		})
+		if err != nil {
+			return st, err
+		}
 	}
 	if count < 2 {
 		return st, fmt.Errorf("trainer: dataset has %v samples, need at least 2 for statistics", count)

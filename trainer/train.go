@@ -200,6 +200,10 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // cancelled context stops the run at the end of the current epoch with an
 // *Interrupted error; with Config.CheckpointPath set, Train first writes
 // the checkpoint of the last completed epoch, whatever CheckpointEvery.
+// train and val may be opened with their arrays on disk (dataset.Open):
+// each epoch then reads only the samples of this process's shards (all of
+// them without a Comm), with the same result; K-step training and the
+// selection by the AR MSE load the arrays they read.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -209,6 +213,20 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	}
 	if err := checkSelection(val, &cfg); err != nil {
 		return nil, err
+	}
+	// A dataset opened with its arrays on disk (one process of several
+	// holding part of it) is read an epoch's part at a time, except where
+	// K-step epochs (rolloutEpoch) and the selection's rollouts (Evaluate)
+	// read every episode: they load the arrays.
+	if cfg.RolloutSteps > 1 {
+		if err := train.LoadArrays(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SelectHorizon > 0 {
+		if err := val.LoadArrays(); err != nil {
+			return nil, err
+		}
 	}
 	nx, ne := train.StateDim(), train.PortDim()
 	workers := cfg.Workers
@@ -234,7 +252,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	start, saved := 0, -1 // saved: the epoch the checkpoint file holds
 	var fp DataFingerprint
 	if cfg.CheckpointPath != "" || cfg.Comm != nil {
-		fp = Fingerprint(train)
+		if fp, err = Fingerprint(train); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.CheckpointPath != "" {
 		if ck, err := LoadCheckpoint(cfg.CheckpointPath); err == nil {
@@ -323,7 +343,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 				return hist, err
 			}
 		} else {
-			if err := scheduledEpoch(train, pl, alpha, cfg.Seed, epoch, step); err != nil {
+			if err := scheduledEpoch(tb.rows, pl, alpha, cfg.Seed, epoch, step); err != nil {
 				return hist, err
 			}
 		}
@@ -382,13 +402,21 @@ func datasetLoss(pl *pool, tb *transitionBatches, sc *schedule) (float64, error)
 // window's input is the measured state with probability α and the model's
 // own previous prediction otherwise, drawn in row order from the epoch's
 // stream before the step. The gradient is one-step (predictions enter as
-// constants).
-func scheduledEpoch(ds *dataset.Dataset, pl *pool, alpha float64, seed uint64, epoch int, step func(shardFill, int) error) error {
+// constants). The samples come from rs, which first reads those of this
+// process's shards when the arrays are on disk.
+func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch int, step func(shardFill, int) error) error {
+	ds := rs.ds
 	ws := ds.Windows()
 	sc := newSchedule(len(ws), pl)
 	sc.orderShard(seed, epoch, 0)
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
+	err := rs.hold([2]uint64{seed, uint64(epoch)}, func(add func(ep, t0, t1 int)) {
+		sc.eachItem(seed, epoch, func(i int) { add(ws[i].Episode, ws[i].Start, ws[i].Start+L) })
+	})
+	if err != nil {
+		return err
+	}
 	pred := make([]float64, pl.batch*nx)
 	measured := make([]bool, pl.batch)
 	for g := range sc.batches() {
@@ -402,15 +430,14 @@ func scheduledEpoch(ds *dataset.Dataset, pl *pool, alpha float64, seed uint64, e
 				b.N = hi - lo
 				for i, wi := range sc.items(g, s) {
 					w, r := ws[wi], lo+i
-					ep := &ds.Episodes[w.Episode]
 					t := w.Start + k
 					if measured[r] {
-						copy(b.X[i*nx:(i+1)*nx], ep.X[t*nx:(t+1)*nx])
+						copy(b.X[i*nx:(i+1)*nx], rs.state(w.Episode, t))
 					} else {
 						copy(b.X[i*nx:(i+1)*nx], pred[r*nx:(r+1)*nx])
 					}
-					copy(b.XNext[i*nx:(i+1)*nx], ep.X[(t+1)*nx:(t+2)*nx])
-					copy(b.E[i*ne:(i+1)*ne], ep.E[t*ne:(t+1)*ne])
+					copy(b.XNext[i*nx:(i+1)*nx], rs.state(w.Episode, t+1))
+					copy(b.E[i*ne:(i+1)*ne], rs.port(w.Episode, t))
 					b.W[i] = 1
 				}
 				// the step also writes this step's predictions: the next inputs

@@ -518,7 +518,7 @@ func TestScheduledEpoch(t *testing.T) {
 				steps++
 				return nil
 			}
-			if err := scheduledEpoch(ds, pl, c.alpha, 1, 0, step); err != nil {
+			if err := scheduledEpoch(newRowStore(ds), pl, c.alpha, 1, 0, step); err != nil {
 				t.Fatal(err)
 			}
 			if transitions != windows*(L-1) {
