@@ -2,6 +2,7 @@ package statemap
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -113,6 +114,27 @@ func BaseCoordinates(kind string) []string {
 		return []string{"rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z"}
 	case StateFloatingBaseGravity:
 		return []string{"x", "y", "z", "roll", "pitch", "yaw"}
+	}
+	return nil
+}
+
+// OriginCoordinates returns the indices of the coordinates of q (named
+// coords, as Spec.Coordinates or a dataset's) that are zero at a window's
+// first sample, where the base is its own origin: all six floating-base
+// coordinates (the SE(3) logarithm of the identity), or the position and
+// yaw of the gravity-aware base (roll and pitch are absolute). Nil without
+// a floating base. Zeroing them expresses any sample as the first of a
+// window, as the live node does.
+func OriginCoordinates(coords []string) []int {
+	for _, kind := range []string{StateFloatingBase, StateFloatingBaseGravity} {
+		names := BaseCoordinates(kind)
+		if len(coords) < len(names) || !slices.Equal(coords[:len(names)], names) {
+			continue
+		}
+		if kind == StateFloatingBase {
+			return []int{0, 1, 2, 3, 4, 5}
+		}
+		return []int{0, 1, 2, 5}
 	}
 	return nil
 }

@@ -94,25 +94,7 @@ func runParity(t *testing.T, c parityCase) {
 	dir := t.TempDir()
 	input, batches := c.build(t, p, dir, n)
 
-	// Conversion.
-	spec.Inputs = []string{input}
-	spec.Source.Format = ""
-	spec.Clock.Stamp = convert.StampLogTime
-	if strings.HasSuffix(input, ".csv") {
-		spec.Clock.Column, spec.Clock.Unit = "t", "s"
-	}
-	spec.Filter = convert.FilterSpec{Kind: "none"}
-	spec.Resample.WorkRate = 0
-	spec.Window = convert.WindowSpec{Length: 2, Stride: 1, Storage: convert.StorageWindow}
-	spec.Validate.Exclude = nil
-	spec.Split = convert.SplitSpec{}
-	res, err := convert.Convert(context.Background(), spec, convert.Options{DataRoot: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := res.Report.Files[0]; f.Samples != n || f.WorkRate != spec.Resample.Rate {
-		t.Fatalf("conversion: %d samples at %g Hz, want %d at the dataset rate %g Hz (the clock must copy the messages)", f.Samples, f.WorkRate, n, spec.Resample.Rate)
-	}
+	res := parityConversion(t, spec, input, root, n)
 	type row struct{ x, e []float64 }
 	rows := map[int]row{}
 	for _, d := range res.Splits {
@@ -158,6 +140,33 @@ func runParity(t *testing.T, c parityCase) {
 	if compared < n/2 {
 		t.Errorf("compared %d samples of %d: the conversion rejected too many", compared, n)
 	}
+}
+
+// parityConversion converts input (n samples on the dataset clock) so that
+// the conversion's processing is the identity on its messages: log-time
+// stamps, no filter, no work rate, windows of two samples at stride one,
+// no exclusions, one split.
+func parityConversion(t *testing.T, spec *convert.Spec, input, root string, n int) *convert.Result {
+	t.Helper()
+	spec.Inputs = []string{input}
+	spec.Source.Format = ""
+	spec.Clock.Stamp = convert.StampLogTime
+	if strings.HasSuffix(input, ".csv") {
+		spec.Clock.Column, spec.Clock.Unit = "t", "s"
+	}
+	spec.Filter = convert.FilterSpec{Kind: "none"}
+	spec.Resample.WorkRate = 0
+	spec.Window = convert.WindowSpec{Length: 2, Stride: 1, Storage: convert.StorageWindow}
+	spec.Validate.Exclude = nil
+	spec.Split = convert.SplitSpec{}
+	res, err := convert.Convert(context.Background(), spec, convert.Options{DataRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Report.Files[0]; f.Samples != n || f.WorkRate != spec.Resample.Rate {
+		t.Fatalf("conversion: %d samples at %g Hz, want %d at the dataset rate %g Hz (the clock must copy the messages)", f.Samples, f.WorkRate, n, spec.Resample.Rate)
+	}
+	return res
 }
 
 func firstDiff(a, b []float64) int {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
 
@@ -47,6 +48,12 @@ type EvalOptions struct {
 	Workers int
 	// MaxWindows caps the number of windows evaluated (0: all), taken evenly.
 	MaxWindows int
+	// Force, when set, makes the rollouts offset-free
+	// (predictor.ForceEstimator): each window's estimate is fed the
+	// measured samples before its start in its log (episodes named
+	// file@first-sample, the conversion's names), up to Force.Window+1 of
+	// them and none across a gap, as the live node feeds it.
+	Force *predictor.ForceEstimate
 }
 
 // EvalResult is the autoregressive error of a model on a dataset.
@@ -226,12 +233,27 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	}
 	rollers := make([]Roller, workers)
 	outs := make([][]float64, workers)
+	var (
+		hist *LogHistory
+		ests []*predictor.ForceEstimator
+		bufs [][]float64
+	)
+	if opt.Force != nil {
+		hist = NewLogHistory(ds)
+		ests, bufs = make([]*predictor.ForceEstimator, workers), make([][]float64, workers)
+	}
 	for w := range rollers {
 		r, err := newRoller()
 		if err != nil {
 			return EvalResult{}, err
 		}
 		rollers[w], outs[w] = r, make([]float64, H*nx)
+		if hist != nil {
+			if ests[w], err = predictor.NewForceEstimator(r, n, ne, *opt.Force); err != nil {
+				return EvalResult{}, fmt.Errorf("trainer: %w", err)
+			}
+			rollers[w], bufs[w] = ests[w], make([]float64, nx)
+		}
 	}
 	for b0 := 0; b0 < len(ws); b0 += block {
 		b1 := min(b0+block, len(ws))
@@ -245,6 +267,11 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 						return
 					}
 					win := ws[i]
+					if hist != nil {
+						if rec.err = hist.Feed(ests[w], win.Episode, win.Start, bufs[w]); rec.err != nil {
+							return
+						}
+					}
 					ep := &ds.Episodes[win.Episode]
 					x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
 					ports := ep.E[win.Start*ne : (win.Start+H)*ne]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -24,7 +25,7 @@ func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
 	var full, quiet, reports bool
-	var check, checkpoints, variants, seeds string
+	var check, checkpoints, variants, seeds, force string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -72,7 +73,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 				return checkStoredReports(w, systems, out, full, check)
 			}
 			if variants != "" || seeds != "" {
-				return runStudy(cmd, systems, variants, seeds, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet)
+				return runStudy(cmd, systems, variants, seeds, force, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet)
 			}
 			// summary.md says that every system ran: an earlier run's
 			// must not stay should this one fail.
@@ -171,6 +172,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
 	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the README's transcription of a run, e.g. the hours of --full, without repeating it)")
 	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
+	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"")
 	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (the README's \""+benchHeading+"\" section) hold the regenerated numbers; fail if not")
 	return cmd
@@ -256,7 +258,7 @@ func variantNames() []string {
 
 // runStudy runs bench's study: every variant and seed on each system's
 // data, converted once.
-func runStudy(cmd *cobra.Command, systems []string, variants, seeds string, opt experiment.RealOptions, out string, quiet bool) error {
+func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force string, opt experiment.RealOptions, out string, quiet bool) error {
 	names := strings.Split(cmp.Or(variants, "default"), ",")
 	vs, err := experiment.LookupVariants(names)
 	if err != nil {
@@ -273,6 +275,12 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds string, opt 
 		}
 		sd = append(sd, uint64(v))
 	}
+	var fe *predictor.ForceEstimate
+	if force != "" {
+		if fe, err = parseForce(force); err != nil {
+			return fmt.Errorf("bench: --force: %w", err)
+		}
+	}
 	log := cmd.ErrOrStderr()
 	if !quiet {
 		opt.Progress = log
@@ -283,7 +291,7 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds string, opt 
 			return err
 		}
 		dir := filepath.Join(out, s)
-		if _, err := b.Study(cmd.Context(), vs, sd, dir, log); err != nil {
+		if _, err := b.Study(cmd.Context(), vs, sd, dir, fe, log); err != nil {
 			return err
 		}
 		md, err := os.ReadFile(filepath.Join(dir, "study.md"))

@@ -396,7 +396,7 @@ func saveLearner(l trainer.Learner, path string) error {
 }
 
 func newEvalCmd() *cobra.Command {
-	var modelPath, dataDir, horizons string
+	var modelPath, dataDir, horizons, force string
 	var horizon, stride, maxWin int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -411,7 +411,13 @@ The dataset must have the model's dimensions and, where both record them,
 its coordinate and port names. Without --horizon and --horizons, horizons
 longer than the dataset's episodes allow (window-stored data hold one
 window per episode) are left out, with a note; given explicitly, they are
-an error that names the longest horizon the data allow.`,
+an error that names the longest horizon the data allow.
+
+--force W,λ makes the model's rollouts offset-free, as the node's
+force_estimate does: the mean of the model's last W one-step momentum
+residuals before each window (from the samples before it in its log;
+none at a log's start) is added to the predicted momenta, times λ^(k−1)
+at step k.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sv, err := openModel(cmd, modelPath)
@@ -435,19 +441,24 @@ an error that names the longest horizon the data allow.`,
 			}
 			ctx := cmd.Context()
 			opt := trainer.EvalOptions{Horizon: horizon, Stride: stride, MaxWindows: maxWin}
-			res, err := trainer.Evaluate(ctx, sv.Rollers, ds, opt)
-			if err != nil {
-				return err
-			}
 			hold, err := trainer.Evaluate(ctx, trainer.HoldRollers, ds, opt)
 			if err != nil {
 				return err
 			}
-			multi, err := trainer.MultiHorizon(ctx, sv.Rollers, ds, hs, opt)
+			holdMulti, err := trainer.MultiHorizon(ctx, trainer.HoldRollers, ds, hs, opt)
 			if err != nil {
 				return err
 			}
-			holdMulti, err := trainer.MultiHorizon(ctx, trainer.HoldRollers, ds, hs, opt)
+			if force != "" {
+				if opt.Force, err = parseForce(force); err != nil {
+					return fmt.Errorf("eval: --force: %w", err)
+				}
+			}
+			res, err := trainer.Evaluate(ctx, sv.Rollers, ds, opt)
+			if err != nil {
+				return err
+			}
+			multi, err := trainer.MultiHorizon(ctx, sv.Rollers, ds, hs, opt)
 			if err != nil {
 				return err
 			}
@@ -458,13 +469,16 @@ an error that names the longest horizon the data allow.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir,
+				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir, "force_estimate": opt.Force,
 					"ar_mse": res.MSE, "result": res, "multi_horizon": multi,
 					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti})
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s (%s, %d params) on %s: AR MSE %.4g at horizon %d over %d windows (q %.4g, p %.4g, diverged %d)\n",
 				modelPath, sv.Kind, sv.Params, dataDir, res.MSE, res.Horizon, res.Windows, res.MSEQ, res.MSEP, res.Diverged)
+			if opt.Force != nil {
+				fmt.Fprintf(w, "rollouts offset-free (force estimate: %s)\n", opt.Force)
+			}
 			fmt.Fprintf(w, "state held constant (x̂_k = x_0, the reference to beat): AR MSE %.4g (q %.4g, p %.4g)\n", hold.MSE, hold.MSEQ, hold.MSEP)
 			if b, ok := res.Split(trainer.BaseCoordinates(ds.Coordinates)); ok {
 				hb, _ := hold.Split(trainer.BaseCoordinates(ds.Coordinates))
@@ -502,9 +516,30 @@ an error that names the longest horizon the data allow.`,
 	f.IntVar(&stride, "stride", 10, "spacing of rollout start points")
 	f.IntVar(&maxWin, "max-windows", 0, "cap on rollout windows (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.StringVar(&force, "force", "", "offset-free rollouts: the force estimate's window and decay (\"10,0.9\"; empty: off)")
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
+}
+
+// parseForce reads a force estimate's "window,decay" ("10,0.9").
+func parseForce(s string) (*predictor.ForceEstimate, error) {
+	w, d, ok := strings.Cut(s, ",")
+	if !ok {
+		return nil, fmt.Errorf("%q: want window,decay (10,0.9)", s)
+	}
+	var fe predictor.ForceEstimate
+	var err error
+	if fe.Window, err = strconv.Atoi(strings.TrimSpace(w)); err != nil {
+		return nil, fmt.Errorf("%q: window: %w", s, err)
+	}
+	if fe.Decay, err = strconv.ParseFloat(strings.TrimSpace(d), 64); err != nil {
+		return nil, fmt.Errorf("%q: decay: %w", s, err)
+	}
+	if err := fe.Check(); err != nil {
+		return nil, err
+	}
+	return &fe, nil
 }
 
 // fitHorizons fits eval's horizons to a dataset whose longest episode

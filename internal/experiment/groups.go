@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -52,15 +53,16 @@ func (g GroupResult) At(h int) float64 {
 
 // EvalGroups rolls a model out on every group at the longest of
 // horizons and reads each shorter horizon off the same rollouts (the
-// windows are the same: one per episode, from its first sample).
-func EvalGroups(ctx context.Context, rollers trainer.RollerFactory, groups []EvalGroup, horizons []int) ([]GroupResult, error) {
+// windows are the same: one per episode, from its first sample). With
+// force, the rollouts are offset-free (trainer.EvalOptions.Force).
+func EvalGroups(ctx context.Context, rollers trainer.RollerFactory, groups []EvalGroup, horizons []int, force *predictor.ForceEstimate) ([]GroupResult, error) {
 	H := 0
 	for _, h := range horizons {
 		H = max(H, h)
 	}
 	var out []GroupResult
 	for _, g := range groups {
-		r, err := trainer.Evaluate(ctx, rollers, g.Data, trainer.EvalOptions{Horizon: H, Stride: H + 1})
+		r, err := trainer.Evaluate(ctx, rollers, g.Data, trainer.EvalOptions{Horizon: H, Stride: H + 1, Force: force})
 		if err != nil {
 			return out, fmt.Errorf("experiment: group %s: %w", g.Name, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -390,7 +391,7 @@ func TestAnymalStudy(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var log strings.Builder
-	runs, err := b.Study(ctx, variants, []uint64{1, 2}, dir, &log)
+	runs, err := b.Study(ctx, variants, []uint64{1, 2}, dir, nil, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,11 +425,28 @@ func TestAnymalStudy(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// Read again, with offset-free rollouts of the saved models.
 	log.Reset()
-	if _, err := b.Study(ctx, variants, []uint64{1, 2}, dir, &log); err != nil {
+	force := &predictor.ForceEstimate{Window: 3, Decay: 0.9}
+	runs2, err := b.Study(ctx, variants, []uint64{1, 2}, dir, force, &log)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(log.String(), ": read "); n != 4 || strings.Contains(log.String(), "training") {
 		t.Errorf("second study read %d runs; log:\n%s", n, log.String())
+	}
+	if len(runs2) != 8 || runs2[2].Variant != "one-step+force" || runs2[2].Seed != 1 {
+		t.Fatalf("%d runs with the force pass, the third %s seed %d", len(runs2), runs2[2].Variant, runs2[2].Seed)
+	}
+	plain, forced := runs2[0].Report.Models[0].Groups[1], runs2[2].Report.Models[0].Groups[1]
+	if !(forced.At(5) > 0) || forced.At(5) == plain.At(5) || forced.Windows != plain.Windows {
+		t.Errorf("offset-free OOD group %+v, plain %+v: want other errors on the same windows", forced, plain)
+	}
+	md, err = os.ReadFile(filepath.Join(dir, "study.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| ood | k3-select+force | CaLiSym-GR | 2 |"; !strings.Contains(string(md), want) {
+		t.Errorf("study.md lacks %q:\n%s", want, md)
 	}
 }

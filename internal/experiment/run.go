@@ -167,7 +167,7 @@ func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Wr
 	fmt.Fprintf(log, "kernels: %s\n", rep.Kernels)
 	if len(data.Groups) > 0 {
 		var err error
-		if rep.HoldGroups, err = EvalGroups(ctx, trainer.HoldRollers, data.Groups, spec.Horizons); err != nil {
+		if rep.HoldGroups, err = EvalGroups(ctx, trainer.HoldRollers, data.Groups, spec.Horizons, nil); err != nil {
 			return rep, err
 		}
 	}
@@ -316,7 +316,7 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		mr.MultiHorizon = append(mr.MultiHorizon, row)
 	}
 	if len(data.Groups) > 0 {
-		if mr.Groups, err = EvalGroups(ctx, tr.rollers, data.Groups, spec.Horizons); err != nil {
+		if mr.Groups, err = EvalGroups(ctx, tr.rollers, data.Groups, spec.Horizons, nil); err != nil {
 			return mr, err
 		}
 	}

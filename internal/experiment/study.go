@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer"
 	"github.com/calisym/calisym/trainer/plot"
 )
 
@@ -71,6 +73,12 @@ func Variants() []Variant {
 			ms[i].Train.SelectHorizon, ms[i].Train.SelectFrom = spec.Horizon, 5
 		}
 	}
+	// steps of the K-step loss weighed by (k+1)^−d
+	decay := func(ms []ModelSpec, d float64) {
+		for i := range ms {
+			ms[i].Loss.StepDecay = d
+		}
+	}
 	units := func(ms []ModelSpec) {
 		for i := range ms {
 			ms[i].Loss.Units = 1
@@ -92,26 +100,26 @@ func Variants() []Variant {
 			ksteps(ms, 50)
 			units(ms)
 			sel(ms, s)
-			for i := range ms {
-				ms[i].Loss.StepDecay = 1
-			}
+			decay(ms, 1)
 		}},
 		{Name: "kstep50-units-select-decay1-40ep", About: "kstep50-units-select-decay1, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) {
 			ksteps(ms, 50)
 			units(ms)
 			sel(ms, s)
 			twice(ms)
-			for i := range ms {
-				ms[i].Loss.StepDecay = 1
-			}
+			decay(ms, 1)
+		}},
+		{Name: "kstep50-units-select-decay1.5", About: "kstep50-units-select with the steps of the K-step loss weighed by (k+1)^−1.5", Apply: func(ms []ModelSpec, s Spec) {
+			ksteps(ms, 50)
+			units(ms)
+			sel(ms, s)
+			decay(ms, 1.5)
 		}},
 		{Name: "kstep50-units-select-decay2", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)²", Apply: func(ms []ModelSpec, s Spec) {
 			ksteps(ms, 50)
 			units(ms)
 			sel(ms, s)
-			for i := range ms {
-				ms[i].Loss.StepDecay = 2
-			}
+			decay(ms, 2)
 		}},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s); twice(ms) }},
@@ -149,7 +157,11 @@ type StudyRun struct {
 // is there is read, not repeated, so a stopped study continues), and
 // writes outDir/study.md: the evaluation groups' AR MSE as the mean and
 // range over the seeds.
-func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []uint64, outDir string, log io.Writer) ([]StudyRun, error) {
+//
+// With force, every run's saved models are also evaluated on the groups
+// with offset-free rollouts (trainer.EvalOptions.Force), reported as the
+// variant "<name>+force": the same models, no training.
+func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []uint64, outDir string, force *predictor.ForceEstimate, log io.Writer) ([]StudyRun, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -187,10 +199,52 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			runs = append(runs, run)
 		}
 	}
+	if force != nil {
+		var err error
+		if runs, variants, err = b.forceRuns(ctx, runs, variants, *force, log); err != nil {
+			return runs, err
+		}
+	}
 	if err := atomicfile.WriteFile(filepath.Join(outDir, "study.md"), []byte(StudyMarkdown(runs, variants))); err != nil {
 		return runs, fmt.Errorf("experiment: %w", err)
 	}
 	return runs, studyPlots(runs, variants, b.Spec.System, outDir)
+}
+
+// forceRuns evaluates the saved models of every run on the groups with
+// offset-free rollouts and returns the runs and variants with one
+// "<variant>+force" run (a copy of the report whose models carry the new
+// group errors) after each variant's.
+func (b *RealBenchmark) forceRuns(ctx context.Context, runs []StudyRun, variants []Variant, force predictor.ForceEstimate, log io.Writer) ([]StudyRun, []Variant, error) {
+	var outRuns []StudyRun
+	var outVars []Variant
+	for _, v := range variants {
+		fv := Variant{Name: v.Name + "+force", About: fmt.Sprintf("the models of %s, rollouts offset-free (force estimate: %s)", v.Name, force)}
+		outVars = append(outVars, v, fv)
+		var added []StudyRun
+		for _, r := range runs {
+			if r.Variant != v.Name {
+				continue
+			}
+			outRuns = append(outRuns, r)
+			rep := *r.Report
+			rep.Models = slices.Clone(r.Report.Models)
+			for i := range rep.Models {
+				m := &rep.Models[i]
+				saved, err := trainer.OpenModel(filepath.Join(r.Dir, m.File))
+				if err != nil {
+					return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
+				}
+				if m.Groups, err = EvalGroups(ctx, saved.Rollers, b.Data.Groups, b.Spec.Horizons, &force); err != nil {
+					return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
+				}
+			}
+			fmt.Fprintf(log, "study: %s seed %d: offset-free rollouts (%s)\n", v.Name, r.Seed, force)
+			added = append(added, StudyRun{Variant: fv.Name, Seed: r.Seed, Dir: r.Dir, Report: &rep})
+		}
+		outRuns = append(outRuns, added...)
+	}
+	return outRuns, outVars, nil
 }
 
 // studyPlots draws outDir/study_<group>.png for every evaluation group:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/tfview"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
 
@@ -98,6 +99,15 @@ type Config struct {
 	// TF says how the robot description and the frames of the measured
 	// and the predicted robot are published (package nodes/tfview).
 	TF tfview.Config `yaml:"tf"`
+	// ForceEstimate, when set, makes the predictions offset-free
+	// (predictor.ForceEstimator): the model's one-step momentum residuals
+	// over the last window samples estimate a force no input carries (a
+	// push, a payload), added to the predicted momenta and fading by decay
+	// per step. It needs a state sample every dt (a trigger at the model's
+	// rate): samples further apart restart the estimate. Off by default:
+	// on the simulated ANYmal's ID-test logs it raised the long-horizon
+	// model's error at 5 steps by a third (README, lever 5).
+	ForceEstimate *predictor.ForceEstimate `yaml:"force_estimate"`
 }
 
 // TopicConfig is one input topic.
@@ -334,6 +344,9 @@ func (c *Config) Defaults() {
 		c.DiagnosticsPeriod = 1
 	}
 	c.TF.Defaults()
+	if c.ForceEstimate != nil {
+		c.ForceEstimate.Defaults()
+	}
 	if c.Queue == 0 {
 		c.Queue = 64
 	}
@@ -395,6 +408,11 @@ func (c *Config) Check(spec *statemap.Spec) error {
 	}
 	if !positive(c.DiagnosticsPeriod) {
 		return configError("diagnostics_period", "must be positive, got %g", c.DiagnosticsPeriod)
+	}
+	if c.ForceEstimate != nil {
+		if err := c.ForceEstimate.Check(); err != nil {
+			return configError("force_estimate", "%v", err)
+		}
 	}
 	if c.Queue < 1 {
 		return configError("queue", "must be at least 1, got %d", c.Queue)

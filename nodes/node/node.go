@@ -191,6 +191,10 @@ type Stats struct {
 	// LastLatency is the latency of the last prediction [ns], from the
 	// arrival of the trigger to publication on the node's clock.
 	LastLatency int64
+	// ForceRestarts counts the times the force estimate (Config.
+	// ForceEstimate) started again: a gap in the state samples, a stale
+	// input, a sample that could not be built.
+	ForceRestarts uint64
 }
 
 // Node is the predictor node. Its methods are safe for concurrent use;
@@ -203,6 +207,8 @@ type Node struct {
 	pub     Publisher
 	sampler *statemap.Sampler
 	roller  *predictor.Roller
+	stepper predictor.Stepper // roller, or force the offset-free wrapper of it
+	force   *forceState
 	n, ne   int
 	nj      int
 	dt      float64
@@ -276,6 +282,13 @@ func New(o Options) (*Node, error) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	nd.roller = plan.NewRoller()
+	nd.stepper = nd.roller
+	if fc := cfg.ForceEstimate; fc != nil {
+		if nd.force, err = newForceState(nd.roller, p.Spec.Coordinates(), nd.n, nd.ne, *fc); err != nil {
+			return nil, fmt.Errorf("node: %w", err)
+		}
+		nd.stepper = nd.force.est
+	}
 	nd.modelID = firstNonEmpty(o.ModelID, cfg.ModelID, o.Model.Meta.Name, "calisym")
 	if err := nd.bind(o.Types, Definitions{Dir: p.DefinitionsDir()}); err != nil {
 		return nil, err
@@ -566,6 +579,9 @@ func (nd *Node) Handle(m Input) error {
 		return nil
 	}
 	accepted := nd.accept(in, m)
+	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage {
+		nd.observe(now)
+	}
 	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage && nd.counted() {
 		if err := nd.predict(now, m.Received); err != nil {
 			return err
@@ -684,6 +700,7 @@ func (nd *Node) Tick() error {
 		if now >= nd.nextTick {
 			// Missed ticks are not made up: one prediction from the latest inputs.
 			nd.nextTick += period * ((now-nd.nextTick)/period + 1)
+			nd.observe(now)
 			if nd.counted() {
 				if err := nd.predict(now, now); err != nil {
 					return err
@@ -749,7 +766,7 @@ func (nd *Node) predict(now, received int64) error {
 		return nil
 	}
 	nd.forecast(now)
-	if err := nd.roller.Rollout(nd.x, nd.ports, nd.h, nd.out); err != nil {
+	if err := nd.stepper.Rollout(nd.x, nd.ports, nd.h, nd.out); err != nil {
 		nd.suppress(msgs.DiagnosticError, "rollout", "no prediction: "+err.Error())
 		return nil
 	}
@@ -947,6 +964,12 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			{Key: "model_id", Value: nd.modelID},
 			{Key: "model_sha256", Value: nd.sha},
 		}}
+	if nd.force != nil {
+		pred.Values = append(pred.Values,
+			msgs.KeyValue{Key: "force_estimate_residuals", Value: strconv.Itoa(nd.force.est.Residuals())},
+			msgs.KeyValue{Key: "force_estimate_N", Value: f(nd.forceNewtons())},
+			msgs.KeyValue{Key: "force_estimate_restarts", Value: u(nd.stats.ForceRestarts)})
+	}
 	if pred.Message == "" {
 		pred.Message = "predicting"
 		if nd.stats.Predictions == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/predictor"
 )
 
 // TestRepositoryParams loads every params file with a node section and
@@ -77,6 +78,7 @@ func TestConfigErrors(t *testing.T) {
 		{"mapping typo", "        velocity: '/joint_states.velocity[name==\"shoulder\"]'", "velocty"},
 		{"channel key typo", "      - /torque_command.data[0]", "scael"},
 		{"no rate", "  resample:\n    rate: 100", "convert.resample.rate"},
+		{"bad force estimate", "\n  horizon: 100", "node.force_estimate: predictor: force estimate decay 1.5"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
@@ -102,6 +104,8 @@ func TestConfigErrors(t *testing.T) {
 				repl = "      - {name: '/torque_command.data[0]', scael: 2}"
 			case "no rate":
 				repl = "  resample:\n    work_rate: 100"
+			case "bad force estimate":
+				repl = "\n  force_estimate: {window: 10, decay: 1.5}\n  horizon: 100"
 			}
 			if !strings.Contains(text, c.edit) {
 				t.Fatalf("fixture lacks %q", c.edit)
@@ -115,5 +119,35 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestForceEstimateParams: an empty force_estimate turns the offset-free
+// estimate on with its defaults; without the key it is off.
+func TestForceEstimateParams(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		add  string
+		want *predictor.ForceEstimate
+	}{
+		{"", nil},
+		{"  force_estimate: {}\n", &predictor.ForceEstimate{Window: 10, Decay: 0.9}},
+		{"  force_estimate: {window: 4, decay: 1}\n", &predictor.ForceEstimate{Window: 4, Decay: 1}},
+	} {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		text := strings.Replace(string(raw), "\n  horizon: 100", "\n"+c.add+"  horizon: 100", 1)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := node.LoadParams(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Node.ForceEstimate; (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+			t.Errorf("%q: force estimate %+v, want %+v", c.add, got, c.want)
+		}
 	}
 }

@@ -1,0 +1,108 @@
+package trainer
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
+)
+
+// sampleRef locates one sample of a log inside a dataset.
+type sampleRef struct {
+	ep, row int
+}
+
+// LogHistory finds the measured samples that precede a sample of a
+// dataset in its log, in whichever episode holds them: conversion names
+// episodes file@first-sample, and windows cut one after another (stride =
+// length) leave the samples before a window in the episode before it.
+type LogHistory struct {
+	ds     *dataset.Dataset
+	at     map[string]map[int]sampleRef // file → sample index in the log → where
+	origin []int                        // q coordinates zeroed (statemap.OriginCoordinates)
+}
+
+// NewLogHistory indexes the samples of ds by log file and sample index.
+// Episodes whose name carries no sample index contribute only themselves.
+func NewLogHistory(ds *dataset.Dataset) *LogHistory {
+	h := &LogHistory{ds: ds, at: map[string]map[int]sampleRef{}, origin: statemap.OriginCoordinates(ds.Coordinates)}
+	for e, ep := range ds.Episodes {
+		file, a, ok := episodeStart(ep.Name)
+		if !ok {
+			continue
+		}
+		m := h.at[file]
+		if m == nil {
+			m = map[int]sampleRef{}
+			h.at[file] = m
+		}
+		for j := range ep.Len {
+			if _, dup := m[a+j]; !dup {
+				m[a+j] = sampleRef{ep: e, row: j}
+			}
+		}
+	}
+	return h
+}
+
+// episodeStart splits an episode name file@first into its parts.
+func episodeStart(name string) (file string, first int, ok bool) {
+	i := strings.LastIndex(name, "@")
+	if i < 0 {
+		return "", 0, false
+	}
+	a, err := strconv.Atoi(name[i+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return name[:i], a, true
+}
+
+// Feed resets est and observes the last est.Config().Window+1 samples up
+// to and including row start of episode e (fewer where the log has no
+// earlier sample in ds), each with its origin coordinates zeroed. buf is
+// scratch of 2n values.
+func (h *LogHistory) Feed(est *predictor.ForceEstimator, e, start int, buf []float64) error {
+	est.Reset()
+	nx, ne := h.ds.StateDim(), h.ds.PortDim()
+	ep := &h.ds.Episodes[e]
+	W := est.Config().Window
+	sample := func(ep *dataset.Episode, row int) error {
+		copy(buf, ep.X[row*nx:(row+1)*nx])
+		for _, j := range h.origin {
+			buf[j] = 0
+		}
+		if err := est.Observe(buf, ep.E[row*ne:(row+1)*ne]); err != nil && !errors.Is(err, predictor.ErrNotFinite) {
+			return err
+		}
+		return nil // a non-finite prediction restarts the history (Observe resets)
+	}
+	file, a, ok := episodeStart(ep.Name)
+	if !ok {
+		// no log index: the episode's own samples only
+		for row := max(start-W, 0); row <= start; row++ {
+			if err := sample(ep, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	m, t0 := h.at[file], a+start
+	first := t0
+	for first > t0-W {
+		if _, ok := m[first-1]; !ok {
+			break
+		}
+		first--
+	}
+	for t := first; t <= t0; t++ {
+		ref := m[t]
+		if err := sample(&h.ds.Episodes[ref.ep], ref.row); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
+)
+
+// forceDataset is one coordinate at rest whose momentum grows by c every
+// step (a constant force the state held constant does not know), cut into
+// episodes of ten samples named as conversion names them: f.mcap@0 and
+// f.mcap@10 are one stretch of the log, f.mcap@25 starts after a gap.
+func forceDataset(c float64) *dataset.Dataset {
+	ds := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 1, Dt: 0.01, Coordinates: []string{"q"}}}
+	for _, a := range []int{0, 10, 25} {
+		ep := dataset.Episode{Name: fmt.Sprintf("f.mcap@%d", a), Len: 10}
+		for j := range 10 {
+			ep.X = append(ep.X, 0, c*float64(a+j))
+			ep.E = append(ep.E, 1)
+		}
+		ds.Episodes = append(ds.Episodes, ep)
+	}
+	return ds
+}
+
+// TestEvaluateForce: offset-free rollouts of the held state learn the
+// force from the samples before each window, across episodes that continue
+// one another but not across a gap, and predict it exactly; windows with no
+// earlier sample keep the held state's error.
+func TestEvaluateForce(t *testing.T) {
+	const c, H = 0.5, 4
+	ds := forceDataset(c)
+	// windows start at samples 0 and 5 of every episode: 6 windows, of
+	// which f.mcap@0's first and f.mcap@25's first have no history
+	var perWindow float64 // Σ_k (k·c)² of a window without the estimate
+	for k := 1; k <= H; k++ {
+		perWindow += float64(k*k) * c * c
+	}
+	for _, tc := range []struct {
+		name  string
+		force *predictor.ForceEstimate
+		want  float64
+	}{
+		{"held state", nil, 6 * perWindow / (6 * H * 2)},
+		{"offset-free, window 3", &predictor.ForceEstimate{Window: 3, Decay: 1}, 2 * perWindow / (6 * H * 2)},
+		{"offset-free, window 1", &predictor.ForceEstimate{Window: 1, Decay: 1}, 2 * perWindow / (6 * H * 2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, workers := range []int{1, 3} {
+				res, err := Evaluate(context.Background(), HoldRollers, ds, EvalOptions{Horizon: H, Stride: H + 1, Workers: workers, Force: tc.force})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Windows != 6 || math.Abs(res.MSE-tc.want) > 1e-15 {
+					t.Errorf("workers %d: %d windows, MSE %.17g, want 6 and %.17g", workers, res.Windows, res.MSE, tc.want)
+				}
+			}
+		})
+	}
+	// decaying, the estimate adds c·(1 + λ + … + λ^(k−1)) by step k
+	lam := 0.5
+	res, err := Evaluate(context.Background(), HoldRollers, ds, EvalOptions{Horizon: H, Stride: H + 1, Force: &predictor.ForceEstimate{Window: 2, Decay: lam}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decayed float64
+	for k := 1; k <= H; k++ {
+		added := c * (1 - math.Pow(lam, float64(k))) / (1 - lam)
+		decayed += (float64(k)*c - added) * (float64(k)*c - added)
+	}
+	if want := (2*perWindow + 4*decayed) / (6 * H * 2); math.Abs(res.MSE-want) > 1e-14 {
+		t.Errorf("decay %g: MSE %.17g, want %.17g", lam, res.MSE, want)
+	}
+}
+
+// TestLogHistoryFeed: the samples fed before a window, by episode and row.
+func TestLogHistoryFeed(t *testing.T) {
+	ds := forceDataset(1)
+	h := NewLogHistory(ds)
+	est, err := predictor.NewForceEstimator(holdRoller{}, 1, 1, predictor.ForceEstimate{Window: 4, Decay: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]float64, 2)
+	for _, tc := range []struct {
+		ep, row, residuals int
+	}{
+		{0, 0, 0}, {0, 2, 2}, {0, 9, 4}, {1, 0, 4}, {1, 1, 4}, {2, 0, 0}, {2, 3, 3},
+	} {
+		if err := h.Feed(est, tc.ep, tc.row, buf); err != nil {
+			t.Fatal(err)
+		}
+		if got := est.Residuals(); got != tc.residuals {
+			t.Errorf("%s row %d: %d residuals, want %d", ds.Episodes[tc.ep].Name, tc.row, got, tc.residuals)
+		}
+	}
+	// an episode without a sample index in its name: its own samples only
+	ds.Episodes[1].Name = "f.mcap"
+	h = NewLogHistory(ds)
+	if err := h.Feed(est, 1, 2, buf); err != nil || est.Residuals() != 2 {
+		t.Errorf("unindexed episode, row 2: %d residuals (%v), want 2", est.Residuals(), err)
+	}
+}
