@@ -155,7 +155,12 @@ func (d *Dataset) ReadRows(ep, t0, t1 int, x, e []float64) error {
 	for i := range sel {
 		sel[i] = true
 	}
-	return d.readSelected(ep, t0, sel, x, e)
+	r, err := d.newReader()
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	return r.read(ep, t0, sel, x, e)
 }
 
 // ReadSelected copies the selected samples into x and e, in order: sel
@@ -167,6 +172,11 @@ func (d *Dataset) ReadSelected(sel []bool, x, e []float64) error {
 	if len(sel) != d.Samples() {
 		return fmt.Errorf("%w: %d samples selected among %d", ErrDataset, len(sel), d.Samples())
 	}
+	r, err := d.newReader()
+	if err != nil {
+		return err
+	}
+	defer r.close()
 	nx, ne := d.StateDim(), d.PortDim()
 	at := 0
 	for i, ep := range d.Episodes {
@@ -181,7 +191,7 @@ func (d *Dataset) ReadSelected(sel []bool, x, e []float64) error {
 		if len(x) < n*nx || len(e) < n*ne {
 			return fmt.Errorf("%w: room for %d states and %d ports, more samples selected", ErrDataset, len(x)/max(nx, 1), len(e)/max(ne, 1))
 		}
-		if err := d.readSelected(i, 0, s, x, e); err != nil {
+		if err := r.read(i, 0, s, x, e); err != nil {
 			return err
 		}
 		x, e = x[n*nx:], e[n*ne:]
@@ -192,9 +202,46 @@ func (d *Dataset) ReadSelected(sel []bool, x, e []float64) error {
 // readChunk is the most samples one read covers.
 const readChunk = 4096
 
-// readSelected copies the selected samples t0+i (sel[i]) of episode ep
-// into x and e.
-func (d *Dataset) readSelected(ep, t0 int, sel []bool, x, e []float64) error {
+// reader reads samples of a dataset: from memory, or from its open files
+// through one buffer.
+type reader struct {
+	d      *Dataset
+	xf, ef *os.File
+	buf    []byte
+}
+
+func (d *Dataset) newReader() (*reader, error) {
+	r := &reader{d: d}
+	if d.src == nil {
+		return r, nil
+	}
+	var err error
+	if r.xf, err = os.Open(d.src.xPath); err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	if d.PortDim() > 0 {
+		if r.ef, err = os.Open(d.src.ePath); err != nil {
+			r.xf.Close()
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+	}
+	r.buf = make([]byte, readChunk*8*max(d.StateDim(), d.PortDim()))
+	return r, nil
+}
+
+func (r *reader) close() {
+	if r.xf != nil {
+		r.xf.Close()
+	}
+	if r.ef != nil {
+		r.ef.Close()
+	}
+}
+
+// read copies the selected samples t0+i (sel[i]) of episode ep into x
+// and e.
+func (r *reader) read(ep, t0 int, sel []bool, x, e []float64) error {
+	d := r.d
 	nx, ne := d.StateDim(), d.PortDim()
 	episode := &d.Episodes[ep]
 	if d.src == nil {
@@ -209,19 +256,6 @@ func (d *Dataset) readSelected(ep, t0 int, sel []bool, x, e []float64) error {
 		}
 		return nil
 	}
-	xf, err := os.Open(d.src.xPath)
-	if err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	defer xf.Close()
-	var ef *os.File
-	if ne > 0 {
-		if ef, err = os.Open(d.src.ePath); err != nil {
-			return fmt.Errorf("dataset: %w", err)
-		}
-		defer ef.Close()
-	}
-	var buf []byte
 	k := 0
 	for c0 := 0; c0 < len(sel); c0 += readChunk {
 		c1 := min(c0+readChunk, len(sel))
@@ -242,15 +276,11 @@ func (d *Dataset) readSelected(ep, t0 int, sel []bool, x, e []float64) error {
 			cols int
 			dst  []float64
 			what string
-		}{{xf, d.src.xData, nx, x, "state"}, {ef, d.src.eData, ne, e, "port"}} {
+		}{{r.xf, d.src.xData, nx, x, "state"}, {r.ef, d.src.eData, ne, e, "port"}} {
 			if arr.cols == 0 {
 				continue
 			}
-			n := (b - a) * arr.cols * 8
-			if cap(buf) < n {
-				buf = make([]byte, n)
-			}
-			buf = buf[:n]
+			buf := r.buf[:(b-a)*arr.cols*8]
 			if _, err := arr.f.ReadAt(buf, arr.off+row*int64(arr.cols)*8); err != nil {
 				if err == io.EOF {
 					err = io.ErrUnexpectedEOF

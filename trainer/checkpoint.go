@@ -64,12 +64,13 @@ func Fingerprint(ds *dataset.Dataset) (DataFingerprint, error) {
 		Dt: ds.Dt, WindowLen: ds.WindowLen, Stride: ds.Stride, Episodes: len(ds.Episodes)}
 	h := sha256.New()
 	var buf []byte
+	sc := &scanner{ds: ds}
 	for i, ep := range ds.Episodes {
 		f.Samples += ep.Len
 		h.Write(binary.LittleEndian.AppendUint64(buf[:0], uint64(ep.Len)))
 		// the states, then the ports (two reads of an episode on disk)
 		for k := range 2 {
-			err := scanEpisode(ds, i, func(x, e []float64) {
+			err := sc.episode(i, func(x, e []float64) {
 				for _, v := range [][]float64{x, e}[k] {
 					buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
 				}

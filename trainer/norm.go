@@ -25,9 +25,10 @@ func Stats(ds *dataset.Dataset) (ChannelStats, error) {
 	nx, ne := ds.StateDim(), ds.PortDim()
 	st := ChannelStats{MuX: make([]float64, nx), SX: make([]float64, nx), MuE: make([]float64, ne), SE: make([]float64, ne)}
 	var count float64
+	sc := &scanner{ds: ds}
 	for i, ep := range ds.Episodes {
 		count += float64(ep.Len)
-		err := scanEpisode(ds, i, func(x, e []float64) {
+		err := sc.episode(i, func(x, e []float64) {
 			accumulate(st.MuX, st.SX, x, nx)
 			accumulate(st.MuE, st.SE, e, ne)
 		})

@@ -121,27 +121,37 @@ func (rs *rowStore) hold(key [2]uint64, mark func(add func(ep, t0, t1 int))) err
 	return nil
 }
 
-// scanChunk is the most samples scanEpisode reads at once.
+// scanChunk is the most samples a scanner reads at once.
 const scanChunk = 8192
 
-// scanEpisode calls f with the states and ports of episode ep, in runs of
+// scanner reads a dataset's episodes a run of samples at a time, through
+// buffers it keeps.
+type scanner struct {
+	ds   *dataset.Dataset
+	x, e []float64
+}
+
+// episode calls f with the states and ports of episode ep, in runs of
 // consecutive samples from the first (all of them at once when the
 // dataset is loaded; read from the files, a run at a time, otherwise).
-func scanEpisode(ds *dataset.Dataset, ep int, f func(x, e []float64)) error {
+func (sc *scanner) episode(ep int, f func(x, e []float64)) error {
+	ds := sc.ds
 	e := &ds.Episodes[ep]
 	if ds.Loaded() {
 		f(e.X, e.E)
 		return nil
 	}
 	nx, ne := ds.StateDim(), ds.PortDim()
-	n := min(e.Len, scanChunk)
-	x, p := make([]float64, n*nx), make([]float64, n*ne)
+	if sc.x == nil {
+		sc.x, sc.e = make([]float64, scanChunk*nx), make([]float64, scanChunk*ne)
+	}
 	for t0 := 0; t0 < e.Len; t0 += scanChunk {
 		t1 := min(t0+scanChunk, e.Len)
-		if err := ds.ReadRows(ep, t0, t1, x[:(t1-t0)*nx], p[:(t1-t0)*ne]); err != nil {
+		x, p := sc.x[:(t1-t0)*nx], sc.e[:(t1-t0)*ne]
+		if err := ds.ReadRows(ep, t0, t1, x, p); err != nil {
 			return fmt.Errorf("trainer: %w", err)
 		}
-		f(x[:(t1-t0)*nx], p[:(t1-t0)*ne])
+		f(x, p)
 	}
 	return nil
 }

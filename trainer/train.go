@@ -291,6 +291,11 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if val != nil {
 		vb = newTransitionBatches(val)
 		vsched = newSchedule(len(vb.trans), pl)
+		if val == train {
+			// one store, which holds the epoch's samples, then the
+			// validation's, never both
+			vb.rows = tb.rows
+		}
 	}
 	// cur is the pool of the epoch under way: pl, or seq's for K-step epochs
 	cur := pl
