@@ -165,6 +165,9 @@ type Converter struct {
 	mapper *statemap.Mapper
 	model  statemap.Model
 	plan   *plan
+	// nv is the model's velocity dimension (the datasets' n), which is all
+	// assembling converted files needs of the model (AssembleShards).
+	nv int
 }
 
 // NewConverter fills in the spec's defaults (Spec.Defaults), checks it and
@@ -178,7 +181,7 @@ func NewConverter(spec *Spec, opts Options) (*Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Converter{spec: spec, opts: opts, mapper: mp, model: mp.Model(), plan: newPlan(spec, mp.Plan())}
+	c := &Converter{spec: spec, opts: opts, mapper: mp, model: mp.Model(), plan: newPlan(spec, mp.Plan()), nv: mp.Model().NV()}
 	if c.opts.Open == nil {
 		progress := c.opts.Progress
 		c.opts.Open = func(path string, spec *Spec) (Source, error) {
@@ -381,7 +384,7 @@ func (c *Converter) ruleMatches(r SplitRule, fd *fileData, start, L int, energie
 func (c *Converter) buildSplit(name string, data []*fileData) (*dataset.Dataset, SplitReport) {
 	s := c.spec
 	L, S := s.Window.Length, s.Window.Stride
-	nv := c.model.NV()
+	nv := c.nv
 	nj := len(s.State.Joints)
 	nu, ne := c.portDims()
 	coords := s.Coordinates()

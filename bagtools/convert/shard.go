@@ -137,7 +137,10 @@ type Partial struct {
 	Spec   string
 	Inputs []string
 	// Params is the params file (Options.Params).
-	Params  string
+	Params string
+	// NV is the model's velocity dimension, so that the shards assemble
+	// without the model's files (AssembleShards).
+	NV      int
 	Files   []PartialFile
 	Skipped []SkippedFile
 }
@@ -187,7 +190,7 @@ func (c *Converter) RunShard(ctx context.Context, sh Shard) (*Partial, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Partial{Shard: sh, Spec: spec, Inputs: all, Params: c.opts.Params, Skipped: skipped}
+	p := &Partial{Shard: sh, Spec: spec, Inputs: all, Params: c.opts.Params, NV: c.nv, Skipped: skipped}
 	for _, fd := range data {
 		pf := PartialFile{Rel: fd.rel, T: fd.t, Valid: fd.valid, Joints: fd.joints, Pose: fd.pose, P: fd.p, Ports: fd.ports,
 			Energy: fd.energy, Report: fd.report}
@@ -255,6 +258,37 @@ func (c *Converter) Merge(parts []*Partial) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.merge(parts, spec)
+}
+
+// AssembleShards assembles every shard of one conversion into the Result
+// that Converter.Merge returns (and convert --merge writes), from what the
+// shards record: their spec, params file name and model dimension, so
+// that neither the params file nor the model's files (URDF) are needed.
+// Training reads a sharded conversion's splits so.
+func AssembleShards(parts []*Partial) (*Result, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: no shards to assemble", ErrShard)
+	}
+	p := parts[0]
+	if p.NV <= 0 {
+		return nil, fmt.Errorf("%w: shard %s does not record the model's dimension (written by an older calisym): assemble the shards with convert --merge", ErrShard, p.Shard)
+	}
+	spec := new(Spec)
+	if err := json.Unmarshal([]byte(p.Spec), spec); err != nil {
+		return nil, fmt.Errorf("%w: shard %s: its spec: %w", ErrShard, p.Shard, err)
+	}
+	c := &Converter{spec: spec, opts: Options{Params: p.Params}, nv: p.NV}
+	for _, q := range parts {
+		if q.NV != p.NV {
+			return nil, fmt.Errorf("%w: shard %s has a model of %d velocities, shard %s of %d", ErrShard, q.Shard, q.NV, p.Shard, p.NV)
+		}
+	}
+	return c.merge(parts, p.Spec)
+}
+
+// merge assembles shards converted with the spec (JSON, specJSON).
+func (c *Converter) merge(parts []*Partial, spec string) (*Result, error) {
 	n := parts[0].Shard.Count
 	seen := make([]bool, n)
 	var data []*fileData

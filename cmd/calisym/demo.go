@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -89,10 +88,8 @@ size and 500 epochs), smoke (seconds).`,
 // compares with a fresh run of the default preset.
 const demoHeading = "## The double-pendulum benchmark"
 
-// loadDataset loads a dataset directory with an error naming it.
+// loadDataset loads a dataset directory, or a split of a sharded
+// conversion (readDataset), with an error naming it.
 func loadDataset(dir string) (*dataset.Dataset, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", dir, err)
-	}
-	return dataset.Load(dir)
+	return readDataset(dir, false)
 }

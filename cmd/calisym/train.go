@@ -110,13 +110,21 @@ func newTrainCmd() *cobra.Command {
 		Long: `train fits one model by one-step teacher forcing in FP64 on the windows of
 --data and writes it to --out (.safetensors for CaLiSym, default
 model.safetensors; .json for the MLP, default model.json).
+--data and --val name a dataset directory, or a split of a sharded
+conversion as DIR/SPLIT, where DIR holds the shards of 'convert --shard
+i/N --out DIR': the split that 'convert --merge DIR' would write, the same
+bits. Launched as several MPI processes, each reads only the samples of
+its shards of each epoch from the dataset's files.
 With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 --resume continues from it, on the same --data (another dataset is an
 error). Ctrl-C stops at the end of the current epoch: with --checkpoint it
 saves the completed epochs there and prints the command that resumes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			train, err := loadDataset(dataDir)
+			// One of several processes leaves the arrays on disk and holds
+			// the samples of its shards of each epoch.
+			lazy := comm != nil && comm.Size() > 1
+			train, err := readDataset(dataDir, lazy)
 			if err != nil {
 				return err
 			}
@@ -180,7 +188,7 @@ saves the completed epochs there and prints the command that resumes.`,
 			}
 			v := train
 			if valDir != "" {
-				if v, err = loadDataset(valDir); err != nil {
+				if v, err = readDataset(valDir, lazy); err != nil {
 					return err
 				}
 			}
@@ -219,8 +227,8 @@ saves the completed epochs there and prints the command that resumes.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dataDir, "data", "", "training dataset directory (required)")
-	f.StringVar(&valDir, "val", "", "validation dataset directory (default: the training set)")
+	f.StringVar(&dataDir, "data", "", "training dataset directory, or SHARDDIR/SPLIT: a split of the shards of convert --shard (required)")
+	f.StringVar(&valDir, "val", "", "validation dataset directory or SHARDDIR/SPLIT (default: the training set)")
 	f.StringVar(&kind, "model", "grb", "model: gr, grb or mlp")
 	f.StringVar(&archPreset, "arch", "pendulum", "architecture of a gr/grb model: a preset ("+presetList()+") or "+predictor.ArchGrammar+"; without --model it sets the kind")
 	f.IntVar(&layers, "layers", 0, "override the preset's layer count")
