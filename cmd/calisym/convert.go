@@ -59,7 +59,9 @@ inputs (a Slurm array task each) into --out/shard-INDEX-of-COUNT.calisym-shard,
 and --merge DIR then assembles a directory of every shard into the
 datasets of --out: byte for byte those of the unsharded conversion (the
 split, by energy quantiles too, needs every file, so it waits for the
-merge). Shards and merge take the same --params.`,
+merge). Shards and merge take the same --params. Without a merge, train
+and eval read a split of the shards as DIR/SPLIT (DIR/train, say): the
+same bits as the merged OUT/SPLIT.`,
 		Example: `  calisym sim --preset smoke --mcap --out out/sim
   calisym convert --params params/pendulum_sim.yaml --out out/sim-conv out/sim/*.mcap
   calisym convert --params params/crazyflie.yaml --out out/crazyflie
