@@ -388,7 +388,7 @@ func TestReadmeSetupNotes(t *testing.T) {
 	for _, row := range []string{
 		"| `convert`, `bench` | root of the logs and of the params' relative files | `$CALISYM_DATA`, else `../shared/data` |",
 		"| `replay`, `node` | directory of the params' parameter files and URDFs | `$CALISYM_DATA`, else the params file's own directory |",
-		"| `train`, `eval` | a dataset directory (`out/…/train`) | none: required |",
+		"| `train`, `eval` | a dataset directory (`out/…/train`), or a split of a sharded conversion (`SHARDDIR/SPLIT`) | none: required |",
 	} {
 		if !strings.Contains(flat, row) {
 			t.Errorf("README.md lacks the --data row %s", row)
@@ -401,7 +401,7 @@ func TestReadmeSetupNotes(t *testing.T) {
 		{"bench", "default $CALISYM_DATA or ../shared/data"},
 		{"replay", "default $CALISYM_DATA, else the params file's directory"},
 		{"node", "default $CALISYM_DATA, else the params file's directory"},
-		{"train", "training dataset directory (required)"},
+		{"train", "training dataset directory, or SHARDDIR/SPLIT"},
 		{"eval", "dataset directory (required)"},
 	} {
 		out, err := exec.Command(bin, c.cmd, "--help").CombinedOutput()
