@@ -203,12 +203,15 @@ func (sp *seqPools) pool(K int) (*pool, error) {
 // seqStart is a training sequence: K steps of an episode from sample T.
 type seqStart struct{ Episode, T int }
 
-// rolloutEpoch runs one epoch of K-step training: every window of ds is cut
-// into sequences of K steps from sample epoch mod K of the window on, dealt
-// to the shards of the batches by a schedule (as transitions are), one
-// optimiser step per batch. step receives the batch's transitions (its
-// sequences times K).
-func rolloutEpoch(ds *dataset.Dataset, pl *pool, K int, seed uint64, epoch int, step func(shardFill, int) error) error {
+// rolloutEpoch runs one epoch of K-step training: every window of the
+// dataset is cut into sequences of K steps from sample epoch mod K of the
+// window on, dealt to the shards of the batches by a schedule (as
+// transitions are), one optimiser step per batch. step receives the
+// batch's transitions (its sequences times K). The samples come from rs,
+// which first reads those of this process's shards when the arrays are on
+// disk.
+func rolloutEpoch(rs *rowStore, pl *pool, K int, seed uint64, epoch int, step func(shardFill, int) error) error {
+	ds := rs.ds
 	var seqs []seqStart
 	off := epoch % K
 	for _, w := range ds.Windows() {
@@ -221,6 +224,13 @@ func rolloutEpoch(ds *dataset.Dataset, pl *pool, K int, seed uint64, epoch int, 
 	}
 	nx, ne := ds.StateDim(), ds.PortDim()
 	sc := newSchedule(len(seqs), pl)
+	// the key differs from the one-step epochs' (K > 1 in its high bits)
+	err := rs.hold([2]uint64{seed, uint64(epoch) | uint64(K)<<40}, func(add func(ep, t0, t1 int)) {
+		sc.eachItem(seed, epoch, func(i int) { add(seqs[i].Episode, seqs[i].T, seqs[i].T+K+1) })
+	})
+	if err != nil {
+		return err
+	}
 	for g := range sc.batches() {
 		fill := func(s int, b *Batch) []float64 {
 			if g == 0 {
@@ -230,11 +240,11 @@ func rolloutEpoch(ds *dataset.Dataset, pl *pool, K int, seed uint64, epoch int, 
 			b.N, b.K = len(items), K
 			for r, i := range items {
 				sq := seqs[i]
-				ep := &ds.Episodes[sq.Episode]
-				t := sq.T
-				copy(b.X[r*nx:(r+1)*nx], ep.X[t*nx:(t+1)*nx])
-				copy(b.E[r*K*ne:(r+1)*K*ne], ep.E[t*ne:(t+K)*ne])
-				copy(b.XNext[r*K*nx:(r+1)*K*nx], ep.X[(t+1)*nx:(t+1+K)*nx])
+				copy(b.X[r*nx:(r+1)*nx], rs.state(sq.Episode, sq.T))
+				for k := range K {
+					copy(b.E[(r*K+k)*ne:(r*K+k+1)*ne], rs.port(sq.Episode, sq.T+k))
+					copy(b.XNext[(r*K+k)*nx:(r*K+k+1)*nx], rs.state(sq.Episode, sq.T+1+k))
+				}
 				b.W[r] = 1
 			}
 			return nil

@@ -35,7 +35,11 @@ func TestProcessesHoldTheirSamples(t *testing.T) {
 		epoch int // −1: in order (validation)
 		sched bool
 		c     float64 // the items that need a sample
-	}{{"teacher forcing", 3, false, 2}, {"validation", -1, false, 1}, {"scheduled sampling", 2, true, float64(loaded.WindowLen / loaded.Stride)}} {
+		k     int     // K-step sequences (> 1)
+	}{{"teacher forcing", 3, false, 2, 0}, {"validation", -1, false, 1, 0}, {"scheduled sampling", 2, true, float64(loaded.WindowLen / loaded.Stride), 0},
+		// a sample is in the sequences of L/S windows, and in two of a
+		// window's at a sequence's end: (K+1)/K of them
+		{"4-step rollouts", 5, false, float64(loaded.WindowLen/loaded.Stride) * 5 / 4, 4}} {
 		t.Run(c.name, func(t *testing.T) {
 			held := map[int]int{}
 			frac := map[int]float64{} // the largest share of the shards
@@ -50,12 +54,12 @@ func TestProcessesHoldTheirSamples(t *testing.T) {
 					if procs > 1 {
 						comm = comms[r]
 					}
-					pl, err := newPool(l, 2, 1000, 1, nx, ne, comm)
+					pl, err := newPool(l, 2, 1000, max(c.k, 1), nx, ne, comm)
 					if err != nil {
 						t.Fatal(err)
 					}
 					ref, tb := newTransitionBatches(loaded), newTransitionBatches(ds)
-					got, want := newBatch(pl.rows, nx, ne), newBatch(pl.rows, nx, ne)
+					got, want := newSeqBatch(pl.rows, c.k, nx, ne), newSeqBatch(pl.rows, c.k, nx, ne)
 					rows := 0
 					check := func(fill, refFill shardFill) {
 						for s := pl.lo; s < pl.hi; s++ {
@@ -80,7 +84,18 @@ func TestProcessesHoldTheirSamples(t *testing.T) {
 							rows += got.N
 						}
 					}
-					if c.sched {
+					if c.k > 1 {
+						var fills []shardFill
+						err := rolloutEpoch(newRowStore(loaded), pl, c.k, 9, c.epoch, func(f shardFill, _ int) error { fills = append(fills, f); return nil })
+						if err != nil {
+							t.Fatal(err)
+						}
+						k := 0
+						err = rolloutEpoch(tb.rows, pl, c.k, 9, c.epoch, func(f shardFill, _ int) error { check(f, fills[k]); k++; return nil })
+						if err != nil {
+							t.Fatal(err)
+						}
+					} else if c.sched {
 						// the two runs of the epoch in step, batch by batch
 						var fills []shardFill
 						err := scheduledEpoch(newRowStore(loaded), pl, 0.5, 9, c.epoch, func(f shardFill, _ int) error { fills = append(fills, f); return nil })

@@ -202,8 +202,8 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // the checkpoint of the last completed epoch, whatever CheckpointEvery.
 // train and val may be opened with their arrays on disk (dataset.Open):
 // each epoch then reads only the samples of this process's shards (all of
-// them without a Comm), with the same result; K-step training and the
-// selection by the AR MSE load the arrays they read.
+// them without a Comm), with the same result, K-step epochs included; the
+// selection by the AR MSE loads the validation arrays it rolls out.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -216,13 +216,8 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	}
 	// A dataset opened with its arrays on disk (one process of several
 	// holding part of it) is read an epoch's part at a time, except where
-	// K-step epochs (rolloutEpoch) and the selection's rollouts (Evaluate)
-	// read every episode: they load the arrays.
-	if cfg.RolloutSteps > 1 {
-		if err := train.LoadArrays(); err != nil {
-			return nil, err
-		}
-	}
+	// the selection's rollouts (Evaluate) read every episode: they load the
+	// arrays.
 	if cfg.SelectHorizon > 0 {
 		if err := val.LoadArrays(); err != nil {
 			return nil, err
@@ -340,7 +335,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			if cur, err = seq.pool(k); err != nil {
 				return hist, err
 			}
-			if err := rolloutEpoch(train, cur, k, cfg.Seed, epoch, step); err != nil {
+			if err := rolloutEpoch(tb.rows, cur, k, cfg.Seed, epoch, step); err != nil {
 				return hist, err
 			}
 		} else if alpha >= 1 {
