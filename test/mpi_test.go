@@ -153,6 +153,27 @@ func TestMPITraining(t *testing.T) {
 			t.Errorf("%d processes × %d goroutines against 1 goroutine: %s", max(c.procs, 1), c.workers, d)
 		}
 	}
+	// K-step epochs (from the second; each process holds the samples of
+	// its shards' sequences) give the same bits on 1, 2 and 3 processes
+	kstep := func(name string) []string {
+		return append(args(name, epochs), "--rollout-steps", "3", "--rollout-from", "1", "--rollout-batch", "300")
+	}
+	if out, err := mpiRun(t, mpirun, 0, bin, append(kstep("kref"), "--workers", "1")...); err != nil {
+		t.Fatalf("K-step train: %v\n%s", err, out)
+	}
+	kref := readRun(t, bin, dir, "kref", ood)
+	if differ(ref, kref) == "" {
+		t.Error("K-step training gave the one-step run's bits")
+	}
+	for _, procs := range []int{2, 3} {
+		name := fmt.Sprintf("k-p%d", procs)
+		if out, err := mpiRun(t, mpirun, procs, bin, append(kstep(name), "--workers", "1")...); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		if d := differ(kref, readRun(t, bin, dir, name, ood)); d != "" {
+			t.Errorf("K-step, %d processes against 1: %s", procs, d)
+		}
+	}
 	// checkpointed by 2 processes after 2 epochs, resumed by 3
 	if out, err := mpiRun(t, mpirun, 2, bin, append(args("resume", epochs-1), "--workers", "1")...); err != nil {
 		t.Fatalf("resume, first part: %v\n%s", err, out)
