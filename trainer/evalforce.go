@@ -61,6 +61,29 @@ func episodeStart(name string) (file string, first int, ok bool) {
 	return name[:i], a, true
 }
 
+// Sample returns the state and ports of the sample back steps before row
+// of episode e in its log (back = 0: that sample), from whichever episode
+// holds it, and false where ds has no such sample (before the log's start,
+// across a gap, or an episode without a sample index in its name, which
+// has only its own samples).
+func (h *LogHistory) Sample(e, row, back int) (x, ports []float64, ok bool) {
+	nx, ne := h.ds.StateDim(), h.ds.PortDim()
+	ep := &h.ds.Episodes[e]
+	file, a, indexed := episodeStart(ep.Name)
+	if !indexed {
+		if r := row - back; r >= 0 && r < ep.Len {
+			return ep.X[r*nx : (r+1)*nx], ep.E[r*ne : (r+1)*ne], true
+		}
+		return nil, nil, false
+	}
+	ref, found := h.at[file][a+row-back]
+	if !found {
+		return nil, nil, false
+	}
+	src := &h.ds.Episodes[ref.ep]
+	return src.X[ref.row*nx : (ref.row+1)*nx], src.E[ref.row*ne : (ref.row+1)*ne], true
+}
+
 // Feed resets est and observes the last est.Config().Window+1 samples up
 // to and including row start of episode e (fewer where the log has no
 // earlier sample in ds), each with its origin coordinates zeroed. buf is

@@ -26,6 +26,22 @@ type Variant struct {
 	Name  string
 	About string
 	Apply func(ms []ModelSpec, spec Spec)
+	// Data, when set, changes the benchmark's datasets for this variant
+	// (PortHistory); nil keeps them.
+	Data func(Datasets) (Datasets, error)
+}
+
+// data returns the benchmark's datasets as variant v trains and evaluates
+// on them.
+func (b *RealBenchmark) data(v Variant) (Datasets, error) {
+	if v.Data == nil {
+		return b.Data, nil
+	}
+	d, err := v.Data(b.Data)
+	if err != nil {
+		return d, fmt.Errorf("experiment: variant %s: %w", v.Name, err)
+	}
+	return d, nil
 }
 
 // LongHorizon is the long-horizon training the quadruped's and the
@@ -122,6 +138,7 @@ func Variants() []Variant {
 			sel(ms, s)
 			decay(ms, 2)
 		}},
+		{Name: "porthistory5", About: "longhorizon with the mean of every port over the 5 samples before as extra control ports (PortHistory; lever 4, an experiment: conversion and the node do not build them)", Apply: LongHorizon, Data: PortHistory(5)},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s); twice(ms) }},
 	}
@@ -189,10 +206,14 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 				b.Default(spec.Models, spec)
 			}
 			fmt.Fprintf(log, "study: %s seed %d (%s)\n", v.Name, seed, v.About)
-			saved := b.Spec
-			b.Spec = spec
+			data, err := b.data(v)
+			if err != nil {
+				return runs, err
+			}
+			saved, savedData := b.Spec, b.Data
+			b.Spec, b.Data = spec, data
 			rep, err := b.Run(ctx, dir, log)
-			b.Spec = saved
+			b.Spec, b.Data = saved, savedData
 			if err != nil {
 				return runs, fmt.Errorf("experiment: study %s seed %d: %w", v.Name, seed, err)
 			}
@@ -222,6 +243,10 @@ func (b *RealBenchmark) forceRuns(ctx context.Context, runs []StudyRun, variants
 	for _, v := range variants {
 		fv := Variant{Name: v.Name + "+force", About: fmt.Sprintf("the models of %s, rollouts offset-free (force estimate: %s)", v.Name, force)}
 		outVars = append(outVars, v, fv)
+		data, err := b.data(v)
+		if err != nil {
+			return nil, nil, err
+		}
 		var added []StudyRun
 		for _, r := range runs {
 			if r.Variant != v.Name {
@@ -236,7 +261,7 @@ func (b *RealBenchmark) forceRuns(ctx context.Context, runs []StudyRun, variants
 				if err != nil {
 					return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
 				}
-				if m.Groups, err = EvalGroups(ctx, saved.Rollers, b.Data.Groups, b.Spec.Horizons, &force); err != nil {
+				if m.Groups, err = EvalGroups(ctx, saved.Rollers, data.Groups, b.Spec.Horizons, &force); err != nil {
 					return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
 				}
 			}
