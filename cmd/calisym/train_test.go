@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -153,6 +154,37 @@ func TestEvalHoldAndNames(t *testing.T) {
 	}
 	if !(ev.HoldARMSE > 0) || ev.HoldARMSE != ev.Hold[2].MSE {
 		t.Errorf("hold_ar_mse %v, the table's %v", ev.HoldARMSE, ev.Hold[2].MSE)
+	}
+
+	// --force: offset-free rollouts, the evaluation's own (the held state
+	// stays the plain reference)
+	out, _, err = runCLI(t, "eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5", "--force", "10,0.9", "--json")
+	var fev struct {
+		ARMSE     float64 `json:"ar_mse"`
+		HoldARMSE float64 `json:"hold_ar_mse"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &fev) != nil {
+		t.Fatalf("eval --force: %v\n%s", err, out)
+	}
+	sv, err := trainer.OpenModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := trainer.Evaluate(context.Background(), sv.Rollers, ds, trainer.EvalOptions{Horizon: 50, Stride: 10, Force: &predictor.ForceEstimate{Window: 10, Decay: 0.9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fev.ARMSE != want.MSE || fev.ARMSE == ev.ARMSE || fev.HoldARMSE != ev.HoldARMSE {
+		t.Errorf("eval --force: AR MSE %v (the evaluation's %v, without --force %v), held %v (%v)", fev.ARMSE, want.MSE, ev.ARMSE, fev.HoldARMSE, ev.HoldARMSE)
+	}
+	out, _, err = runCLI(t, "eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5", "--force", "4,1")
+	if err != nil || !strings.Contains(out, "rollouts offset-free (force estimate: window 4, decay 1)") {
+		t.Errorf("eval --force 4,1: %v\n%s", err, out)
+	}
+	for _, bad := range []string{"10", "0,0.9", "10,1.5", "ten,0.9"} {
+		if _, _, err := runCLI(t, "eval", "--model", model, "--data", ood, "--force", bad); err == nil || !strings.Contains(err.Error(), "--force") {
+			t.Errorf("eval --force %s: %v, want an error", bad, err)
+		}
 	}
 
 	renamed := rewriteDataset(t, ood, filepath.Join(dir, "renamed"), func(ds *dataset.Dataset) {
