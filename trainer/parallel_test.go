@@ -156,43 +156,16 @@ type layoutRun struct {
 	hist  []EpochStats
 }
 
+// runLayout trains as procs processes of workers goroutines each (0: one
+// process, no Comm) on ds, and fails the test unless every process ends
+// with the same bits.
 func runLayout(t *testing.T, ds *dataset.Dataset, newL func() Learner, cfg Config, procs, workers int) layoutRun {
 	t.Helper()
-	cfg.Workers = workers
-	if procs == 0 {
-		l := newL()
-		h, err := Train(context.Background(), l, ds, ds, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return layoutRun{l.Params(), stripTimes(h)}
-	}
-	comms := newChanGroup(procs)
-	runs := make([]layoutRun, procs)
-	errs := make([]error, procs)
-	var wg sync.WaitGroup
-	for r := range procs {
-		wg.Go(func() {
-			c := cfg
-			c.Comm = comms[r]
-			l := newL()
-			h, err := Train(context.Background(), l, ds, ds, c)
-			errs[r] = err
-			if err == nil {
-				runs[r] = layoutRun{l.Params(), stripTimes(h)}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	run, err := runOpened(func() *dataset.Dataset { return ds }, func(*dataset.Dataset) Learner { return newL() }, cfg, max(procs, 1), workers)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for r := 1; r < procs; r++ {
-		if !reflect.DeepEqual(runs[r], runs[0]) {
-			t.Fatalf("%d processes: process %d ends with other parameters or history than process 0", procs, r)
-		}
-	}
-	return runs[0]
+	return run
 }
 
 func stripTimes(h *History) []EpochStats {
@@ -209,7 +182,13 @@ func stripTimes(h *History) []EpochStats {
 
 // sameRun reports the first difference of two runs, bit for bit.
 func sameRun(a, b layoutRun) string {
+	if len(a.theta) != len(b.theta) || len(a.hist) != len(b.hist) {
+		return fmt.Sprintf("%d parameters and %d epochs against %d and %d", len(a.theta), len(a.hist), len(b.theta), len(b.hist))
+	}
 	for i := range a.theta {
+		if math.IsNaN(a.theta[i]) {
+			return fmt.Sprintf("θ[%d] is NaN", i)
+		}
 		if math.Float64bits(a.theta[i]) != math.Float64bits(b.theta[i]) {
 			return fmt.Sprintf("θ[%d] = %v against %v", i, a.theta[i], b.theta[i])
 		}

@@ -217,7 +217,8 @@ func TestOpenedDataLayoutIndependent(t *testing.T) {
 }
 
 // runOpened trains as procs processes (joined by an in-memory Comm; one:
-// none), each on its own opened dataset, also its validation set.
+// none), each on the dataset open returns to it, also its validation set,
+// and reports an error unless every process ends with the same bits.
 func runOpened(open func() *dataset.Dataset, newL func(*dataset.Dataset) Learner, cfg Config, procs, workers int) (layoutRun, error) {
 	cfg.Workers = workers
 	comms := newChanGroup(procs)
