@@ -90,40 +90,22 @@ func (h *LogHistory) Sample(e, row, back int) (x, ports []float64, ok bool) {
 // scratch of 2n values.
 func (h *LogHistory) Feed(est *predictor.ForceEstimator, e, start int, buf []float64) error {
 	est.Reset()
-	nx, ne := h.ds.StateDim(), h.ds.PortDim()
-	ep := &h.ds.Episodes[e]
-	W := est.Config().Window
-	sample := func(ep *dataset.Episode, row int) error {
-		copy(buf, ep.X[row*nx:(row+1)*nx])
+	// the earliest sample, up to Window back, with none missing after it
+	back := 0
+	for back < est.Config().Window {
+		if _, _, ok := h.Sample(e, start, back+1); !ok {
+			break
+		}
+		back++
+	}
+	for ; back >= 0; back-- {
+		x, ports, _ := h.Sample(e, start, back)
+		copy(buf, x)
 		for _, j := range h.origin {
 			buf[j] = 0
 		}
-		if err := est.Observe(buf, ep.E[row*ne:(row+1)*ne]); err != nil && !errors.Is(err, predictor.ErrNotFinite) {
-			return err
-		}
-		return nil // a non-finite prediction restarts the history (Observe resets)
-	}
-	file, a, ok := episodeStart(ep.Name)
-	if !ok {
-		// no log index: the episode's own samples only
-		for row := max(start-W, 0); row <= start; row++ {
-			if err := sample(ep, row); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	m, t0 := h.at[file], a+start
-	first := t0
-	for first > t0-W {
-		if _, ok := m[first-1]; !ok {
-			break
-		}
-		first--
-	}
-	for t := first; t <= t0; t++ {
-		ref := m[t]
-		if err := sample(&h.ds.Episodes[ref.ep], ref.row); err != nil {
+		// a non-finite prediction restarts the history (Observe resets)
+		if err := est.Observe(buf, ports); err != nil && !errors.Is(err, predictor.ErrNotFinite) {
 			return err
 		}
 	}
