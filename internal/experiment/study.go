@@ -101,6 +101,13 @@ func Variants() []Variant {
 			ms[i].Loss.Units = 1
 		}
 	}
+	// rollouts to K = 50, physical units and selection: the base of the
+	// step-weight and epoch variants
+	k50 := func(ms []ModelSpec, s Spec) {
+		ksteps(ms, 50)
+		units(ms)
+		sel(ms, s)
+	}
 	return []Variant{
 		{Name: "onestep", About: "the one-step configuration: teacher forcing with the α ramp, normalised loss, the last epoch (the default before the long-horizon study)", Apply: func([]ModelSpec, Spec) {}},
 		{Name: "default", About: "the benchmark's default (for the quadruped and the Crazyflie: onestep + LongHorizon)", Apply: func([]ModelSpec, Spec) {}},
@@ -112,35 +119,14 @@ func Variants() []Variant {
 		{Name: "kstep-units-select", About: "kstep, units and select", Apply: func(ms []ModelSpec, s Spec) { kstep(ms); units(ms); sel(ms, s) }},
 		{Name: "kstep25", About: "multi-step training as kstep, K = 2 → 25", Apply: func(ms []ModelSpec, _ Spec) { ksteps(ms, 25) }},
 		{Name: "kstep25-units-select", About: "kstep25, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s) }},
-		{Name: "kstep50-units-select", About: "multi-step training to K = 50, units and select", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s) }},
-		{Name: "kstep50-units-select-decay1", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)", Apply: func(ms []ModelSpec, s Spec) {
-			ksteps(ms, 50)
-			units(ms)
-			sel(ms, s)
-			decay(ms, 1)
-		}},
-		{Name: "kstep50-units-select-decay1-40ep", About: "kstep50-units-select-decay1, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) {
-			ksteps(ms, 50)
-			units(ms)
-			sel(ms, s)
-			twice(ms)
-			decay(ms, 1)
-		}},
-		{Name: "kstep50-units-select-decay1.5", About: "kstep50-units-select with the steps of the K-step loss weighed by (k+1)^−1.5", Apply: func(ms []ModelSpec, s Spec) {
-			ksteps(ms, 50)
-			units(ms)
-			sel(ms, s)
-			decay(ms, 1.5)
-		}},
-		{Name: "kstep50-units-select-decay2", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)²", Apply: func(ms []ModelSpec, s Spec) {
-			ksteps(ms, 50)
-			units(ms)
-			sel(ms, s)
-			decay(ms, 2)
-		}},
+		{Name: "kstep50-units-select", About: "multi-step training to K = 50, units and select", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s) }},
+		{Name: "kstep50-units-select-decay1", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); decay(ms, 1) }},
+		{Name: "kstep50-units-select-decay1-40ep", About: "kstep50-units-select-decay1, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms); decay(ms, 1) }},
+		{Name: "kstep50-units-select-decay1.5", About: "kstep50-units-select with the steps of the K-step loss weighed by (k+1)^−1.5", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); decay(ms, 1.5) }},
+		{Name: "kstep50-units-select-decay2", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)²", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); decay(ms, 2) }},
 		{Name: "porthistory5", About: "longhorizon with the mean of every port over the 5 samples before as extra control ports (PortHistory; lever 4, an experiment: conversion and the node do not build them)", Apply: LongHorizon, Data: PortHistory(5)},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
-		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 50); units(ms); sel(ms, s); twice(ms) }},
+		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
 	}
 }
 
@@ -340,22 +326,8 @@ func StudyMarkdown(runs []StudyRun, variants []Variant) string {
 		// its headline horizon
 		fmt.Fprintf(&b, "\n| variant | model | seeds | ID AR MSE | OOD AR MSE |\n|---|---|---:|---:|---:|\n")
 		for _, v := range variants {
-			var names []string
-			id, ood := map[string][]float64{}, map[string][]float64{}
-			for _, r := range runs {
-				if r.Variant != v.Name {
-					continue
-				}
-				for _, m := range r.Report.Models {
-					if _, ok := id[m.Name]; !ok {
-						names = append(names, m.Name)
-					}
-					id[m.Name] = append(id[m.Name], m.ID.MSE)
-					ood[m.Name] = append(ood[m.Name], m.OOD.MSE)
-				}
-			}
-			for _, n := range names {
-				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", v.Name, n, len(id[n]), meanRange(id[n]), meanRange(ood[n]))
+			for _, sm := range variantSeeds(runs, v.Name, func(m ModelReport) ([]float64, bool) { return []float64{m.ID.MSE, m.OOD.MSE}, true }) {
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", v.Name, sm.Name, sm.Seeds, meanRange(sm.Vals[0]), meanRange(sm.Vals[1]))
 			}
 		}
 		return b.String()
@@ -401,23 +373,40 @@ type seedModel struct {
 // groupSeeds gathers the models of a variant's runs on evaluation group
 // gi, in the order they first appear, with their errors at horizons hs.
 func groupSeeds(runs []StudyRun, variant string, gi int, hs []int) []seedModel {
+	return variantSeeds(runs, variant, func(m ModelReport) ([]float64, bool) {
+		if gi >= len(m.Groups) {
+			return nil, false
+		}
+		vals := make([]float64, len(hs))
+		for j, h := range hs {
+			vals[j] = m.Groups[gi].At(h)
+		}
+		return vals, true
+	})
+}
+
+// variantSeeds gathers the models of a variant's runs, in the order they
+// first appear, with the values that vals reads off each (false: the
+// model has none), one list per value across the seeds.
+func variantSeeds(runs []StudyRun, variant string, vals func(ModelReport) ([]float64, bool)) []seedModel {
 	var out []seedModel
 	for _, r := range runs {
 		if r.Variant != variant {
 			continue
 		}
 		for _, m := range r.Report.Models {
-			if gi >= len(m.Groups) {
+			vs, ok := vals(m)
+			if !ok {
 				continue
 			}
 			i := slices.IndexFunc(out, func(s seedModel) bool { return s.Name == m.Name })
 			if i < 0 {
 				i = len(out)
-				out = append(out, seedModel{Name: m.Name, Kind: m.Kind, Vals: make([][]float64, len(hs))})
+				out = append(out, seedModel{Name: m.Name, Kind: m.Kind, Vals: make([][]float64, len(vs))})
 			}
 			out[i].Seeds++
-			for j, h := range hs {
-				out[i].Vals[j] = append(out[i].Vals[j], m.Groups[gi].At(h))
+			for j, v := range vs {
+				out[i].Vals[j] = append(out[i].Vals[j], v)
 			}
 		}
 	}
