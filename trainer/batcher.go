@@ -134,24 +134,36 @@ func (tb *transitionBatches) fill(b *Batch, idx []int) {
 // epoch < 0 leaves the partitions in order. A dataset whose arrays are on
 // disk first reads the samples of this process's shards.
 func (tb *transitionBatches) epoch(sc *schedule, seed uint64, epoch int, step func(fill shardFill, rows int) error) error {
-	err := tb.rows.hold([2]uint64{seed, uint64(epoch)}, func(add func(ep, t0, t1 int)) {
-		sc.eachItem(seed, epoch, func(i int) {
-			tr := tb.trans[i]
-			add(tr.Episode, tr.T, tr.T+2)
-		})
+	span := func(i int) (int, int, int) {
+		tr := tb.trans[i]
+		return tr.Episode, tr.T, tr.T + 2
+	}
+	return sc.pass(tb.rows, [2]uint64{seed, uint64(epoch)}, seed, epoch, span, tb.fill, 1, step)
+}
+
+// pass runs one epoch over the schedule's items: rs first holds, for each
+// item of this process's shards, the samples [t0, t1) of episode ep that
+// span names (key names the selection, rowStore.hold); then each batch's
+// shards are gathered by fill on the goroutine that computes them (the
+// first batch also shuffles each shard's partition) and the batch goes to
+// step with perItem transitions an item.
+func (sc *schedule) pass(rs *rowStore, key [2]uint64, seed uint64, epoch int, span func(item int) (ep, t0, t1 int),
+	fill func(b *Batch, items []int), perItem int, step func(fill shardFill, rows int) error) error {
+	err := rs.hold(key, func(add func(ep, t0, t1 int)) {
+		sc.eachItem(seed, epoch, func(i int) { add(span(i)) })
 	})
 	if err != nil {
 		return err
 	}
 	for b := range sc.batches() {
-		fill := func(s int, bt *Batch) []float64 {
+		shard := func(s int, bt *Batch) []float64 {
 			if b == 0 {
 				sc.orderShard(seed, epoch, s)
 			}
-			tb.fill(bt, sc.items(b, s))
+			fill(bt, sc.items(b, s))
 			return nil
 		}
-		if err := step(fill, sc.batchRows(b)); err != nil {
+		if err := step(shard, sc.batchRows(b)*perItem); err != nil {
 			return err
 		}
 	}

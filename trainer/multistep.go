@@ -223,37 +223,21 @@ func rolloutEpoch(rs *rowStore, pl *pool, K int, seed uint64, epoch int, step fu
 		return fmt.Errorf("trainer: windows of %d samples hold no sequence of %d steps", ds.WindowLen, K)
 	}
 	nx, ne := ds.StateDim(), ds.PortDim()
-	sc := newSchedule(len(seqs), pl)
+	span := func(i int) (int, int, int) { return seqs[i].Episode, seqs[i].T, seqs[i].T + K + 1 }
+	fill := func(b *Batch, items []int) {
+		b.N, b.K = len(items), K
+		for r, i := range items {
+			sq := seqs[i]
+			copy(b.X[r*nx:(r+1)*nx], rs.state(sq.Episode, sq.T))
+			for k := range K {
+				copy(b.E[(r*K+k)*ne:(r*K+k+1)*ne], rs.port(sq.Episode, sq.T+k))
+				copy(b.XNext[(r*K+k)*nx:(r*K+k+1)*nx], rs.state(sq.Episode, sq.T+1+k))
+			}
+			b.W[r] = 1
+		}
+	}
 	// the key differs from the one-step epochs' (K > 1 in its high bits)
-	err := rs.hold([2]uint64{seed, uint64(epoch) | uint64(K)<<40}, func(add func(ep, t0, t1 int)) {
-		sc.eachItem(seed, epoch, func(i int) { add(seqs[i].Episode, seqs[i].T, seqs[i].T+K+1) })
-	})
-	if err != nil {
-		return err
-	}
-	for g := range sc.batches() {
-		fill := func(s int, b *Batch) []float64 {
-			if g == 0 {
-				sc.orderShard(seed, epoch, s)
-			}
-			items := sc.items(g, s)
-			b.N, b.K = len(items), K
-			for r, i := range items {
-				sq := seqs[i]
-				copy(b.X[r*nx:(r+1)*nx], rs.state(sq.Episode, sq.T))
-				for k := range K {
-					copy(b.E[(r*K+k)*ne:(r*K+k+1)*ne], rs.port(sq.Episode, sq.T+k))
-					copy(b.XNext[(r*K+k)*nx:(r*K+k+1)*nx], rs.state(sq.Episode, sq.T+1+k))
-				}
-				b.W[r] = 1
-			}
-			return nil
-		}
-		if err := step(fill, sc.batchRows(g)*K); err != nil {
-			return err
-		}
-	}
-	return nil
+	return newSchedule(len(seqs), pl).pass(rs, [2]uint64{seed, uint64(epoch) | uint64(K)<<40}, seed, epoch, span, fill, K, step)
 }
 
 // rollerLearner is a learner that can be rolled out (Symplectic, MLP).
