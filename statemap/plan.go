@@ -118,6 +118,19 @@ func BaseCoordinates(kind string) []string {
 	return nil
 }
 
+// BaseKind returns the floating-base state kind whose coordinate names
+// (BaseCoordinates) start coords, as conversion names q: StateFloatingBase
+// or StateFloatingBaseGravity, or "" where coords starts with neither.
+func BaseKind(coords []string) string {
+	for _, kind := range []string{StateFloatingBase, StateFloatingBaseGravity} {
+		names := BaseCoordinates(kind)
+		if len(coords) >= len(names) && slices.Equal(coords[:len(names)], names) {
+			return kind
+		}
+	}
+	return ""
+}
+
 // OriginCoordinates returns the indices of the coordinates of q (named
 // coords, as Spec.Coordinates or a dataset's) that are zero at a window's
 // first sample, where the base is its own origin: all six floating-base
@@ -126,14 +139,10 @@ func BaseCoordinates(kind string) []string {
 // a floating base. Zeroing them expresses any sample as the first of a
 // window, as the live node does.
 func OriginCoordinates(coords []string) []int {
-	for _, kind := range []string{StateFloatingBase, StateFloatingBaseGravity} {
-		names := BaseCoordinates(kind)
-		if len(coords) < len(names) || !slices.Equal(coords[:len(names)], names) {
-			continue
-		}
-		if kind == StateFloatingBase {
-			return []int{0, 1, 2, 3, 4, 5}
-		}
+	switch BaseKind(coords) {
+	case StateFloatingBase:
+		return []int{0, 1, 2, 3, 4, 5}
+	case StateFloatingBaseGravity:
 		return []int{0, 1, 2, 5}
 	}
 	return nil

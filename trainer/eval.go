@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 
@@ -110,13 +109,7 @@ type Breakdown struct {
 // coordinates conversion names (statemap.BaseCoordinates, relative SE(3)
 // log or gravity-aware), 0 otherwise.
 func BaseCoordinates(coords []string) int {
-	for _, kind := range []string{statemap.StateFloatingBase, statemap.StateFloatingBaseGravity} {
-		names := statemap.BaseCoordinates(kind)
-		if len(coords) >= len(names) && slices.Equal(coords[:len(names)], names) {
-			return len(names)
-		}
-	}
-	return 0
+	return len(statemap.BaseCoordinates(statemap.BaseKind(coords)))
 }
 
 // Split returns the error of r split into base and joints, for a dataset
