@@ -24,7 +24,8 @@ type Mapper struct {
 	model  Model
 	alloc  Allocation
 	nj, nv int
-	nu, nc int
+	nu, nc int       // measured ports
+	hu     int       // the model's control ports (nu and the port history's)
 	m      []float64 // nv×nv scratch
 	thrust []float64
 }
@@ -48,8 +49,10 @@ func NewMapper(spec *Spec, dataRoot string) (*Mapper, error) {
 		}
 		m.thrust = make([]float64, len(m.alloc))
 	}
-	ctrl, cont := spec.PortNames()
+	ctrl, cont := spec.MeasuredPortNames()
 	m.nu, m.nc = len(ctrl), len(cont)
+	withHistory, _ := spec.PortNames()
+	m.hu = len(withHistory)
 	m.m = make([]float64, m.nv*m.nv)
 	return m, nil
 }
@@ -63,8 +66,13 @@ func (m *Mapper) Plan() *Plan { return m.plan }
 // Model returns the mechanics model behind p = M(q)v.
 func (m *Mapper) Model() Model { return m.model }
 
-// Layout returns n (configuration coordinates), n_u and n_c.
-func (m *Mapper) Layout() (n, nu, nc int) { return m.nv, m.nu, m.nc }
+// Layout returns n (configuration coordinates), n_u and n_c of the
+// model: n_u counts the port history's channels (Spec.PortNames).
+func (m *Mapper) Layout() (n, nu, nc int) { return m.nv, m.hu, m.nc }
+
+// Measured returns the number of measured ports, n_u + n_c without the
+// port history: the ports Map writes.
+func (m *Mapper) Measured() int { return m.nu + m.nc }
 
 // Input is one sample's inputs in SI units.
 type Input struct {
@@ -93,7 +101,8 @@ type Sample struct {
 	V []float64
 	// P is the momentum M(q)v.
 	P []float64
-	// Ports are (u, f_c).
+	// Ports are the measured (u, f_c) (Spec.MeasuredPortNames): the port
+	// history, which needs the samples before, is PortHistory's.
 	Ports []float64
 	// Kinetic is the kinetic energy ½ vᵀM(q)v.
 	Kinetic float64

@@ -169,8 +169,26 @@ func (s *Spec) Momenta() []string {
 	return out
 }
 
-// PortNames returns the names of the control and contact port values.
+// PortNames returns the names of the model's control and contact ports:
+// the measured ones (MeasuredPortNames) with, after the measured control
+// values, the port history's (HistorySpec.PortMean), "mean<m>(<port>)"
+// for every measured port.
 func (s *Spec) PortNames() (control, contact []string) {
+	control, contact = s.MeasuredPortNames()
+	if m := s.History.PortMean; m > 0 {
+		measured := slices.Concat(control, contact)
+		control = slices.Clone(control)
+		for _, n := range measured {
+			control = append(control, fmt.Sprintf("mean%d(%s)", m, n))
+		}
+	}
+	return control, contact
+}
+
+// MeasuredPortNames returns the names of the control and contact port
+// values one sample's channels give (Mapper.Map writes them), without the
+// port history.
+func (s *Spec) MeasuredPortNames() (control, contact []string) {
 	switch s.Control.Kind {
 	case ControlDirect:
 		control = s.Control.names()

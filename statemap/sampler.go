@@ -178,7 +178,12 @@ func (s *Sampler) Layout() (n, nu, nc int) { return s.mapper.Layout() }
 // them.
 func (s *Sampler) Coordinates() []string { return s.spec.Coordinates() }
 
-// Ports returns the names of e = (u, f_c).
+// Measured returns the number of measured ports Sample writes: n_u + n_c
+// of Layout less the port history's channels.
+func (s *Sampler) Measured() int { return s.mapper.Measured() }
+
+// Ports returns the names of the model's ports e = (u, f_c), the port
+// history's included (Spec.PortNames).
 func (s *Sampler) Ports() []string {
 	c, k := s.spec.PortNames()
 	return append(append([]string(nil), c...), k...)
@@ -193,19 +198,22 @@ func (s *Sampler) Floating() bool { return s.spec.Floating() }
 // has the model's names.
 func (s *Sampler) Joints() []string { return s.spec.RobotJointNames() }
 
-// Sample writes the state x (2n values) and the ports e (n_u + n_c values)
-// of one sample whose channel values (raw, in the order of Channels) are
-// values, and returns the base pose in the world (the identity without a
+// Sample writes the state x (2n values) and the measured ports e
+// (Measured values: (u, f_c) without the port history, which
+// PortHistory builds from the samples before) of one sample whose channel
+// values (raw, in the order of Channels) are values, and returns the base
+// pose in the world (the identity without a
 // floating base). A value that is NaN or infinite, or a quaternion whose
 // norm is off by more than SamplerOptions.MaxQuatNormError, is an error
 // wrapping ErrNaN or ErrSpec that names the spec field. It allocates
 // nothing.
 func (s *Sampler) Sample(values, x, e []float64) (mechanics.SE3, error) {
 	pose := mechanics.IdentitySE3()
-	n, nu, nc := s.mapper.Layout()
-	if len(values) < len(s.names) || len(x) < 2*n || len(e) < nu+nc {
+	n, _, _ := s.mapper.Layout()
+	ne := s.mapper.Measured()
+	if len(values) < len(s.names) || len(x) < 2*n || len(e) < ne {
 		return pose, fmt.Errorf("statemap: sample: %d values, %d state and %d port slots; want %d, %d and %d",
-			len(values), len(x), len(e), len(s.names), 2*n, nu+nc)
+			len(values), len(x), len(e), len(s.names), 2*n, ne)
 	}
 	vals := s.in.Values
 	for i, sl := range s.slot {
@@ -233,7 +241,7 @@ func (s *Sampler) Sample(values, x, e []float64) (mechanics.SE3, error) {
 	base := n - len(s.spec.State.Joints)
 	s.smp.Joints = x[base:n]
 	s.smp.P = x[n : 2*n]
-	s.smp.Ports = e[:nu+nc]
+	s.smp.Ports = e[:ne]
 	if err := s.mapper.Map(&s.in, &s.smp); err != nil {
 		return pose, err
 	}

@@ -36,6 +36,26 @@ type Spec struct {
 	Control ControlSpec `yaml:"control" mapstructure:"control"`
 	// Contact is the contact port f_c; empty Channels leave it empty.
 	Contact PortSpec `yaml:"contact" mapstructure:"contact"`
+	// History adds the ports' recent past to the control port.
+	History HistorySpec `yaml:"history" mapstructure:"history"`
+}
+
+// MaxPortMean bounds HistorySpec.PortMean.
+const MaxPortMean = 1000
+
+// HistorySpec adds channels built from the samples before each sample
+// (at the dataset rate) to the control port: the ports' recent past,
+// which a one-sample state does not carry (an impulse the base took over
+// the last steps, a torque still ramping). Conversion builds them from the
+// log, the live node from its input history, with one PortHistory.
+type HistorySpec struct {
+	// PortMean is m: the mean of every measured port (u, f_c) over the m
+	// samples before each sample, appended to the control port as
+	// "mean<m>(<port>)" (the impulse over the last m steps divided by
+	// m·dt). 0 (the default) adds none. Where fewer than m samples of the
+	// same stretch of log came before (its start, after a gap), the mean
+	// is over those there are, and over none it is the sample's own ports.
+	PortMean int `yaml:"port_mean" mapstructure:"port_mean"`
 }
 
 // Channel groups: the role of each scalar input (Scalar.Group), by which
@@ -419,6 +439,12 @@ func (s *Spec) Check() error {
 	}
 	if err := s.checkPorts(); err != nil {
 		return err
+	}
+	if m := s.History.PortMean; m < 0 || m > MaxPortMean {
+		return FieldError("history.port_mean", "must be a number of samples from 0 (none) to %d, got %d", MaxPortMean, m)
+	}
+	if c, k := s.MeasuredPortNames(); s.History.PortMean > 0 && len(c)+len(k) == 0 {
+		return FieldError("history.port_mean", "needs ports to average (control or contact channels)")
 	}
 	if s.Control.BodyAxes {
 		return FieldError("control.body_axes", "applies to the contact port only")

@@ -380,6 +380,17 @@ func (c *Converter) mapSamples(fd *fileData, w *working) error {
 	fd.pose = make([]mechanics.SE3, J)
 	fd.p = make([]float64, J*nv)
 	fd.ports = make([]float64, J*ne)
+	// The mapping writes the measured ports; the port history
+	// (convert.history) adds their recent past after the loop.
+	hist, err := s.NewPortHistory()
+	if err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	measured, nm := fd.ports, ne
+	if hist != nil {
+		nm = hist.Measured()
+		measured = make([]float64, J*nm)
+	}
 	fd.energy = make([]float64, J)
 	fd.report.Samples = J
 	sc := c.newSampleScratch()
@@ -404,7 +415,7 @@ func (c *Converter) mapSamples(fd *fileData, w *working) error {
 		out := &sc.out
 		out.Joints = fd.joints[j*nj : (j+1)*nj]
 		out.P = fd.p[j*nv : (j+1)*nv]
-		out.Ports = fd.ports[j*ne : (j+1)*ne]
+		out.Ports = measured[j*nm : (j+1)*nm]
 		if err := c.sample(al, ss, k, sg, 1/w.rate, sc); err != nil {
 			return err
 		}
@@ -414,7 +425,29 @@ func (c *Converter) mapSamples(fd *fileData, w *working) error {
 		fd.pose[j] = sc.in.Pose
 		fd.energy[j] = out.Kinetic + c.mapper.Potential(sc.in.Pose, out.Joints)
 	}
+	if hist != nil {
+		portHistory(hist, fd, w, measured)
+	}
 	return nil
+}
+
+// portHistory writes the model's ports of every valid sample into
+// fd.ports from the measured ones: the measured values and the means of
+// hist over the samples before it in its stretch of the log (the valid
+// samples of its segment, at the dataset rate), which a gap restarts.
+func portHistory(hist *statemap.PortHistory, fd *fileData, w *working, measured []float64) {
+	nm, ne := hist.Measured(), hist.Width()
+	for j, ok := range fd.valid {
+		if !ok {
+			continue
+		}
+		if j == 0 || !fd.valid[j-1] || w.seg[(j-1)*w.D] != w.seg[j*w.D] {
+			hist.Reset()
+		}
+		meas := measured[j*nm : (j+1)*nm]
+		hist.Ports(meas, fd.ports[j*ne:(j+1)*ne])
+		hist.Push(meas)
+	}
 }
 
 // cutWindows lists the candidate windows and the reason each is rejected
@@ -928,7 +961,8 @@ func derivative(f func(int) float64, k int, sg [2]int, dt float64) float64 {
 	return (f(hi) - f(lo)) / (float64(hi-lo) * dt)
 }
 
-// portDims returns n_u and n_u + n_c.
+// portDims returns n_u and n_u + n_c of the model's ports (the port
+// history's included).
 func (c *Converter) portDims() (nu, ne int) {
 	cn, kn := c.spec.PortNames()
 	return len(cn), len(cn) + len(kn)

@@ -101,6 +101,9 @@ type RealOptions struct {
 	// the α ramp, the loss in normalised units, the last epoch. A study's
 	// variants start from it.
 	OneStep bool
+	// Convert, when set, changes the conversion spec after the params
+	// file is read (a study variant's data: Variant.Convert).
+	Convert func(*convert.Spec)
 	// Checkpoints, when set, is a directory for training checkpoints: one
 	// file per model (CheckpointFile), written every CheckpointEvery epochs
 	// (5 unless a model's configuration sets it) and when the run is
@@ -144,6 +147,9 @@ type RealBenchmark struct {
 	// the system's default (nil: they are the same); the study's
 	// "default" variant.
 	Default func(ms []ModelSpec, spec Spec)
+
+	opts     RealOptions         // the options it was prepared with
+	variants map[string]Datasets // the data of variants that convert otherwise
 }
 
 // realSystem is the fixed description of one real-robot benchmark.
@@ -354,6 +360,9 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", system, err)
 	}
+	if opt.Convert != nil {
+		opt.Convert(spec)
+	}
 	root := opt.DataRoot
 	if sys.dataDir != "" {
 		root = filepath.Join(root, sys.dataDir)
@@ -471,7 +480,7 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		Data:            Datasets{Train: train, ID: id, OOD: ood, Groups: groups},
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
 		Files:   map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
-		Default: def,
+		Default: def, opts: opt,
 	}
 	b.Notes = realNotes(sys, &trainSpec, &evalSpec, b, opt, root)
 	for _, s := range []struct {

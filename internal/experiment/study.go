@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
@@ -26,22 +27,47 @@ type Variant struct {
 	Name  string
 	About string
 	Apply func(ms []ModelSpec, spec Spec)
-	// Data, when set, changes the benchmark's datasets for this variant
-	// (PortHistory); nil keeps them.
-	Data func(Datasets) (Datasets, error)
+	// Convert, when set, changes the conversion spec (the port history:
+	// PortHistory), and the variant trains and evaluates on the logs
+	// converted that way; nil keeps the benchmark's data.
+	Convert func(*convert.Spec)
 }
 
 // data returns the benchmark's datasets as variant v trains and evaluates
-// on them.
-func (b *RealBenchmark) data(v Variant) (Datasets, error) {
-	if v.Data == nil {
+// on them: its own conversion of the logs (RealOptions.Convert), once per
+// variant, when it changes the conversion.
+func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
+	if v.Convert == nil {
 		return b.Data, nil
 	}
-	d, err := v.Data(b.Data)
-	if err != nil {
-		return d, fmt.Errorf("experiment: variant %s: %w", v.Name, err)
+	if d, ok := b.variants[v.Name]; ok {
+		return d, nil
 	}
-	return d, nil
+	opt := b.opts
+	opt.Convert = func(s *convert.Spec) {
+		if b.opts.Convert != nil {
+			b.opts.Convert(s)
+		}
+		v.Convert(s)
+	}
+	vb, err := PrepareReal(ctx, b.System, opt)
+	if err != nil {
+		return Datasets{}, fmt.Errorf("experiment: variant %s: %w", v.Name, err)
+	}
+	if b.variants == nil {
+		b.variants = map[string]Datasets{}
+	}
+	b.variants[v.Name] = vb.Data
+	return vb.Data, nil
+}
+
+// PortHistory returns a variant's conversion change that adds the mean of
+// every port over the m samples before each sample as control ports
+// (convert.history.port_mean: the lever 4, "history as ports"),
+// which conversion builds from the log and the live node from its input
+// history.
+func PortHistory(m int) func(*convert.Spec) {
+	return func(s *convert.Spec) { s.History.PortMean = m }
 }
 
 // LongHorizon is the long-horizon training the quadruped's and the
@@ -124,7 +150,9 @@ func Variants() []Variant {
 		{Name: "kstep50-units-select-decay1-40ep", About: "kstep50-units-select-decay1, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms); decay(ms, 1) }},
 		{Name: "kstep50-units-select-decay1.5", About: "kstep50-units-select with the steps of the K-step loss weighed by (k+1)^−1.5", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); decay(ms, 1.5) }},
 		{Name: "kstep50-units-select-decay2", About: "kstep50-units-select with the steps of the K-step loss weighed by 1/(k+1)²", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); decay(ms, 2) }},
-		{Name: "porthistory5", About: "longhorizon with the mean of every port over the 5 samples before as extra control ports (PortHistory; lever 4, an experiment: conversion and the node do not build them)", Apply: LongHorizon, Data: PortHistory(5)},
+		{Name: "porthistory5", About: "longhorizon with the mean of every port over the 5 samples before as extra control ports (convert.history.port_mean: 5; lever 4)", Apply: LongHorizon, Convert: PortHistory(5)},
+		{Name: "porthistory10", About: "longhorizon with the mean of every port over the 10 samples before as extra control ports (convert.history.port_mean: 10)", Apply: LongHorizon, Convert: PortHistory(10)},
+		{Name: "porthistory2", About: "longhorizon with the mean of every port over the 2 samples before as extra control ports (convert.history.port_mean: 2)", Apply: LongHorizon, Convert: PortHistory(2)},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
 	}
@@ -192,7 +220,7 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 				b.Default(spec.Models, spec)
 			}
 			fmt.Fprintf(log, "study: %s seed %d (%s)\n", v.Name, seed, v.About)
-			data, err := b.data(v)
+			data, err := b.data(ctx, v)
 			if err != nil {
 				return runs, err
 			}
@@ -229,7 +257,7 @@ func (b *RealBenchmark) forceRuns(ctx context.Context, runs []StudyRun, variants
 	for _, v := range variants {
 		fv := Variant{Name: v.Name + "+force", About: fmt.Sprintf("the models of %s, rollouts offset-free (force estimate: %s)", v.Name, force)}
 		outVars = append(outVars, v, fv)
-		data, err := b.data(v)
+		data, err := b.data(ctx, v)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,11 +1,9 @@
 package experiment
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -30,50 +28,5 @@ func TestStudyMarkdownWithoutGroups(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("study.md lacks %q:\n%s", want, md)
 		}
-	}
-}
-
-// TestPortHistory: the added ports are the mean of every port over the m
-// samples before, taken across the episodes that continue one another in
-// a log, over fewer at the log's start, and the sample's own at its first.
-func TestPortHistory(t *testing.T) {
-	ds := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 1, NC: 1, Dt: 0.01, Ports: []string{"u", "f"}}}
-	for _, a := range []int{0, 4} {
-		ep := dataset.Episode{Name: fmt.Sprintf("log.mcap@%d", a), Len: 4}
-		for j := range 4 {
-			g := float64(a + j)
-			ep.X = append(ep.X, 0, 0)
-			ep.E = append(ep.E, g, 10*g)
-		}
-		ds.Episodes = append(ds.Episodes, ep)
-	}
-	d, err := PortHistory(2)(Datasets{Train: ds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := d.Train
-	if h.NU != 3 || h.NC != 1 || strings.Join(h.Ports, ",") != "u,mean2(u),mean2(f),f" {
-		t.Fatalf("layout n_u %d, n_c %d, ports %v", h.NU, h.NC, h.Ports)
-	}
-	for _, c := range []struct {
-		ep, row int
-		want    []float64
-	}{
-		{0, 0, []float64{0, 0, 0, 0}},     // the log's first sample: its own ports
-		{0, 1, []float64{1, 0, 0, 10}},    // one earlier sample
-		{0, 2, []float64{2, 0.5, 5, 20}},  // the mean of samples 0 and 1
-		{1, 1, []float64{5, 3.5, 35, 50}}, // samples 3 and 4, across the episodes
-		{1, 0, []float64{4, 2.5, 25, 40}}, // the first sample of the second episode
-	} {
-		got := h.Episodes[c.ep].E[c.row*4 : (c.row+1)*4]
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("episode %d row %d: ports %v, want %v", c.ep, c.row, got, c.want)
-				break
-			}
-		}
-	}
-	if len(ds.Episodes[0].E) != 8 || ds.NU != 1 {
-		t.Error("PortHistory changed its input")
 	}
 }

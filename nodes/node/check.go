@@ -28,7 +28,7 @@ func Check(p *Params, dataRoot string) error {
 	}
 	n, nu, nc := smp.Layout()
 	nd := &Node{cfg: p.Node, params: p, now: func() int64 { return 0 }, pub: discard{}, sampler: smp,
-		h: p.Node.Horizon, n: n, ne: nu + nc, dt: 1 / p.Rate, modelID: "check"}
+		h: p.Node.Horizon, n: n, ne: nu + nc, nm: smp.Measured(), dt: 1 / p.Rate, modelID: "check"}
 	if err := nd.bind(nil, Definitions{Dir: p.DefinitionsDir()}); err != nil {
 		return fmt.Errorf("%s: %w", p.Path, err)
 	}

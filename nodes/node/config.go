@@ -174,7 +174,9 @@ type PortsConfig struct {
 	// Forecast is ForecastHold (default) or ForecastTopic.
 	Forecast string `yaml:"forecast"`
 	// Topic is the port trajectory topic of ForecastTopic
-	// (std_msgs/msg/Float64MultiArray, steps × ports row-major).
+	// (std_msgs/msg/Float64MultiArray, steps × measured ports row-major:
+	// the mapping's ports without the port history's means, which the
+	// node builds from the trajectory and its observed samples).
 	Topic string `yaml:"topic"`
 	// MaxAge is the age [s] beyond which the port trajectory is ignored
 	// (default Config.MaxAge).

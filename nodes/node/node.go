@@ -195,6 +195,9 @@ type Stats struct {
 	// ForceEstimate) started again: a gap in the state samples, a stale
 	// input, a sample that could not be built.
 	ForceRestarts uint64
+	// HistoryRestarts counts the times the port history (convert.history)
+	// started again, for the same reasons.
+	HistoryRestarts uint64
 }
 
 // Node is the predictor node. Its methods are safe for concurrent use;
@@ -209,7 +212,10 @@ type Node struct {
 	roller  *predictor.Roller
 	stepper predictor.Stepper // roller, or force the offset-free wrapper of it
 	force   *forceState
-	n, ne   int
+	hist    *portHistory // the mapping's port history (convert.history)
+	obs     observation  // the input history of hist and force
+	n, ne   int          // n, and the model's ports n_u + n_c
+	nm      int          // the measured ports (ne less the port history's)
 	nj      int
 	dt      float64
 	h       int
@@ -222,6 +228,7 @@ type Node struct {
 	values  []float64
 
 	x, e, ports, out []float64
+	em               []float64 // the measured ports of the sample predicted from
 	joints           []string
 	traj             msgs.PredictedTrajectory
 	js               msgs.JointState
@@ -283,11 +290,8 @@ func New(o Options) (*Node, error) {
 	}
 	nd.roller = plan.NewRoller()
 	nd.stepper = nd.roller
-	if fc := cfg.ForceEstimate; fc != nil {
-		if nd.force, err = newForceState(nd.roller, p.Spec.Coordinates(), nd.n, nd.ne, *fc); err != nil {
-			return nil, fmt.Errorf("node: %w", err)
-		}
-		nd.stepper = nd.force.est
+	if err := nd.newHistory(p.Spec, cfg); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
 	}
 	nd.modelID = firstNonEmpty(o.ModelID, cfg.ModelID, o.Model.Meta.Name, "calisym")
 	if err := nd.bind(o.Types, Definitions{Dir: p.DefinitionsDir()}); err != nil {
@@ -319,7 +323,11 @@ func (nd *Node) checkModel(m *predictor.Model) error {
 	n, nu, nc := nd.sampler.Layout()
 	l := m.Layout
 	if l.N != n || l.NU != nu || l.NC != nc {
-		return fmt.Errorf("%w: the model has n=%d, n_u=%d, n_c=%d but the mapping gives n=%d, n_u=%d, n_c=%d", ErrModel, l.N, l.NU, l.NC, n, nu, nc)
+		hint := ""
+		if h := nd.params.Spec.History.PortMean; h > 0 {
+			hint = fmt.Sprintf(" (its n_u counts the %d means of convert.history.port_mean: %d)", nu+nc-nd.sampler.Measured(), h)
+		}
+		return fmt.Errorf("%w: the model has n=%d, n_u=%d, n_c=%d but the mapping gives n=%d, n_u=%d, n_c=%d%s", ErrModel, l.N, l.NU, l.NC, n, nu, nc, hint)
 	}
 	if c := m.Meta.Coordinates; len(c) > 0 && !slices.Equal(c, nd.sampler.Coordinates()) {
 		return fmt.Errorf("%w: the model's coordinates %v are not the mapping's %v", ErrModel, c, nd.sampler.Coordinates())
@@ -327,7 +335,7 @@ func (nd *Node) checkModel(m *predictor.Model) error {
 	if pn := m.Meta.Ports; len(pn) > 0 && !slices.Equal(pn, nd.sampler.Ports()) {
 		return fmt.Errorf("%w: the model's ports %v are not the mapping's %v", ErrModel, pn, nd.sampler.Ports())
 	}
-	nd.n, nd.ne = n, nu+nc
+	nd.n, nd.ne, nd.nm = n, nu+nc, nd.sampler.Measured()
 	nd.dt = m.Meta.Dt
 	if nd.dt == 0 {
 		nd.dt = 1 / nd.params.Rate
@@ -480,6 +488,7 @@ func (nd *Node) allocate() {
 	n, ne, h := nd.n, nd.ne, nd.h
 	nd.x = make([]float64, 2*n)
 	nd.e = make([]float64, ne)
+	nd.em = make([]float64, nd.nm)
 	nd.ports = make([]float64, h*ne)
 	nd.out = make([]float64, h*2*n)
 	nd.joints = nd.sampler.Joints()
@@ -505,9 +514,11 @@ func (nd *Node) allocate() {
 func (nd *Node) Sampler() *statemap.Sampler { return nd.sampler }
 
 // State maps the latest input values as the next prediction would start
-// from them: it writes the state x = (q, p) (2n values) and the ports
-// e = (u, f_c), and returns the base pose. It fails while some input has
-// no message yet, or on a sample the mapping refuses (statemap.Sampler).
+// from them: it writes the state x = (q, p) (2n values) and the model's
+// ports e = (u, f_c) (n_u + n_c values of the sampler's Layout: with a
+// port history, its means over the samples observed before), and returns
+// the base pose. It fails while some input has no message yet, or on a
+// sample the mapping refuses (statemap.Sampler).
 func (nd *Node) State(x, e []float64) (mechanics.SE3, error) {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
@@ -516,7 +527,15 @@ func (nd *Node) State(x, e []float64) (mechanics.SE3, error) {
 			return mechanics.IdentitySE3(), fmt.Errorf("node: no message yet on %s", in.cfg.Topic)
 		}
 	}
-	return nd.sampler.Sample(nd.values, x, e)
+	if len(e) < nd.ne {
+		return mechanics.IdentitySE3(), fmt.Errorf("node: state: %d port slots, want %d", len(e), nd.ne)
+	}
+	pose, err := nd.sampler.Sample(nd.values, x, nd.em)
+	if err != nil {
+		return pose, err
+	}
+	nd.modelPorts(nd.em, e)
+	return pose, nil
 }
 
 // InputTypes returns the type of every topic the node subscribes to: the
@@ -652,7 +671,8 @@ func (in *input) setReject(level uint8, kind, msg string) {
 }
 
 // handlePlan takes a port trajectory: std_msgs/Float64MultiArray with
-// steps × ports values, row-major.
+// steps × measured ports values, row-major (the port history's means are
+// the node's to build).
 func (nd *Node) handlePlan(m Input) {
 	nd.plan.received++
 	var a msgs.Float64MultiArray
@@ -664,12 +684,12 @@ func (nd *Node) handlePlan(m Input) {
 		fail(fmt.Sprintf("rejected a port trajectory that does not decode: %v", err))
 		return
 	}
-	if nd.ne == 0 || len(a.Data) == 0 || len(a.Data)%nd.ne != 0 {
-		fail(fmt.Sprintf("rejected a port trajectory of %d values: want a positive multiple of the %d ports", len(a.Data), nd.ne))
+	if nd.nm == 0 || len(a.Data) == 0 || len(a.Data)%nd.nm != 0 {
+		fail(fmt.Sprintf("rejected a port trajectory of %d values: want a positive multiple of the %d measured ports", len(a.Data), nd.nm))
 		return
 	}
-	if d := a.Layout.Dim; len(d) >= 2 && (int(d[1].Size) != nd.ne || int(d[0].Size)*nd.ne != len(a.Data)) {
-		fail(fmt.Sprintf("rejected a port trajectory laid out %d×%d: want steps × %d ports", d[0].Size, d[1].Size, nd.ne))
+	if d := a.Layout.Dim; len(d) >= 2 && (int(d[1].Size) != nd.nm || int(d[0].Size)*nd.nm != len(a.Data)) {
+		fail(fmt.Sprintf("rejected a port trajectory laid out %d×%d: want steps × %d measured ports", d[0].Size, d[1].Size, nd.nm))
 		return
 	}
 	for _, v := range a.Data {
@@ -679,7 +699,7 @@ func (nd *Node) handlePlan(m Input) {
 		}
 	}
 	nd.plan.data = append(nd.plan.data[:0], a.Data...)
-	nd.plan.rows = len(a.Data) / nd.ne
+	nd.plan.rows = len(a.Data) / nd.nm
 	nd.plan.stamp, nd.plan.have = m.Received, true
 	nd.plan.reject = ""
 }
@@ -760,11 +780,12 @@ func (nd *Node) predict(now, received int64) error {
 		nd.suppress(level, "stale", "no prediction: "+why)
 		return nil
 	}
-	pose, err := nd.sampler.Sample(nd.values, nd.x, nd.e)
+	pose, err := nd.sampler.Sample(nd.values, nd.x, nd.em)
 	if err != nil {
 		nd.suppress(msgs.DiagnosticError, "sample", "no prediction: "+err.Error())
 		return nil
 	}
+	nd.modelPorts(nd.em, nd.e)
 	nd.forecast(now)
 	if err := nd.stepper.Rollout(nd.x, nd.ports, nd.h, nd.out); err != nil {
 		nd.suppress(msgs.DiagnosticError, "rollout", "no prediction: "+err.Error())
@@ -850,9 +871,12 @@ func (nd *Node) suppress(level uint8, state, msg string) {
 	nd.predStatus, nd.predLevel, nd.predState = msg, level, state
 }
 
-// forecast fills the ports of every step.
+// forecast fills the ports of every step: the measured ports of the
+// planner's trajectory or the latest held and, with a port history, the
+// means of each step over the observed samples and the forecast steps
+// before it.
 func (nd *Node) forecast(now int64) {
-	ne := nd.ne
+	ne, nm := nd.ne, nd.nm
 	if ne == 0 {
 		return
 	}
@@ -860,14 +884,23 @@ func (nd *Node) forecast(now int64) {
 	if nd.plan.topic != "" && !usePlan {
 		nd.stats.ForecastFallbacks++
 	}
+	h := nd.hist
+	if h != nil {
+		h.fc.CopyFrom(h.past)
+	}
 	for k := range nd.h {
-		row := nd.ports[k*ne : (k+1)*ne]
+		meas := nd.em
 		if usePlan {
 			r := min(k, nd.plan.rows-1)
-			copy(row, nd.plan.data[r*ne:(r+1)*ne])
-		} else {
-			copy(row, nd.e)
+			meas = nd.plan.data[r*nm : (r+1)*nm]
 		}
+		row := nd.ports[k*ne : (k+1)*ne]
+		if h == nil {
+			copy(row, meas)
+			continue
+		}
+		h.fc.Ports(meas, row)
+		h.fc.Push(meas)
 	}
 }
 
@@ -964,6 +997,11 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			{Key: "model_id", Value: nd.modelID},
 			{Key: "model_sha256", Value: nd.sha},
 		}}
+	if h := nd.hist; h != nil {
+		pred.Values = append(pred.Values,
+			msgs.KeyValue{Key: "port_history_samples", Value: strconv.Itoa(h.past.Held())},
+			msgs.KeyValue{Key: "port_history_restarts", Value: u(nd.stats.HistoryRestarts)})
+	}
 	if nd.force != nil {
 		pred.Values = append(pred.Values,
 			msgs.KeyValue{Key: "force_estimate_residuals", Value: strconv.Itoa(nd.force.est.Residuals())},

@@ -1,0 +1,173 @@
+package node
+
+import (
+	"math"
+
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
+)
+
+// The node's input history: it observes one state sample per dt (the
+// dataset's rate), the sample it would predict from, and feeds it to the
+// port history (convert.history: statemap.PortHistory) and the offset-free
+// force estimate (Config.ForceEstimate), as conversion builds the first
+// from the log and the evaluation feeds the second from a dataset
+// (trainer.LogHistory). A sample one dt (±¼ dt) after the last observed
+// continues the history; any other gap, a stale input or a sample that
+// cannot be built starts it again.
+
+// observation is the state of the node's input history.
+type observation struct {
+	x, em []float64 // the observed sample: state and measured ports
+	stamp int64     // state stamp of the last observed sample
+	have  bool
+}
+
+// portHistory builds the port-history channels live.
+type portHistory struct {
+	past *statemap.PortHistory // the samples before the last observed one
+	fc   *statemap.PortHistory // scratch: the past extended over a forecast
+	// pending holds the measured ports of the last observed sample, which
+	// join past when the next sample continues the history.
+	pending []float64
+}
+
+// forceState is the offset-free estimate, fed the observed samples with
+// the coordinates a window's first sample has at zero (statemap.
+// OriginCoordinates) zeroed.
+type forceState struct {
+	est    *predictor.ForceEstimator
+	origin []int
+	e      []float64 // the observed sample's model ports
+	d      []float64 // scratch for the diagnostics
+}
+
+func newForceState(r *predictor.Roller, coords []string, n, ne int, cfg predictor.ForceEstimate) (*forceState, error) {
+	est, err := predictor.NewForceEstimator(r, n, ne, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &forceState{est: est, origin: statemap.OriginCoordinates(coords), e: make([]float64, ne), d: make([]float64, 0, n)}, nil
+}
+
+// newHistory makes the input history's state for the mapping's port
+// history (none without one) and the force estimate (none without one).
+func (nd *Node) newHistory(spec *statemap.Spec, cfg *Config) error {
+	past, err := spec.NewPortHistory()
+	if err != nil {
+		return err
+	}
+	if past != nil {
+		fc, _ := spec.NewPortHistory()
+		nd.hist = &portHistory{past: past, fc: fc, pending: make([]float64, nd.nm)}
+	}
+	if fc := cfg.ForceEstimate; fc != nil {
+		if nd.force, err = newForceState(nd.roller, spec.Coordinates(), nd.n, nd.ne, *fc); err != nil {
+			return err
+		}
+		nd.stepper = nd.force.est
+	}
+	nd.obs = observation{x: make([]float64, 2*nd.n), em: make([]float64, nd.nm)}
+	return nil
+}
+
+// restartHistory forgets the input history: the port history and the
+// force estimate start again from the next sample.
+func (nd *Node) restartHistory() {
+	if h := nd.hist; h != nil {
+		if nd.obs.have || h.past.Held() > 0 {
+			nd.stats.HistoryRestarts++
+		}
+		h.past.Reset()
+	}
+	if f := nd.force; f != nil {
+		if nd.obs.have || f.est.Residuals() > 0 {
+			nd.stats.ForceRestarts++
+		}
+		f.est.Reset()
+	}
+	nd.obs.have = false
+}
+
+// observe feeds the input history the current state sample, once per
+// state stamp.
+func (nd *Node) observe(now int64) {
+	if nd.force == nil && nd.hist == nil {
+		return
+	}
+	o := &nd.obs
+	if why, _ := nd.stale(now); why != "" {
+		nd.restartHistory()
+		return
+	}
+	stamp := nd.stateStamp()
+	if o.have && stamp == o.stamp {
+		return
+	}
+	step := nanos(nd.dt)
+	continues := o.have
+	if gap := stamp - o.stamp; o.have && (gap < step-step/4 || gap > step+step/4) {
+		nd.restartHistory()
+		continues = false
+	}
+	if _, err := nd.sampler.Sample(nd.values, o.x, o.em); err != nil {
+		nd.restartHistory()
+		return
+	}
+	if h := nd.hist; h != nil {
+		if continues {
+			h.past.Push(h.pending)
+		}
+		copy(h.pending, o.em)
+	}
+	if f := nd.force; f != nil {
+		nd.modelPorts(o.em, f.e)
+		for _, j := range f.origin {
+			o.x[j] = 0
+		}
+		if err := f.est.Observe(o.x, f.e); err != nil {
+			nd.restartHistory()
+			return
+		}
+	}
+	o.stamp, o.have = stamp, true
+}
+
+// modelPorts writes the model's ports of the current sample, whose
+// measured ports are em, into e: em and, with a port history, the means
+// over the samples observed before it.
+func (nd *Node) modelPorts(em, e []float64) {
+	if h := nd.hist; h != nil {
+		h.past.Ports(em, e)
+		return
+	}
+	copy(e, em)
+}
+
+// ForceEstimate returns the current offset-free estimate (Config.
+// ForceEstimate): d, the momentum impulse per step (d/dt is the force) in
+// p's coordinates, appended to dst[:0], and the number of residuals it
+// averages. Without the estimate it returns nil, 0.
+func (nd *Node) ForceEstimate(dst []float64) ([]float64, int) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.force == nil {
+		return nil, 0
+	}
+	return nd.force.est.Offset(dst), nd.force.est.Residuals()
+}
+
+// forceNewtons returns the norm of the estimated force on the base's
+// linear momentum [N] (the first three momenta of a floating base), or of
+// all momenta without one.
+func (nd *Node) forceNewtons() float64 {
+	d := nd.force.est.Offset(nd.force.d)
+	if nd.sampler.Floating() && len(d) >= 3 {
+		d = d[:3]
+	}
+	var s float64
+	for _, v := range d {
+		s += v * v
+	}
+	return math.Sqrt(s) / nd.dt
+}
