@@ -27,6 +27,19 @@ type Message interface {
 // header, as ROS 2 publishes it.
 func Marshal(m Message) []byte { return AppendMarshal(nil, m) }
 
+// Encoder serializes messages as AppendMarshal does through a writer it
+// keeps, so that a publisher encoding message after message into one
+// buffer allocates nothing. The zero value is ready; it is not safe for
+// concurrent use.
+type Encoder struct{ w rosmsg.CDRWriter }
+
+// Append appends m serialized as by Marshal to dst.
+func (e *Encoder) Append(dst []byte, m Message) []byte {
+	e.w.Reset(dst)
+	m.EncodeCDR(&e.w)
+	return e.w.Bytes()
+}
+
 // AppendMarshal appends m serialized as by Marshal to dst.
 func AppendMarshal(dst []byte, m Message) []byte {
 	w := rosmsg.NewCDRWriter(dst)

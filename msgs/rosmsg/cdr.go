@@ -19,8 +19,17 @@ type CDRWriter struct {
 // NewCDRWriter returns a writer that appends to dst, starting with the
 // encapsulation header of little-endian CDR.
 func NewCDRWriter(dst []byte) *CDRWriter {
-	dst = append(dst, 0, cdrLE, 0, 0)
-	return &CDRWriter{buf: dst, origin: len(dst)}
+	w := &CDRWriter{}
+	w.Reset(dst)
+	return w
+}
+
+// Reset makes w append to dst, starting with the encapsulation header, as
+// a new writer: a writer kept and reset encodes without allocating beyond
+// dst's growth.
+func (w *CDRWriter) Reset(dst []byte) {
+	w.buf = append(dst, 0, cdrLE, 0, 0)
+	w.origin = len(w.buf)
 }
 
 // Bytes returns dst with the message appended.

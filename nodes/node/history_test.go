@@ -95,3 +95,50 @@ func TestPortHistoryForecast(t *testing.T) {
 		t.Errorf("diagnostics %+v", d.Values)
 	}
 }
+
+// TestPortHistoryAllocations: with a port history and the force estimate,
+// a message that observes a sample, predicts and publishes the prediction,
+// the joint states and the diagnostics' change check allocates nothing.
+func TestPortHistoryAllocations(t *testing.T) {
+	p := pendulumParams(t)
+	p.Spec.History.PortMean = 5
+	p.Node.ForceEstimate = &predictor.ForceEstimate{Window: 10, Decay: 0.9}
+	p.Node.DiagnosticsPeriod = 1e6
+	var now int64
+	nd, err := node.New(node.Options{Params: p, Model: historyModel(t, p), Now: func() int64 { return now }, Publisher: nopPub{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	js, tq := make([][]byte, n), make([][]byte, n)
+	for k := range n {
+		at := t0 + int64(k)*10*ms
+		js[k] = jointState(at, pendulumJoints, [2]float64{0.1 * float64(k%7), 0.2}, [2]float64{0, 0})
+		tq[k] = torque(float64(k%5), 1)
+	}
+	k := 0
+	step := func() {
+		now = t0 + int64(k)*10*ms
+		if err := nd.Handle(node.Input{Topic: "/torque_command", Data: tq[k], Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := nd.Handle(node.Input{Topic: "/joint_states", Data: js[k], Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		k++
+	}
+	for range 20 {
+		step()
+	}
+	if a := testing.AllocsPerRun(100, step); a != 0 {
+		t.Errorf("%v allocations per sample", a)
+	}
+	if st := nd.Stats(); st.Predictions != uint64(k) || st.HistoryRestarts != 0 {
+		t.Errorf("%d predictions of %d samples, %d restarts", st.Predictions, k, st.HistoryRestarts)
+	}
+}
+
+// nopPub drops every publication without recording it.
+type nopPub struct{ memPubNoRecord }
+
+func (nopPub) Publish(string, int64, []byte) error { return nil }

@@ -30,6 +30,7 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -234,6 +235,7 @@ type Node struct {
 	js               msgs.JointState
 	path             msgs.Path
 	buf              []byte
+	enc              msgs.Encoder
 
 	plan struct {
 		topic    string
@@ -252,7 +254,8 @@ type Node struct {
 	predStatus string // "" ok, else why the last trigger made no prediction
 	predLevel  uint8
 	predState  string
-	lastDiag   string                  // change key of the last published diagnostics
+	lastDiag   []byte                  // change key of the last published diagnostics
+	key        []byte                  // scratch for the change key
 	pubTimes   [DiagnosticsBurst]int64 // when the last diagnostics were published (a ring)
 	npub       int                     // diagnostics published
 	nextDiag   int64
@@ -802,7 +805,7 @@ func (nd *Node) predict(now, received int64) error {
 	nd.traj.InferenceLatencyS = float64(nd.now()-received) / 1e9
 	o := nd.cfg.Outputs
 	if o.Prediction != "-" {
-		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.traj)
+		nd.buf = nd.enc.Append(nd.buf[:0], &nd.traj)
 		if err := nd.pub.Publish(o.Prediction, stamp, nd.buf); err != nil {
 			return fmt.Errorf("node: publish %s: %w", o.Prediction, err)
 		}
@@ -813,7 +816,7 @@ func (nd *Node) predict(now, received int64) error {
 		copy(nd.js.Position, nd.traj.Q[k*n+n-nd.nj:(k+1)*n])
 		t := start + int64(k+1)*stepNs
 		nd.js.Header.Stamp = msgs.TimeFromNanos(t)
-		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.js)
+		nd.buf = nd.enc.Append(nd.buf[:0], &nd.js)
 		if err := nd.pub.Publish(o.Joints, stamp, nd.buf); err != nil {
 			return fmt.Errorf("node: publish %s: %w", o.Joints, err)
 		}
@@ -824,7 +827,7 @@ func (nd *Node) predict(now, received int64) error {
 		for k := range nd.h {
 			setPose(&nd.path.Poses[k+1], nd.sampler.BasePose(pose, nd.traj.Q[k*n:k*n+6]), start+int64(k+1)*stepNs)
 		}
-		nd.buf = msgs.AppendMarshal(nd.buf[:0], &nd.path)
+		nd.buf = nd.enc.Append(nd.buf[:0], &nd.path)
 		if err := nd.pub.Publish(o.Path, stamp, nd.buf); err != nil {
 			return fmt.Errorf("node: publish %s: %w", o.Path, err)
 		}
@@ -915,11 +918,12 @@ const DiagnosticsBurst = 10
 // maybeDiagnostics publishes the diagnostics when they are due or their
 // status changed (at most DiagnosticsBurst in any period).
 func (nd *Node) maybeDiagnostics(now int64, force bool) error {
-	key := nd.statusKey(now)
+	nd.key = nd.statusKey(nd.key[:0], now)
+	key := nd.key
 	period := nanos(nd.cfg.DiagnosticsPeriod)
 	oldest := nd.pubTimes[nd.npub%DiagnosticsBurst] // of the last DiagnosticsBurst publications
 	if !force && now < nd.nextDiag {
-		if key == nd.lastDiag {
+		if bytes.Equal(key, nd.lastDiag) {
 			return nil
 		}
 		if nd.npub >= DiagnosticsBurst && now < oldest+period {
@@ -930,7 +934,7 @@ func (nd *Node) maybeDiagnostics(now int64, force bool) error {
 	if nd.nextDiag == math.MinInt64 || now >= nd.nextDiag {
 		nd.nextDiag = now + period
 	}
-	nd.lastDiag = key
+	nd.lastDiag = append(nd.lastDiag[:0], key...)
 	nd.pubTimes[nd.npub%DiagnosticsBurst] = now
 	nd.npub++
 	return nd.publishDiagnostics(now)
@@ -953,16 +957,14 @@ func (in *input) state(now int64) (uint8, string, string) {
 }
 
 // statusKey summarises the status levels and kinds, so that a change is
-// published at once.
-func (nd *Node) statusKey(now int64) string {
-	var b strings.Builder
-	b.WriteString(nd.predState)
+// published at once; it appends the key to dst.
+func (nd *Node) statusKey(dst []byte, now int64) []byte {
+	dst = append(dst, nd.predState...)
 	for _, in := range nd.inputs {
 		_, k, _ := in.state(now)
-		b.WriteString("|" + k)
+		dst = append(append(dst, '|'), k...)
 	}
-	b.WriteString("|" + nd.plan.reject)
-	return b.String()
+	return append(append(dst, '|'), nd.plan.reject...)
 }
 
 // Diagnostic status names.

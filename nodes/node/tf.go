@@ -108,7 +108,7 @@ func (nd *Node) publishView(stamp int64, pose mechanics.SE3) error {
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
-	nd.buf = msgs.AppendMarshal(nd.buf[:0], m)
+	nd.buf = nd.enc.Append(nd.buf[:0], m)
 	if err := nd.pub.Publish(cfg.Topic, stamp, nd.buf); err != nil {
 		return fmt.Errorf("node: publish %s: %w", cfg.Topic, err)
 	}
