@@ -153,6 +153,14 @@ func Variants() []Variant {
 		{Name: "porthistory5", About: "longhorizon with the mean of every port over the 5 samples before as extra control ports (convert.history.port_mean: 5; lever 4)", Apply: LongHorizon, Convert: PortHistory(5)},
 		{Name: "porthistory10", About: "longhorizon with the mean of every port over the 10 samples before as extra control ports (convert.history.port_mean: 10)", Apply: LongHorizon, Convert: PortHistory(10)},
 		{Name: "porthistory2", About: "longhorizon with the mean of every port over the 2 samples before as extra control ports (convert.history.port_mean: 2)", Apply: LongHorizon, Convert: PortHistory(2)},
+		{Name: "layers35", About: "longhorizon with 35 GR layers instead of 18 (614,460 parameters on the quadruped, as porthistory5's GR with its wider lift: a control for its added capacity; lever 6)", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			for i := range ms {
+				if ms[i].Arch.Kind == predictor.KindGR {
+					ms[i].Arch.Layers = 35
+				}
+			}
+		}},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
 	}
