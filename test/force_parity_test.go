@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
@@ -24,15 +23,7 @@ import (
 func TestForceEstimateParity(t *testing.T) {
 	const n = 120
 	fixtures.Path(t, "anymal_sim")
-	path := filepath.Join(fixtures.Root(), "params", "anymal.yaml")
-	p, err := node.LoadParams(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := convert.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, spec := loadParams(t, "anymal.yaml")
 	root := filepath.Join(fixtures.DataDir(), "anymal_sim")
 	input, batches := anymalLog(t, p, t.TempDir(), n)
 	res := parityConversion(t, spec, input, root, n)

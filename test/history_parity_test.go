@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/node"
@@ -25,15 +24,7 @@ import (
 func TestPortHistoryParity(t *testing.T) {
 	const n, m = 120, 5
 	fixtures.Path(t, "anymal_sim")
-	path := filepath.Join(fixtures.Root(), "params", "anymal.yaml")
-	p, err := node.LoadParams(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := convert.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, spec := loadParams(t, "anymal.yaml")
 	p.Spec.History.PortMean, spec.History.PortMean = m, m
 	root := filepath.Join(fixtures.DataDir(), "anymal_sim")
 	input, batches := anymalLog(t, p, t.TempDir(), n)

@@ -81,15 +81,7 @@ func TestMappingParity(t *testing.T) {
 
 func runParity(t *testing.T, c parityCase) {
 	const n = 240 // samples
-	path := filepath.Join(fixtures.Root(), "params", c.params)
-	p, err := node.LoadParams(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := convert.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, spec := loadParams(t, c.params)
 	root := filepath.Join(fixtures.DataDir(), c.data)
 	dir := t.TempDir()
 	input, batches := c.build(t, p, dir, n)
@@ -140,6 +132,21 @@ func runParity(t *testing.T, c parityCase) {
 	if compared < n/2 {
 		t.Errorf("compared %d samples of %d: the conversion rejected too many", compared, n)
 	}
+}
+
+// loadParams reads params/<name> as the node and the conversion read it.
+func loadParams(t *testing.T, name string) (*node.Params, *convert.Spec) {
+	t.Helper()
+	path := filepath.Join(fixtures.Root(), "params", name)
+	p, err := node.LoadParams(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := convert.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, spec
 }
 
 // parityConversion converts input (n samples on the dataset clock) so that
