@@ -98,8 +98,9 @@ type RealOptions struct {
 	Progress io.Writer
 	// OneStep keeps the previous modest configuration of a system with
 	// long-horizon training (the quadruped, the Crazyflie): one-step teacher forcing with
-	// the α ramp, the loss in normalised units, the last epoch. A study's
-	// variants start from it.
+	// the α ramp, the loss in normalised units, the last epoch, and no
+	// port history (the params' convert.history is dropped, as with
+	// Full). A study's variants start from it.
 	OneStep bool
 	// Convert, when set, changes the conversion spec after the params
 	// file is read (a study variant's data: Variant.Convert).
@@ -149,6 +150,7 @@ type RealBenchmark struct {
 	Default func(ms []ModelSpec, spec Spec)
 
 	opts     RealOptions         // the options it was prepared with
+	history  int                 // the params' port history, which OneStep and Full drop
 	variants map[string]Datasets // the data of variants that convert otherwise
 }
 
@@ -360,6 +362,13 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", system, err)
 	}
+	// The port history (convert.history) is part of the long-horizon
+	// default where the params file has one; the paper's and the
+	// one-step configurations convert without it.
+	paramsHistory := spec.History.PortMean
+	if opt.Full || opt.OneStep {
+		spec.History.PortMean = 0
+	}
 	if opt.Convert != nil {
 		opt.Convert(spec)
 	}
@@ -480,7 +489,7 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		Data:            Datasets{Train: train, ID: id, OOD: ood, Groups: groups},
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
 		Files:   map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
-		Default: def, opts: opt,
+		Default: def, opts: opt, history: paramsHistory,
 	}
 	b.Notes = realNotes(sys, &trainSpec, &evalSpec, b, opt, root)
 	for _, s := range []struct {

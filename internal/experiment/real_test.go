@@ -450,3 +450,65 @@ func TestAnymalStudy(t *testing.T) {
 		t.Errorf("study.md lacks %q:\n%s", want, md)
 	}
 }
+
+// TestPortHistoryData: a params file's convert.history is part of the
+// default; the one-step and the paper's configurations convert without
+// it, the study's "default" variant with it, and a variant that changes
+// the conversion (PortHistory) trains on the logs converted its way.
+func TestPortHistoryData(t *testing.T) {
+	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "double_pendulum_hw.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "\nconvert:\n", "\nconvert:\n  history:\n    port_mean: 3\n", 1)
+	if text == string(raw) {
+		t.Fatal("params/double_pendulum_hw.yaml has no line convert:")
+	}
+	params := filepath.Join(t.TempDir(), "pendulum.yaml")
+	if err := os.WriteFile(params, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	prepare := func(oneStep, full bool) *RealBenchmark {
+		t.Helper()
+		opt := realOptions(run)
+		opt.Params, opt.OneStep, opt.Full = params, oneStep, full
+		opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+		opt.Horizon = 20
+		b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ports := func(d Datasets) string { return strings.Join(d.Train.Ports, ",") + " / " + strings.Join(d.OOD.Ports, ",") }
+	const with, without = "tau1,tau2,mean3(tau1),mean3(tau2) / tau1,tau2,mean3(tau1),mean3(tau2)", "tau1,tau2 / tau1,tau2"
+	if got := ports(prepare(false, false).Data); got != with {
+		t.Errorf("default: ports %s, want %s", got, with)
+	}
+	if got := ports(prepare(false, true).Data); got != without {
+		t.Errorf("the paper's configuration: ports %s, want %s", got, without)
+	}
+	b := prepare(true, false)
+	if got := ports(b.Data); got != without {
+		t.Errorf("one-step: ports %s, want %s", got, without)
+	}
+	for _, c := range []struct {
+		v    Variant
+		want string
+	}{
+		{Variant{Name: "default"}, with},
+		{Variant{Name: "onestep"}, without},
+		{Variant{Name: "ph2", Convert: PortHistory(2)}, "tau1,tau2,mean2(tau1),mean2(tau2) / tau1,tau2,mean2(tau1),mean2(tau2)"},
+	} {
+		d, err := b.data(ctx, b.withDefaultData(c.v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ports(d); got != c.want {
+			t.Errorf("variant %s: ports %s, want %s", c.v.Name, got, c.want)
+		}
+	}
+}

@@ -33,6 +33,16 @@ type Variant struct {
 	Convert func(*convert.Spec)
 }
 
+// withDefaultData returns v, for the "default" variant with the params'
+// port history that the one-step configuration drops (RealOptions.OneStep)
+// restored.
+func (b *RealBenchmark) withDefaultData(v Variant) Variant {
+	if v.Name == "default" && b.history > 0 && b.opts.OneStep && !b.opts.Full && v.Convert == nil {
+		v.Convert = PortHistory(b.history)
+	}
+	return v
+}
+
 // data returns the benchmark's datasets as variant v trains and evaluates
 // on them: its own conversion of the logs (RealOptions.Convert), once per
 // variant, when it changes the conversion.
@@ -227,6 +237,7 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			if v.Name == "default" && b.Default != nil {
 				b.Default(spec.Models, spec)
 			}
+			v = b.withDefaultData(v)
 			fmt.Fprintf(log, "study: %s seed %d (%s)\n", v.Name, seed, v.About)
 			data, err := b.data(ctx, v)
 			if err != nil {
@@ -265,7 +276,7 @@ func (b *RealBenchmark) forceRuns(ctx context.Context, runs []StudyRun, variants
 	for _, v := range variants {
 		fv := Variant{Name: v.Name + "+force", About: fmt.Sprintf("the models of %s, rollouts offset-free (force estimate: %s)", v.Name, force)}
 		outVars = append(outVars, v, fv)
-		data, err := b.data(ctx, v)
+		data, err := b.data(ctx, b.withDefaultData(v))
 		if err != nil {
 			return nil, nil, err
 		}
