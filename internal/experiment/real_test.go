@@ -483,7 +483,9 @@ func TestPortHistoryData(t *testing.T) {
 		}
 		return b
 	}
-	ports := func(d Datasets) string { return strings.Join(d.Train.Ports, ",") + " / " + strings.Join(d.OOD.Ports, ",") }
+	ports := func(d Datasets) string {
+		return strings.Join(d.Train.Ports, ",") + " / " + strings.Join(d.OOD.Ports, ",")
+	}
 	const with, without = "tau1,tau2,mean3(tau1),mean3(tau2) / tau1,tau2,mean3(tau1),mean3(tau2)", "tau1,tau2 / tau1,tau2"
 	if got := ports(prepare(false, false).Data); got != with {
 		t.Errorf("default: ports %s, want %s", got, with)
