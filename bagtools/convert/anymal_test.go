@@ -42,7 +42,8 @@ func anymalDir(t *testing.T, files ...string) string {
 // anymalSpec loads params/anymal.yaml with its inputs replaced by the
 // absolute path of one log. The low-pass filter is switched off so that
 // every converted sample is the logged state itself and p the
-// instantaneous M(q)v, which the reference can reproduce exactly.
+// instantaneous M(q)v, which the reference can reproduce exactly, and the
+// port history is off (the paper's layout).
 func anymalSpec(t *testing.T, dir, log string) *convert.Spec {
 	t.Helper()
 	s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", "anymal.yaml"))
@@ -55,6 +56,9 @@ func anymalSpec(t *testing.T, dir, log string) *convert.Spec {
 	// every sample then maps to one message, with q relative to the log's
 	// first pose; the per-sample mapping is the same.
 	s.Window.Storage = convert.StorageEpisode
+	// The measured ports, which the reference decodes: the port
+	// history's means are TestPortHistoryConversion's.
+	s.History.PortMean = 0
 	return s
 }
 

@@ -149,10 +149,12 @@ func PendulumModel(t testing.TB) *predictor.Model {
 	return m
 }
 
-// QuadrupedModel is the paper's quadruped preset (GR-SympNet, 18 layers of
-// width 66, 132-dim lift) named name, with the coordinate and port names of
-// the params it serves (params/anymal.yaml: a Sampler's Coordinates and
-// Ports). Its parameters are random with a fixed seed: the live tests check
+// QuadrupedModel is the paper's quadruped preset's architecture
+// (GR-SympNet, 18 layers of width 66) named name, on the layout of the
+// coordinate and port names of the params it serves (params/anymal.yaml: a
+// Sampler's Coordinates and Ports, the last 12 ports the feet's contact
+// forces): the preset's 132-dim lift, or a wider one with the params'
+// port history. Its parameters are random with a fixed seed: the live tests check
 // that predictions are the offline rollout of the same model, or the
 // commands' plumbing, which hold for any parameters, and a random model
 // takes no training time. Its normalisation has the scales of the data
@@ -164,7 +166,8 @@ func QuadrupedModel(t testing.TB, name string, coordinates, ports []string) *pre
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := predictor.New(pre.Layout, pre.Arch, rand.New(rand.NewPCG(401, 18)))
+	layout := predictor.Layout{N: len(coordinates), NU: len(ports) - pre.Layout.NC, NC: pre.Layout.NC}
+	m, err := predictor.New(layout, pre.Arch, rand.New(rand.NewPCG(401, 18)))
 	if err != nil {
 		t.Fatal(err)
 	}

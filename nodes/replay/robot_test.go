@@ -164,6 +164,9 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the paper's layout, whose ports the offline reference builds:
+	// test/TestPortHistoryParity checks the port history
+	params.Spec.History.PortMean = 0
 	params.Node.TF.Ghost = 0.5
 	const step = 50
 	sampler, err := statemap.NewSampler(params.Spec, params.SamplerOptions(root))
