@@ -10,9 +10,12 @@ import (
 
 // anymalSystem is the quadruped benchmark on the simulated ANYmal D logs of
 // data/anymal_sim (MuJoCo, not a real robot): params/anymal.yaml, the
-// paper's 132-dimensional lift (q = base SE(3) log relative to each
-// window's first pose + 12 joints, p = M(q)v by CRBA on the URDF,
-// u = (0₆, τ), f_c = the 12 foot forces), horizon 100 (1 s).
+// paper's layout (q = base SE(3) log relative to each window's first
+// pose + 12 joints, p = M(q)v by CRBA on the URDF, u = (0₆, τ), f_c =
+// the 12 foot forces; its 132-dimensional lift with Full) and, by
+// default, the params' port history (the means of the 30 measured ports
+// over the 10 samples before, 30 more control ports: a 192-dimensional
+// lift), horizon 100 (1 s).
 //
 // Split by file: OOD = ood/ (pushes on the base, trot on rough terrain:
 // regimes the training runs never show); ID test = one run of each
@@ -80,8 +83,9 @@ func anymalWith(name, title, params string, base []string) realSystem {
 }
 
 // quadrupedModels returns GR-SympNet at the paper's quadruped preset (18
-// layers of width 66 on the 132-dimensional lift, 316,008 parameters) and
-// an MLP of the same size (two hidden layers of 512: 315,428 parameters).
+// layers of width 66: 316,008 parameters on the 132-dimensional lift,
+// 614,088 on the default's 192-dimensional one) and an MLP of two hidden
+// layers of 512 (315,428 parameters; 330,788 with the port history).
 //
 // With full, the paper's quadruped configuration (Appendix D): Muon for
 // CaLiSym's matrices at lr 1e-2, weight decay 1e-3, clipping 500, batch

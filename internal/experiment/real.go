@@ -601,6 +601,10 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		}
 		n["excluded"] = fmt.Sprintf("%d training and %d evaluation windows overlapping: %s", b.TrainConversion.Windows.Rejected[convert.ReasonExcluded], b.EvalConversion.Windows.Rejected[convert.ReasonExcluded], strings.Join(ex, "; "))
 	}
+	if m := trainSpec.History.PortMean; m > 0 {
+		c, k := trainSpec.MeasuredPortNames()
+		n["port_history"] = fmt.Sprintf("convert.history.port_mean %d: the mean of every measured port over the %d samples before each sample, %d more control ports", m, m, len(c)+len(k))
+	}
 	if sys.name == AnymalSim {
 		n["simulated"] = "SIMULATED data (MuJoCo, ANYmal D URDF), not a real robot: no sensor or estimator noise, exact applied torques and true contact forces"
 	}

@@ -295,7 +295,8 @@ func TestRealErrors(t *testing.T) {
 }
 
 // TestAnymalSimRun converts one simulated ANYmal D run through PrepareReal
-// with params/anymal.yaml (paper layout: n = 18, n_u = 18, n_c = 12),
+// with params/anymal.yaml (paper layout, n = 18, n_u = 18, n_c = 12, with
+// the port history's 30 means: n_u = 48),
 // checks the data preparation (windows relative to their first pose, the
 // excluded shank-contact stretch, momentum-only filtering), trains tiny
 // models for one epoch and checks the report.
@@ -314,7 +315,9 @@ func TestAnymalSimRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := b.Data
-	if d.Train.N != 18 || d.Train.NU != 18 || d.Train.NC != 12 || d.Train.WindowLen != 100 || d.Train.Stride != 50 {
+	// the default: the paper's layout and the params' port history, the
+	// means of the 30 measured ports over 10 samples
+	if d.Train.N != 18 || d.Train.NU != 48 || d.Train.NC != 12 || d.Train.WindowLen != 100 || d.Train.Stride != 50 || d.Train.Ports[18] != "mean10(base_fx)" {
 		t.Fatalf("training set n=%d n_u=%d n_c=%d windows %d/%d", d.Train.N, d.Train.NU, d.Train.NC, d.Train.WindowLen, d.Train.Stride)
 	}
 	if n := b.EvalConversion.Windows.Rejected[convert.ReasonExcluded]; n == 0 {
