@@ -2,13 +2,11 @@ package test
 
 import (
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
@@ -22,15 +20,10 @@ import (
 // the same number of residuals; a gap in the samples restarts the node's.
 func TestForceEstimateParity(t *testing.T) {
 	const n = 120
-	fixtures.Path(t, "anymal_sim")
-	p, spec := loadParams(t, "anymal.yaml")
 	// Without the port history: after the lost sample the node's history
 	// restarts by design where the dataset's does not
 	// (TestPortHistoryParity), which would change the model's ports.
-	p.Spec.History.PortMean, spec.History.PortMean = 0, 0
-	root := filepath.Join(fixtures.DataDir(), "anymal_sim")
-	input, batches := anymalLog(t, p, t.TempDir(), n)
-	res := parityConversion(t, spec, input, root, n)
+	p, _, root, batches, res := pushParity(t, n, 0)
 	if len(res.Splits) != 1 {
 		t.Fatalf("%d splits, want one", len(res.Splits))
 	}

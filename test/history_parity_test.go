@@ -3,11 +3,9 @@ package test
 import (
 	"cmp"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/node"
 )
@@ -24,14 +22,10 @@ import (
 // horizon the held ports' means become the held ports.
 func TestPortHistoryParity(t *testing.T) {
 	const n = 120
-	fixtures.Path(t, "anymal_sim")
-	p, spec := loadParams(t, "anymal.yaml")
 	// the params' port history (10 samples), or 5 where they have none
-	m := cmp.Or(spec.History.PortMean, 5)
-	p.Spec.History.PortMean, spec.History.PortMean = m, m
-	root := filepath.Join(fixtures.DataDir(), "anymal_sim")
-	input, batches := anymalLog(t, p, t.TempDir(), n)
-	res := parityConversion(t, spec, input, root, n)
+	_, shipped := loadParams(t, "anymal.yaml")
+	m := cmp.Or(shipped.History.PortMean, 5)
+	p, spec, root, batches, res := pushParity(t, n, m)
 	var ne, nm int
 	rows := map[int][]float64{} // sample → the converted model ports
 	for _, d := range res.Splits {

@@ -153,6 +153,20 @@ func loadParams(t *testing.T, name string) (*node.Params, *convert.Spec) {
 	return p, spec
 }
 
+// pushParity prepares a parity case on the first n samples of a push log
+// of the simulated ANYmal (ood/push_401): params/anymal.yaml with the port
+// history over m samples (0: none) for the node and the conversion, the
+// node's message batches and the conversion of the same messages.
+func pushParity(t *testing.T, n, m int) (p *node.Params, spec *convert.Spec, root string, batches [][]node.Input, res *convert.Result) {
+	t.Helper()
+	fixtures.Path(t, "anymal_sim")
+	p, spec = loadParams(t, "anymal.yaml")
+	p.Spec.History.PortMean, spec.History.PortMean = m, m
+	root = filepath.Join(fixtures.DataDir(), "anymal_sim")
+	input, batches := anymalLog(t, p, t.TempDir(), n)
+	return p, spec, root, batches, parityConversion(t, spec, input, root, n)
+}
+
 // parityConversion converts input (n samples on the dataset clock) so that
 // the conversion's processing is the identity on its messages: log-time
 // stamps, no filter, no work rate, windows of two samples at stride one,
