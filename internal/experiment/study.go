@@ -146,8 +146,8 @@ func Variants() []Variant {
 	}
 	return []Variant{
 		{Name: "onestep", About: "the one-step configuration: teacher forcing with the α ramp, normalised loss, the last epoch (the default before the long-horizon study)", Apply: func([]ModelSpec, Spec) {}},
-		{Name: "default", About: "the benchmark's default (for the quadruped and the Crazyflie: onestep + LongHorizon)", Apply: func([]ModelSpec, Spec) {}},
-		{Name: "longhorizon", About: "onestep + LongHorizon on any system (the quadruped's and the Crazyflie's default)", Apply: LongHorizon},
+		{Name: "default", About: "the benchmark's default (for the Crazyflie: onestep + LongHorizon; for the quadruped also the params' port history, convert.history)", Apply: func([]ModelSpec, Spec) {}},
+		{Name: "longhorizon", About: "onestep + LongHorizon on any system (the Crazyflie's default; the quadruped's without the port history)", Apply: LongHorizon},
 		{Name: "select", About: "keep the epoch (from the 5th) of lowest AR MSE at the headline horizon on the ID-test windows", Apply: sel},
 		{Name: "units", About: "state loss in physical units (LossWeights.Units = 1)", Apply: func(ms []ModelSpec, _ Spec) { units(ms) }},
 		{Name: "kstep", About: "multi-step training: 5 epochs one-step, then K = 2 → 10 over 10 epochs (no teacher-forcing ramp)", Apply: func(ms []ModelSpec, _ Spec) { kstep(ms) }},
