@@ -2,11 +2,12 @@ package test
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
 )
 
 // TestTrainOnShards converts the simulated pendulum's logs with a split
@@ -23,18 +24,7 @@ func TestTrainOnShards(t *testing.T) {
 	if out, err := run(t, bin, "sim", "--preset", "smoke", "--mcap", "--out", sim); err != nil {
 		t.Fatalf("sim: %v\n%s", err, out)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "params", "pendulum_sim.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := strings.Replace(string(raw), "  validate:\n", "  split:\n    by: energy\n    default: train\n    rules:\n      - split: id\n        quantile: [0.6, 0.8]\n      - split: ood\n        quantile: [0.8, 1]\n  validate:\n", 1)
-	if yaml == string(raw) {
-		t.Fatal("params/pendulum_sim.yaml has no validate: section to put the split before")
-	}
-	params := filepath.Join(dir, "pendulum_energy.yaml")
-	if err := os.WriteFile(params, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	params := fixtures.EditedParams(t, "pendulum_sim.yaml", "  validate:\n", "  split:\n    by: energy\n    default: train\n    rules:\n      - split: id\n        quantile: [0.6, 0.8]\n      - split: ood\n        quantile: [0.8, 1]\n  validate:\n")
 	logs := []string{filepath.Join(sim, "id.mcap"), filepath.Join(sim, "ood.mcap"), filepath.Join(sim, "train.mcap")}
 	shards, merged := filepath.Join(dir, "shards"), filepath.Join(dir, "merged")
 	for i := range 2 {

@@ -23,19 +23,8 @@ func TestConvertShards(t *testing.T) {
 	if out, _, err := runCLI(t, "sim", "--preset", "smoke", "--mcap", "--out", sim); err != nil {
 		t.Fatalf("sim: %v\n%s", err, out)
 	}
-	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// the params with a split by energy: the top fifth of the windows' energies is OOD
-	yaml := strings.Replace(string(raw), "  validate:\n", "  split:\n    by: energy\n    default: train\n    rules:\n      - split: ood\n        quantile: [0.8, 1]\n  validate:\n", 1)
-	if yaml == string(raw) {
-		t.Fatal("params/pendulum_sim.yaml has no validate: section to put the split before")
-	}
-	params := filepath.Join(dir, "pendulum_energy.yaml")
-	if err := os.WriteFile(params, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	params := fixtures.EditedParams(t, "pendulum_sim.yaml", "  validate:\n", "  split:\n    by: energy\n    default: train\n    rules:\n      - split: ood\n        quantile: [0.8, 1]\n  validate:\n")
 	logs := []string{filepath.Join(sim, "id.mcap"), filepath.Join(sim, "ood.mcap"), filepath.Join(sim, "train.mcap")}
 	convert := func(out string, extra ...string) string {
 		t.Helper()
@@ -90,8 +79,12 @@ func TestConvertShards(t *testing.T) {
 		t.Errorf("merge with shard 2/4 missing: %v", err)
 	}
 	// shards of other settings
+	edited, err := os.ReadFile(params)
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := filepath.Join(dir, "other.yaml")
-	if err := os.WriteFile(other, []byte(strings.Replace(yaml, "stride: 10", "stride: 20", 1)), 0o644); err != nil {
+	if err := os.WriteFile(other, []byte(strings.Replace(string(edited), "stride: 10", "stride: 20", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := runCLI(t, "convert", "--params", other, "--quiet", "--out", filepath.Join(dir, "bad"), "--merge", filepath.Join(dir, "shards-2")); err == nil || !strings.Contains(err.Error(), "other convert settings") {

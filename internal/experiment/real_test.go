@@ -461,18 +461,7 @@ func TestAnymalStudy(t *testing.T) {
 func TestPortHistoryData(t *testing.T) {
 	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
 	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
-	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "double_pendulum_hw.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(raw), "\nconvert:\n", "\nconvert:\n  history:\n    port_mean: 3\n", 1)
-	if text == string(raw) {
-		t.Fatal("params/double_pendulum_hw.yaml has no line convert:")
-	}
-	params := filepath.Join(t.TempDir(), "pendulum.yaml")
-	if err := os.WriteFile(params, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	params := fixtures.EditedParams(t, "double_pendulum_hw.yaml", "\nconvert:\n", "\nconvert:\n  history:\n    port_mean: 3\n")
 	ctx := context.Background()
 	prepare := func(oneStep, full bool) *RealBenchmark {
 		t.Helper()
