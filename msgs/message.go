@@ -40,11 +40,12 @@ func (e *Encoder) Append(dst []byte, m Message) []byte {
 	return e.w.Bytes()
 }
 
-// AppendMarshal appends m serialized as by Marshal to dst.
+// AppendMarshal appends m serialized as by Marshal to dst (through an
+// Encoder of its own: a caller that encodes message after message keeps
+// one instead).
 func AppendMarshal(dst []byte, m Message) []byte {
-	w := rosmsg.NewCDRWriter(dst)
-	m.EncodeCDR(w)
-	return w.Bytes()
+	var e Encoder
+	return e.Append(dst, m)
 }
 
 // Unmarshal decodes CDR data (either byte order, with its encapsulation

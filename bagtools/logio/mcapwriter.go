@@ -76,6 +76,7 @@ type ROS2Writer struct {
 	topics   map[string]*ros2Topic
 	order    []*ros2Topic
 	scratch  []byte
+	enc      msgs.Encoder // WriteMessage's, into scratch
 	first    uint64
 	last     uint64
 	count    uint64
@@ -296,7 +297,7 @@ func (w *ROS2Writer) Write(topic string, logTime, publishTime uint64, payload []
 
 // WriteMessage serializes m and writes it as Write does.
 func (w *ROS2Writer) WriteMessage(topic string, logTime, publishTime uint64, m msgs.Message) error {
-	w.scratch = msgs.AppendMarshal(w.scratch[:0], m)
+	w.scratch = w.enc.Append(w.scratch[:0], m)
 	return w.Write(topic, logTime, publishTime, w.scratch)
 }
 
