@@ -58,7 +58,10 @@ func (nd *Node) newHistory(spec *statemap.Spec, cfg *Config) error {
 		return err
 	}
 	if past != nil {
-		fc, _ := spec.NewPortHistory()
+		fc, err := spec.NewPortHistory()
+		if err != nil {
+			return err
+		}
 		nd.hist = &portHistory{past: past, fc: fc, pending: make([]float64, nd.nm)}
 	}
 	if fc := cfg.ForceEstimate; fc != nil {
@@ -105,11 +108,10 @@ func (nd *Node) observe(now int64) {
 		return
 	}
 	step := nanos(nd.dt)
-	continues := o.have
 	if gap := stamp - o.stamp; o.have && (gap < step-step/4 || gap > step+step/4) {
 		nd.restartHistory()
-		continues = false
 	}
+	continues := o.have // the last observed sample is one dt before this one
 	if _, err := nd.sampler.Sample(nd.values, o.x, o.em); err != nil {
 		nd.restartHistory()
 		return
