@@ -19,14 +19,15 @@ import (
 	"github.com/calisym/calisym/statemap"
 )
 
-// HeavyEnv, set to 1, makes TestReadmeCommands run the README's heavy
-// commands too (readmeHeavy); scripts/test.sh, which CI runs, sets it.
+// HeavyEnv, set to 1, makes TestReadmeCommands run the documentation's
+// heavy commands too (readmeHeavy); scripts/test.sh, which CI runs, sets it.
 const HeavyEnv = "CALISYM_README_HEAVY"
 
-// readmeNotRun lists the README's shell commands that TestReadmeCommands
-// does not run, and why: each is ROS-2-only or needs a full-size run. A
-// README command matching no entry runs; an entry matching no README
-// command fails the test (the table is kept to the README).
+// readmeNotRun lists the shell commands of the documentation (the README
+// and docs/, fixtures.DocPages) that TestReadmeCommands does not run, and
+// why: each is ROS-2-only or needs a full-size run. A command matching no
+// entry runs; an entry matching no command fails the test (the table is
+// kept to the pages).
 var readmeNotRun = []struct {
 	pattern string
 	why     string
@@ -35,7 +36,7 @@ var readmeNotRun = []struct {
 	{`^ros2 launch calisym `, "ROS 2 only (CI has no ROS 2): TestLaunchArguments (internal/rospkg) checks every `ros2 launch` line against the launch files as launch does"},
 	{`^ros2 topic pub `, "ROS 2 only: needs a running ROS 2 graph with the node"},
 	{`^go run \./cmd/calisym bench .*--variants `, "a study: every variant × seed at full size (6 runs of the quadruped, about 25 minutes on two cores); TestAnymalStudy (internal/experiment) runs a study of two variants and two seeds on one log at smoke size, and TestRolloutTraining the training it varies"},
-	{`^go run \./cmd/calisym bench .*--reports --check README\.md`, "checks the README's tables against the report.json files of a full default `bench` run (about 9 minutes on two cores); no smaller run can reproduce those numbers. cmd/calisym's tests of bench --reports --check run the check on fixtures"},
+	{`^go run \./cmd/calisym bench .*--reports --check docs/benchmarks\.md`, "checks the tables of docs/benchmarks.md against the report.json files of a full default `bench` run (about 9 minutes on two cores); no smaller run can reproduce those numbers. cmd/calisym's tests of bench --reports --check run the check on fixtures"},
 }
 
 // readmeHeavy lists the commands run only when HeavyEnv=1 (scripts/test.sh
@@ -44,7 +45,7 @@ var readmeHeavy = []struct {
 	pattern string
 	why     string
 }{
-	{`^go run \./cmd/calisym bench --out \S+ --check README\.md`, "all four robots: about 9 minutes at its size; at --epochs 1 still 2–4 minutes (the simulated ANYmal's conversion, training pass and evaluation of a 316K-parameter model); run at --epochs 1 without --check, whose numbers are those of the full size"},
+	{`^go run \./cmd/calisym bench --out \S+ --check docs/benchmarks\.md`, "all four robots: about 9 minutes at its size; at --epochs 1 still 2–4 minutes (the simulated ANYmal's conversion, training pass and evaluation of a 316K-parameter model); run at --epochs 1 without --check, whose numbers are those of the full size"},
 	{`^go run \./cmd/calisym bench --system anymal_sim`, "the quadruped: about 7 minutes at its size, 2–4 at --epochs 1"},
 }
 
@@ -56,7 +57,7 @@ var readmeLongRunning = regexp.MustCompile(`--transport foxglove|--foxglove `)
 
 const readmeServe = 3 * time.Second
 
-// readmeCommand is one shell command of the README.
+// readmeCommand is one shell command of a documentation page.
 type readmeCommand struct {
 	line int    // of its first line
 	text string // continuations joined, comment dropped
@@ -175,7 +176,7 @@ func benchSystems(args []string) (systems []string, out string) {
 	return []string{sys}, out
 }
 
-// anymalStandIn writes, where the README's ANYmal commands expect the
+// anymalStandIn writes, where the documented ANYmal commands expect the
 // model `bench --system anymal_sim` trains (a heavy command), a stand-in:
 // the quadruped preset with random parameters and the names of
 // params/anymal.yaml, so that replay and node run on the real logs.
@@ -230,8 +231,10 @@ func runServing(bin string, args []string) (string, error) {
 	}
 }
 
-// TestReadmeCommands runs every shell command of the README that runs
-// without ROS 2, in the README's order, at smoke size (smokeArgs), from
+// TestReadmeCommands runs every shell command of the documentation that
+// runs without ROS 2 (the README, then every page of docs/, in the order
+// of fixtures.DocPages, each page's commands in its order), at smoke size
+// (smokeArgs), from
 // the repository root with `go run ./cmd/calisym` (and `calisym`) the CLI
 // built once, and fails on a non-zero exit. The commands it does not run
 // are in readmeNotRun with the reason; the heavy ones (readmeHeavy) run
@@ -240,25 +243,38 @@ func runServing(bin string, args []string) (string, error) {
 // file a heavy command would have made for a later one is made by a
 // stand-in (anymalStandIn) when the heavy command does not run first.
 func TestReadmeCommands(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	type pageCommand struct {
+		page string
+		readmeCommand
 	}
-	cmds := readmeCommands(string(doc))
+	var cmds []pageCommand
+	for _, page := range fixtures.DocPages() {
+		doc, err := os.ReadFile(filepath.Join(fixtures.Root(), page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range readmeCommands(string(doc)) {
+			cmds = append(cmds, pageCommand{page, c})
+		}
+	}
 	if len(cmds) < 20 {
-		t.Fatalf("%d commands found in README.md: the extraction is broken", len(cmds))
+		t.Fatalf("%d commands found in %v: the extraction is broken", len(cmds), fixtures.DocPages())
 	}
 	heavy := os.Getenv(HeavyEnv) == "1"
 	bin := buildCLI(t)
 	out := t.TempDir()
 	usedSkip, usedHeavy := make([]bool, len(readmeNotRun)), make([]bool, len(readmeHeavy))
-	var lastReplay []string
+	var lastReplay []string // of the page, for a later "replay … --foxglove"
+	lastPage := ""
 	// bench runs already made, by --out and system: a later line that
 	// asks for the same systems into the same directory at the same
 	// (smoke) size is covered by the earlier run.
 	benched := map[string]string{}
 	for _, c := range cmds {
-		where := fmt.Sprintf("README.md:%d: %s", c.line, c.text)
+		where := fmt.Sprintf("%s:%d: %s", c.page, c.line, c.text)
+		if c.page != lastPage {
+			lastReplay, lastPage = nil, c.page
+		}
 		if why, ok := matchTable(readmeNotRun, c.text, usedSkip); ok {
 			t.Logf("%s\n\tnot run: %s", where, why)
 			continue
@@ -315,11 +331,14 @@ func TestReadmeCommands(t *testing.T) {
 				continue
 			}
 			for _, sys := range systems {
-				benched[dir+"|"+sys] = fmt.Sprintf("README.md:%d", c.line)
+				benched[dir+"|"+sys] = fmt.Sprintf("%s:%d", c.page, c.line)
 			}
 		}
 		start := time.Now()
-		var text string
+		var (
+			text string
+			err  error
+		)
 		if readmeLongRunning.MatchString(strings.Join(args, " ")) && !slices.Contains(args, "--check") {
 			text, err = runServing(bin, args)
 		} else {
@@ -337,12 +356,12 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	for i, used := range usedSkip {
 		if !used {
-			t.Errorf("readmeNotRun entry %q matches no README command", readmeNotRun[i].pattern)
+			t.Errorf("readmeNotRun entry %q matches no documented command", readmeNotRun[i].pattern)
 		}
 	}
 	for i, used := range usedHeavy {
 		if !used {
-			t.Errorf("readmeHeavy entry %q matches no README command", readmeHeavy[i].pattern)
+			t.Errorf("readmeHeavy entry %q matches no documented command", readmeHeavy[i].pattern)
 		}
 	}
 }
@@ -363,7 +382,7 @@ func TestReadmeCommandsExtraction(t *testing.T) {
 		{"train --data out/d --epochs 30", "train --data T/d --epochs 1"},
 		{"demo --out out/demo", "demo --out T/demo --preset smoke"},
 		{"sim --preset default --mcap", "sim --preset smoke --mcap"},
-		{"bench --out out/bench --check README.md", "bench --out T/bench --epochs 1"},
+		{"bench --out out/bench --check docs/benchmarks.md", "bench --out T/bench --epochs 1"},
 		{"replay x --foxglove 127.0.0.1:8765", "replay x --foxglove 127.0.0.1:0"},
 		{"node --params p --transport foxglove", "node --params p --transport foxglove --addr 127.0.0.1:0"},
 	} {

@@ -11,12 +11,16 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 )
 
-// readmeRobotHeading is the README section worked end to end on the UR10e
-// logs, whose commands TestReadmeOwnRobot runs.
-const readmeRobotHeading = "## Your own robot"
+// readmeRobotPage and readmeRobotHeading are the page and the section
+// worked end to end on the UR10e logs, whose commands TestReadmeOwnRobot
+// runs.
+const (
+	readmeRobotPage    = "docs/your-robot.md"
+	readmeRobotHeading = "## The UR10e, end to end"
+)
 
-// TestReadmeOwnRobot runs the commands of the README's "Your own robot"
-// section as written, from the repository root with the shared data
+// TestReadmeOwnRobot runs the commands of the UR10e walk-through
+// (readmeRobotPage, readmeRobotHeading) as written, from the repository root with the shared data
 // beside it, except that `go run ./cmd/calisym` is the CLI built once,
 // --epochs is 1 and out/ is a temporary directory. It checks that the
 // section lists convert, train and eval, that each command succeeds, and
@@ -24,13 +28,13 @@ const readmeRobotHeading = "## Your own robot"
 // starting "ur10e:" or "split ") are what convert prints.
 func TestReadmeOwnRobot(t *testing.T) {
 	fixtures.Path(t, "ur10e")
-	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), "README.md"))
+	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), readmeRobotPage))
 	if err != nil {
 		t.Fatal(err)
 	}
 	section, err := readmeSection(string(doc), readmeRobotHeading)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s, section %q: %v", readmeRobotPage, readmeRobotHeading, err)
 	}
 	cmds := fencedCommands(section)
 	var verbs []string
@@ -77,7 +81,7 @@ func TestReadmeOwnRobot(t *testing.T) {
 		case "convert":
 			for _, q := range quoted {
 				if !strings.Contains(text, q) {
-					t.Errorf("the README quotes %q; convert printed:\n%s", q, text)
+					t.Errorf("%s quotes %q; convert printed:\n%s", readmeRobotPage, q, text)
 				}
 			}
 		case "eval":

@@ -172,16 +172,16 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
-	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the README's transcription of a run, e.g. the hours of --full, without repeating it)")
+	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it)")
 	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
 	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"")
 	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
-	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (the README's \""+benchHeading+"\" section) hold the regenerated numbers; fail if not")
+	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (its \""+benchHeading+"\" section: "+publishedPage+") hold the regenerated numbers; fail if not")
 	return cmd
 }
 
-// benchHeading is the README section whose tables calisym bench --check
-// compares with a fresh run.
+// benchHeading is the section of publishedPage whose tables calisym bench
+// --check compares with a fresh run.
 const benchHeading = "## Robot benchmarks"
 
 // benchNum formats an error for a table; a diverged model's is infinite.
@@ -192,7 +192,7 @@ func benchNum(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-// benchKey is the key of a system's rows in the README's tables: its name,
+// benchKey is the key of a system's rows in publishedPage's tables: its name,
 // and "anymal_sim --full" for the full configuration, whose rows sit
 // beside the modest ones.
 func benchKey(system string, full bool) string {

@@ -73,7 +73,7 @@ func TestBenchCheckStoredReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := func(ood string) string {
-		path := filepath.Join(t.TempDir(), "README.md")
+		path := filepath.Join(t.TempDir(), "benchmarks.md")
 		text := "# x\n\n## Robot benchmarks\n\n| system | model | OOD AR MSE | ID AR MSE | horizon | params | FLOPs/step |\n|---|---|---:|---:|---:|---:|---:|\n" +
 			"| `crazyflie --full` | CaLiSym-GR | " + ood + " | 0.005794 | 100 | 23,688 | 76,416 |\n\n" +
 			"| horizon | model | 5 | 100 |\n|---|---|---:|---:|\n| `crazyflie --full` | CaLiSym-GR | 1.501e-05 | 0.004086 |\n"

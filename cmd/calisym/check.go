@@ -12,6 +12,11 @@ import (
 	"github.com/calisym/calisym/internal/experiment"
 )
 
+// publishedPage is the documentation page that holds the tables calisym
+// demo --check and bench --check compare with a fresh run (demoHeading and
+// benchHeading), relative to the repository root.
+const publishedPage = "docs/benchmarks.md"
+
 // errPublished reports numbers in a document that a fresh run did not
 // reproduce.
 var errPublished = errors.New("published numbers not reproduced")

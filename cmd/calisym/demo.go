@@ -80,11 +80,11 @@ size and 500 epochs), smoke (seconds).`,
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "override the preset's epochs (0: keep)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "training goroutines")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
-	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the tables of this Markdown file (the README's \""+demoHeading+"\" section) hold the regenerated numbers; fail if not")
+	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the tables of this Markdown file (its \""+demoHeading+"\" section: "+publishedPage+") hold the regenerated numbers; fail if not")
 	return cmd
 }
 
-// demoHeading is the README section whose tables calisym demo --check
+// demoHeading is the section of publishedPage whose tables calisym demo --check
 // compares with a fresh run of the default preset.
 const demoHeading = "## The double-pendulum benchmark"
 

@@ -77,7 +77,7 @@ parameters and FLOPs per step), or of an architecture with random parameters:
                             calisym inspect --arch gr:14x36 --n 7 --nc 6
 
 An architecture description is ` + predictor.ArchGrammar + ` (see 'calisym train --help'
-and the README's "Choosing an architecture").`,
+and "Choosing an architecture" in docs/training.md).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m *predictor.Model

@@ -10,33 +10,28 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 )
 
+// planningPage is the page whose `go run ./cmd/calisym mpc` command
+// TestMPCReadme runs.
+const planningPage = "docs/planning.md"
+
 // readmeMPCCommand returns the arguments of the `go run ./cmd/calisym mpc`
-// command of the README's planning section.
+// command of planningPage.
 func readmeMPCCommand(t *testing.T) []string {
 	t.Helper()
-	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), "README.md"))
+	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), planningPage))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const heading = "## Planning with a learned model"
-	i := strings.Index(string(doc), heading)
-	if i < 0 {
-		t.Fatalf("README has no %q section", heading)
-	}
-	section := string(doc[i+len(heading):])
-	if j := strings.Index(section, "\n## "); j >= 0 {
-		section = section[:j]
-	}
-	for _, line := range strings.Split(section, "\n") {
+	for _, line := range strings.Split(string(doc), "\n") {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "go run ./cmd/calisym mpc"); ok {
 			return append([]string{"mpc"}, strings.Fields(rest)...)
 		}
 	}
-	t.Fatal("the README's planning section has no `go run ./cmd/calisym mpc` command")
+	t.Fatalf("%s has no `go run ./cmd/calisym mpc` command", planningPage)
 	return nil
 }
 
-// TestMPCReadme runs the README's MPC command at smoke size (--preset
+// TestMPCReadme runs the MPC command of planningPage at smoke size (--preset
 // smoke, the output in a temporary directory): it simulates data, trains
 // a small GRB model and drives the simulated pendulum to the target with
 // iLQR on the model's Jacobians. The steady-state angle error must be

@@ -13,26 +13,29 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 )
 
-// readmeCommands returns the README's `go run ./cmd/calisym` lines that
-// start with one of prefixes, as calisym arguments, in README order.
+// readmeCommands returns the documentation's `go run ./cmd/calisym` lines
+// (the README's and docs/'s, fixtures.DocPages) that start with one of
+// prefixes, as calisym arguments, in the pages' order.
 func readmeCommands(t *testing.T, prefixes ...string) [][]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out [][]string
-	for _, line := range strings.Split(string(raw), "\n") {
-		for _, p := range prefixes {
-			if strings.HasPrefix(line, p) {
-				out = append(out, strings.Fields(strings.TrimPrefix(line, "go run ./cmd/calisym")))
+	for _, page := range fixtures.DocPages() {
+		raw, err := os.ReadFile(filepath.Join(fixtures.Root(), page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			for _, p := range prefixes {
+				if strings.HasPrefix(line, p) {
+					out = append(out, strings.Fields(strings.TrimPrefix(line, "go run ./cmd/calisym")))
+				}
 			}
 		}
 	}
 	return out
 }
 
-// inRepo maps the README's relative paths into a test: out/… into dir,
+// inRepo maps the documented relative paths into a test: out/… into dir,
 // params/… into the repository; globs are expanded as the shell would.
 func inRepo(t *testing.T, dir string, args []string) []string {
 	t.Helper()
@@ -57,12 +60,12 @@ func inRepo(t *testing.T, dir string, args []string) []string {
 	return out
 }
 
-// TestReadmeSimConvertRoundTrip runs the README's sim → convert round trip
+// TestReadmeSimConvertRoundTrip runs the documented sim → convert round trip
 // as printed and checks that the converted windows are the simulator's.
 func TestReadmeSimConvertRoundTrip(t *testing.T) {
 	cmds := readmeCommands(t, "go run ./cmd/calisym sim --preset smoke", "go run ./cmd/calisym convert --params params/pendulum_sim.yaml")
 	if len(cmds) != 2 || cmds[0][0] != "sim" || cmds[1][0] != "convert" {
-		t.Fatalf("the README's round trip: %q, want one sim and one convert line", cmds)
+		t.Fatalf("the documented round trip: %q, want one sim and one convert line", cmds)
 	}
 	dir := t.TempDir()
 	for _, c := range cmds {

@@ -272,12 +272,17 @@ func launchLines(doc, text string) []launchLine {
 	return out
 }
 
+// launchPage is the documentation page that shows a `ros2 launch` line
+// for every launch file.
+const launchPage = "docs/live-prediction.md"
+
 // launchDocs are the documents whose `ros2 launch` lines the check
-// validates: the README's ROS 2 section, nodes/ros2/README.md,
-// CMakeLists.txt's header and the launch files' own docstrings.
+// validates: the README and the pages of docs/ (fixtures.DocPages),
+// nodes/ros2/README.md, CMakeLists.txt's header and the launch files' own
+// docstrings.
 func launchDocs(t *testing.T, root string) []launchLine {
 	t.Helper()
-	docs := []string{"README.md", "nodes/ros2/README.md", "CMakeLists.txt"}
+	docs := append(fixtures.DocPages(), "nodes/ros2/README.md", "CMakeLists.txt")
 	fs, err := filepath.Glob(filepath.Join(root, "launch", "*.launch.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -391,9 +396,9 @@ func describe(e *entity) string {
 // `ros2 launch` line as ROS 2's launch would when it runs them (see
 // checkLaunch), without ROS 2: each launch file's
 // generate_launch_description runs against recording stand-ins of the
-// launch modules (launchProbe). It also checks that the README shows a
+// launch modules (launchProbe). It also checks that launchPage shows a
 // `ros2 launch` line for every launch file, so that the lines it
-// validates are the README's own.
+// validates are the documentation's own.
 func TestLaunchArguments(t *testing.T) {
 	root := fixtures.Root()
 	files := probeLaunchFiles(t, filepath.Join(root, "launch"))
@@ -401,16 +406,16 @@ func TestLaunchArguments(t *testing.T) {
 	for _, e := range checkLaunch(files, lines) {
 		t.Error(e)
 	}
-	inReadme := map[string]bool{}
+	onPage := map[string]bool{}
 	for _, l := range lines {
 		t.Logf("%s: ros2 launch calisym %s %s", l.where, l.file, strings.Join(l.args, " "))
-		if strings.HasPrefix(l.where, "README.md:") {
-			inReadme[l.file] = true
+		if strings.HasPrefix(l.where, launchPage+":") {
+			onPage[l.file] = true
 		}
 	}
 	for n := range files {
-		if !inReadme[n] {
-			t.Errorf("README.md has no `ros2 launch calisym %s` line", n)
+		if !onPage[n] {
+			t.Errorf("%s has no `ros2 launch calisym %s` line", launchPage, n)
 		}
 	}
 }
@@ -486,12 +491,12 @@ func TestLaunchLines(t *testing.T) {
 // node against an independent rcl peer, the launch files' failure and
 // fix) and no longer says what is not true any more.
 func TestROS2Docs(t *testing.T) {
-	readme := read(t, "README.md")
-	i := strings.Index(readme, "On ROS 2 the node is")
+	page := read(t, launchPage)
+	i := strings.Index(page, "On ROS 2 the node is")
 	if i < 0 {
-		t.Fatal("README.md: no ROS 2 paragraph (\"On ROS 2 the node is\")")
+		t.Fatalf("%s: no ROS 2 paragraph (\"On ROS 2 the node is\")", launchPage)
 	}
-	docs := map[string]string{"README.md (ROS 2)": readme[i:min(len(readme), i+6000)], "nodes/ros2/README.md": read(t, "nodes/ros2/README.md")}
+	docs := map[string]string{launchPage + " (ROS 2)": page[i:min(len(page), i+6000)], "nodes/ros2/README.md": read(t, "nodes/ros2/README.md")}
 	for name, text := range docs {
 		flat := strings.Join(strings.Fields(text), " ")
 		for _, want := range []string{"Humble built from source", "clean clone", "colcon build --packages-select calisym",
