@@ -227,7 +227,7 @@ func (p *Plan) layerOne(w *workspace, pl *planLayer, next []float64) {
 // rather than as MatVec, Sech2 and MatTVec, which compute the same bits.
 // Fused, M streams from memory once; below fuseMin it is a few kilobytes
 // that stay in L1 anyway, and the fused kernel's tail of rows and lanes
-// costs more than the two passes: on the Zen 4 of the README, k×2d =
+// costs more than the two passes: on the Zen 4 of docs/performance.md, k×2d =
 // 36×36 (the quadrotor) takes 255–265 ns fused and 225–230 unfused per
 // layer, 24×48 162–174 fused and 176–208 unfused, and the quadruped's 18
 // layers of 66×132 21.2 µs fused and 28 µs unfused.

@@ -20,7 +20,7 @@ fi
 if ! command -v mpirun >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1 || ! dpkg -s libopenmpi-dev >/dev/null 2>&1; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openmpi-bin libopenmpi-dev pkg-config >/dev/null
 fi
-# TestReadmeCommands (test/) also runs the README's heavy commands (bench
+# TestReadmeCommands (test/) also runs the documentation's heavy commands (bench
 # of all four robots at --epochs 1, a few CPU-minutes); CALISYM_README_HEAVY=0
 # leaves them out.
 export CALISYM_README_HEAVY="${CALISYM_README_HEAVY:-1}"

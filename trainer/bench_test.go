@@ -11,7 +11,7 @@ import (
 
 // BenchmarkLossGrad measures training throughput per core: forward and
 // backward of the one-step loss over a batch of transitions on one worker.
-// transitions/s is the figure for the README.
+// transitions/s is the figure of docs/performance.md.
 func BenchmarkLossGrad(b *testing.B) {
 	for _, name := range predictor.PresetNames() {
 		b.Run(name, func(b *testing.B) {

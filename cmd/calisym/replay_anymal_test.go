@@ -108,7 +108,7 @@ func newAnymalFixture(t *testing.T) anymalFixture {
 }
 
 // TestReplayAnymalCommand runs `calisym replay --params params/anymal.yaml`
-// on an OOD slice of the simulated ANYmal as the README writes it: with
+// on an OOD slice of the simulated ANYmal as docs/benchmarks.md writes it: with
 // --data, with $CALISYM_DATA instead (the same bytes), and with neither,
 // where the URDF cannot be found and the error must say to give --data.
 func TestReplayAnymalCommand(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 )
 
 // anymalReplayBound is the most a replay of one minute of the simulated
-// ANYmal (a 4.4 MB MCAP at 100 Hz) may write with replay's defaults; the
-// README states it and the size measured.
+// ANYmal (a 4.4 MB MCAP at 100 Hz) may write with replay's defaults;
+// docs/live-prediction.md states it and the size measured.
 const anymalReplayBound = 32 << 20
 
 // TestReplayAnymalSize replays a whole 60 s ANYmal log with replay's

@@ -99,8 +99,8 @@ func anymalWith(name, title, params string, base []string) realSystem {
 // batch 256 with cosine decay on windows of stride 50, the port weights
 // lowered to w_μ = w_fc = 1 and the real benchmarks' teacher-forcing ramp
 // (α = 1 for 5 epochs, then a 5-epoch ramp to 0.5) for both models:
-// chosen on the ID-test runs among the variants of the README's experiment
-// log, where the paper's port weights doubled CaLiSym's ID-test error
+// chosen on the ID-test runs among the variants of the experiment log of
+// docs/benchmarks.md, where the paper's port weights doubled CaLiSym's ID-test error
 // (10.6 against 5.40 without the ramp) and the ramp cut it to 3.05.
 func quadrupedModels(full bool) ([]ModelSpec, error) {
 	pre, err := predictor.LookupPreset("quadruped")

@@ -42,7 +42,7 @@ func PendulumPreset(name string) (PendulumData, Spec, error) {
 	case "default":
 		data.TrainTraj, data.IDTraj, data.OODTraj = 120, 12, 18
 		// Fewer epochs than the paper, so smaller batches for more steps:
-		// batch 256 beat 1024 (and 128) for CaLiSym; see the README's log.
+		// batch 256 beat 1024 (and 128) for CaLiSym; see the log in docs/benchmarks.md.
 		grb.Train.Epochs, base.Train.Epochs = 40, 40
 		grb.Train.BatchSize, base.Train.BatchSize = 256, 256
 	case "smoke":

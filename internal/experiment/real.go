@@ -223,7 +223,7 @@ func realSystems() map[string]realSystem {
 			"random2_20251017_run3.*", "square_20251017_run4.*"},
 		trainStride: 50, evalStride: 10, idStride: 50, perWindow: true, channels: quadrotorChannels(),
 		// long-horizon training by default: chosen by the ID-test error
-		// of three seeds (README, "Long-horizon training on the Crazyflie")
+		// of three seeds (docs/benchmarks.md, "Crazyflie 2.1 Brushless")
 		longHorizon: true,
 		paperNote:   "the paper's quadrotor results are on the AscTec Pelican dataset, another vehicle: no number to compare",
 		split:       "by flight: crazyflie/test/* (3 flights) OOD; melon run 4, multisine run 3, random1 run 3, random2 run 3, square run 4 ID test; the other 11 flights train",
@@ -289,7 +289,7 @@ func quadrotorModels(full bool) ([]ModelSpec, error) {
 	// decay, and the paper's teacher-forcing schedule compressed to 30
 	// epochs (α = 1 for 10, a 10-epoch ramp to 0.5). CaLiSym trains with
 	// Muon and section and port weights w_sec = 5, w_μ = 1: chosen on the
-	// ID-test flights among the variants of the README's experiment log,
+	// ID-test flights among the variants of the experiment log in docs/benchmarks.md,
 	// where they cut its ID-test error by a fifth; the MLP keeps AdamW,
 	// which was better on the ID test for it.
 	for _, m := range []*ModelSpec{&gr, &base} {

@@ -82,7 +82,7 @@ func PortHistory(m int) func(*convert.Spec) {
 
 // LongHorizon is the long-horizon training the quadruped's and the
 // Crazyflie's benchmarks add to their one-step configuration by default
-// (chosen by the ID-test error of the studies in the README; for the
+// (chosen by the ID-test error of the studies in docs/benchmarks.md; for the
 // quadruped, variant kstep50-units-select-decay2):
 // one-step teacher forcing for 5 epochs, then multi-step training on
 // rollouts of K steps, K growing from 2 to 50 over 10 epochs (256

@@ -26,7 +26,7 @@ var layoutPanels = []string{"3D", "Plot", "DiagnosticSummary", "DiagnosticStatus
 
 // TestFoxgloveLayout checks the Foxglove layout shipped for ANYmal
 // (foxglove/anymal.json) against a replay of params/anymal.yaml with the
-// defaults the README's command uses:
+// defaults the command of docs/live-prediction.md uses:
 //
 //   - it is Foxglove's layout format: configById keyed "Type!id" with
 //     known panel types, a layout tree (row/column splits with first,

@@ -735,7 +735,7 @@ func tReg(u int) VecPhysical { return zregs[32-regTMax+u] }
 // number, chosen by a search on ⌈n/8⌉ for each block.
 //
 // The chain one block behind, waiting on the activation just computed,
-// measured the fastest on the Zen 4 of the README. Chaining two or three
+// measured the fastest on the Zen 4 of docs/performance.md. Chaining two or three
 // blocks behind, with the activation of each block or of two blocks at a
 // time (its dot products kept in g's slots meanwhile), so that no chain
 // waits, took 1.09–1.28 µs for a 66×132 layer against 0.93–0.96 µs, and
