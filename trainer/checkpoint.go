@@ -35,10 +35,11 @@ type Checkpoint struct {
 	// Data identifies the training data of the run (zero in checkpoints
 	// written before it was recorded, which resume unchecked).
 	Data DataFingerprint
-	// Settings are the run's training settings (Config.settings; "" in
-	// checkpoints written before they were recorded, which resume
-	// unchecked). A resume with other settings is an error; the number of
-	// epochs, the workers and the checkpointing may change.
+	// Settings are the run's training settings (Config.settings, joined
+	// by "; "; "" in checkpoints written before they were recorded, which
+	// resume unchecked). A resume with other settings is an error; the
+	// workers, the processes, the checkpointing and, under the constant
+	// schedule, the number of epochs may change.
 	Settings string
 }
 
@@ -123,13 +124,17 @@ func (f DataFingerprint) differences(g DataFingerprint) string {
 // restore loads the checkpoint read from path into the learner and the
 // optimiser, after checking that it was written training the same model
 // on the same data (fp).
-func (ck *Checkpoint) restore(path string, l Learner, opt optimizer, fp DataFingerprint, settings string) error {
+func (ck *Checkpoint) restore(path string, epochs int, l Learner, opt optimizer, fp DataFingerprint, settings []string) error {
 	if ck.Model != l.Name() || len(ck.Theta) != l.NumParams() {
 		return fmt.Errorf("%w: checkpoint %s holds %s with %d parameters, training %s with %d", ErrCheckpoint, path, ck.Model, len(ck.Theta), l.Name(), l.NumParams())
 	}
-	if ck.Settings != "" && ck.Settings != settings {
-		return fmt.Errorf("%w: checkpoint %s was written with other training settings (%s) than this run's (%s): resume with the settings of the run that wrote it, or remove the checkpoint to start afresh",
-			ErrCheckpoint, path, ck.Settings, settings)
+	if ck.Settings != "" && ck.Settings != joinSettings(settings) {
+		return fmt.Errorf("%w: checkpoint %s was written with other training settings than this run's (%s): resume with the settings of the run that wrote it, or remove the checkpoint to start afresh",
+			ErrCheckpoint, path, settingsDiff(ck.Settings, settings))
+	}
+	if ck.Epoch > epochs {
+		return fmt.Errorf("%w: checkpoint %s holds %d epochs, more than this run's %d: resume with at least --epochs %d, or remove the checkpoint to start afresh",
+			ErrCheckpoint, path, ck.Epoch, epochs, ck.Epoch)
 	}
 	if ck.Data.SHA256 != "" {
 		if d := ck.Data.differences(fp); d != "" {

@@ -32,6 +32,35 @@ type LossWeights struct {
 	StepDecay float64 `json:"step_decay,omitempty" mapstructure:"step_decay"`
 }
 
+// Check reports a weight that is negative or not a finite number, and
+// Units outside [0, 1], naming the field (as the params and reports do).
+func (w LossWeights) Check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"w_q", w.Q}, {"w_p", w.P}, {"w_sec", w.Sec}, {"w_mu", w.Mu}, {"w_fc", w.Fc}, {"step_decay", w.StepDecay}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("trainer: loss weight %s %v: want a finite number of at least 0", f.name, f.v)
+		}
+	}
+	if !(w.Units >= 0 && w.Units <= 1) {
+		return fmt.Errorf("trainer: loss units %v: want a number from 0 (normalised) to 1 (physical units)", w.Units)
+	}
+	return nil
+}
+
+// lossWeights returns the loss weights of the learners this package makes
+// (false for another learner).
+func lossWeights(l Learner) (LossWeights, bool) {
+	switch v := l.(type) {
+	case *Symplectic:
+		return v.W, true
+	case *MLP:
+		return v.W, true
+	}
+	return LossWeights{}, false
+}
+
 // channelFactors returns the per-channel factors of the state terms for
 // scales s of one group (q or p): s_i^(2u) / mean_j s_j^(2u), all exactly
 // 1 for u = 0.

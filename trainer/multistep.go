@@ -155,19 +155,6 @@ func (c *Config) kAt(epoch int) int {
 	return 2 + int(math.Round(t*float64(c.RolloutSteps-2)))
 }
 
-// rolloutSettings describes the multi-step and selection settings for the
-// checkpoint ("" when neither is set, as in checkpoints written before).
-func (c *Config) rolloutSettings() string {
-	var s string
-	if c.RolloutSteps > 1 {
-		s += fmt.Sprintf(", %d-step rollouts from epoch %d (ramp %d, %d sequences a batch)", c.RolloutSteps, c.RolloutFrom, c.RolloutRamp, c.RolloutBatch)
-	}
-	if c.SelectHorizon > 0 {
-		s += fmt.Sprintf(", best validation AR MSE at %d steps from epoch %d", c.SelectHorizon, c.SelectFrom)
-	}
-	return s
-}
-
 // seqPools holds one pool per number of rollout steps, made on first use.
 type seqPools struct {
 	l           Learner

@@ -183,6 +183,10 @@ func TestOpenedDataLayoutIndependent(t *testing.T) {
 			if c.alpha {
 				cfg.AlphaHold, cfg.AlphaRamp, cfg.AlphaFinal = 1, 1, 0.5
 			}
+			if c.resume {
+				// a run of 2 epochs resumed to 3 is the run of 3
+				cfg.Schedule = "constant"
+			}
 			if c.k > 0 {
 				cfg.RolloutSteps, cfg.RolloutFrom, cfg.RolloutBatch = c.k, 1, 400
 			}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/calisym/calisym/dataset"
@@ -112,8 +114,10 @@ type History struct {
 
 func (c *Config) validate() error {
 	switch {
-	case c.Epochs < 0 || c.BatchSize < 1:
-		return fmt.Errorf("trainer: epochs %d and batch size %d", c.Epochs, c.BatchSize)
+	case c.Epochs < 1:
+		return fmt.Errorf("trainer: epochs %d: want at least 1 (a run of no epochs trains nothing)", c.Epochs)
+	case c.BatchSize < 1:
+		return fmt.Errorf("trainer: batch size %d: want at least 1", c.BatchSize)
 	case !(c.LR > 0):
 		return fmt.Errorf("trainer: learning rate %v", c.LR)
 	case c.Optimizer != "adamw" && c.Optimizer != "muon":
@@ -142,12 +146,68 @@ func (c *Config) lrAt(epoch int) float64 {
 	return c.MinLRFactor + (1-c.MinLRFactor)*0.5*(1+math.Cos(math.Pi*t))
 }
 
-// settings describes the settings that decide a run's result apart from
-// its length: the optimiser, its rates and schedule, the batch, the
-// teacher forcing and the seed. A checkpoint records them.
-func (c *Config) settings() string {
-	return fmt.Sprintf("%s lr %g muon lr %g weight decay %g clip %g, batch %d, %s schedule (warm-up %d, floor %g), α 1 for %d then to %g over %d epochs, seed %d",
-		c.Optimizer, c.LR, c.MuonLR, c.WeightDecay, c.Clip, c.BatchSize, c.Schedule, c.WarmupEpochs, c.MinLRFactor, c.AlphaHold, c.AlphaFinal, c.AlphaRamp, c.Seed) + c.rolloutSettings()
+// settings lists the settings that decide a run's result: the model's
+// architecture and loss, the optimiser, its rates and schedule (with the
+// number of epochs when the schedule depends on it: cosine), the batch,
+// the teacher forcing, the multi-step training, the selection (with the
+// validation data it scores on) and the seed. A checkpoint records them
+// and a resume with other settings is an error; the workers, the MPI
+// processes, the checkpointing and, under the constant schedule, the
+// number of epochs may change (the result does not depend on them).
+func (c *Config) settings(l Learner, valFP string) []string {
+	s := []string{
+		fmt.Sprintf("optimizer %s", c.Optimizer),
+		fmt.Sprintf("lr %g", c.LR),
+		fmt.Sprintf("muon lr %g", c.MuonLR),
+		fmt.Sprintf("weight decay %g", c.WeightDecay),
+		fmt.Sprintf("clip %g", c.Clip),
+		fmt.Sprintf("batch %d", c.BatchSize),
+		fmt.Sprintf("%s schedule (warm-up %d, floor %g)", c.Schedule, c.WarmupEpochs, c.MinLRFactor),
+		fmt.Sprintf("α 1 for %d then to %g over %d epochs", c.AlphaHold, c.AlphaFinal, c.AlphaRamp),
+		fmt.Sprintf("seed %d", c.Seed),
+	}
+	if c.Schedule != "constant" {
+		s = append(s, fmt.Sprintf("%d epochs (the %s schedule's length)", c.Epochs, c.Schedule))
+	}
+	if c.RolloutSteps > 1 {
+		s = append(s, fmt.Sprintf("%d-step rollouts from epoch %d (ramp %d, %d sequences a batch)", c.RolloutSteps, c.RolloutFrom, c.RolloutRamp, c.RolloutBatch))
+	}
+	if c.SelectHorizon > 0 {
+		s = append(s, fmt.Sprintf("best validation AR MSE at %d steps from epoch %d", c.SelectHorizon, c.SelectFrom),
+			"validation data "+valFP)
+	}
+	switch v := l.(type) {
+	case *Symplectic:
+		s = append(s, fmt.Sprintf("architecture %+v", v.Model().Arch))
+	case *MLP:
+		s = append(s, fmt.Sprintf("hidden layers %v", v.Net.Config().Hidden))
+	}
+	if w, ok := lossWeights(l); ok {
+		s = append(s, fmt.Sprintf("loss weights q %g, p %g, section %g, control %g, contact %g", w.Q, w.P, w.Sec, w.Mu, w.Fc),
+			fmt.Sprintf("loss units %g", w.Units), fmt.Sprintf("rollout decay %g", w.StepDecay))
+	}
+	return s
+}
+
+// joinSettings writes settings as a checkpoint records them.
+func joinSettings(s []string) string { return strings.Join(s, "; ") }
+
+// settingsDiff describes how the settings a checkpoint recorded (old, as
+// joinSettings wrote them) differ from a run's (new).
+func settingsDiff(old string, new []string) string {
+	was := strings.Split(old, "; ")
+	var d []string
+	for _, w := range was {
+		if !slices.Contains(new, w) {
+			d = append(d, "checkpoint: "+w)
+		}
+	}
+	for _, n := range new {
+		if !slices.Contains(was, n) {
+			d = append(d, "this run: "+n)
+		}
+	}
+	return strings.Join(d, "; ")
 }
 
 // alphaAt returns the teacher-forcing probability of an epoch.
@@ -208,6 +268,11 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if w, ok := lossWeights(l); ok {
+		if err := w.Check(); err != nil {
+			return nil, err
+		}
+	}
 	if err := train.Validate(); err != nil {
 		return nil, err
 	}
@@ -246,14 +311,22 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	hist := &History{}
 	start, saved := 0, -1 // saved: the epoch the checkpoint file holds
 	var fp DataFingerprint
+	var set []string // the settings a checkpoint records
 	if cfg.CheckpointPath != "" || cfg.Comm != nil {
 		if fp, err = Fingerprint(train); err != nil {
 			return nil, err
 		}
+		valFP := fp
+		if cfg.SelectHorizon > 0 && val != train {
+			if valFP, err = Fingerprint(val); err != nil {
+				return nil, err
+			}
+		}
+		set = cfg.settings(l, valFP.String())
 	}
 	if cfg.CheckpointPath != "" {
 		if ck, err := LoadCheckpoint(cfg.CheckpointPath); err == nil {
-			if err := ck.restore(cfg.CheckpointPath, l, opt, fp, cfg.settings()); err != nil {
+			if err := ck.restore(cfg.CheckpointPath, cfg.Epochs, l, opt, fp, set); err != nil {
 				return nil, err
 			}
 			start, saved = ck.Epoch, ck.Epoch
@@ -268,7 +341,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	interrupted := func(epoch int, cause error) error {
 		ie := &Interrupted{Done: epoch, Epochs: cfg.Epochs, Err: cause}
 		if cfg.CheckpointPath != "" && epoch > 0 && saved != epoch && writer {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp, cfg.settings()); err != nil {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp, joinSettings(set)); err != nil {
 				return errors.Join(ie, err)
 			}
 			saved = epoch
@@ -278,7 +351,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		}
 		return ie
 	}
-	if err := agree(cfg.Comm, l, fp, cfg.settings()); err != nil {
+	if err := agree(cfg.Comm, l, fp, joinSettings(set)); err != nil {
 		return nil, err
 	}
 	var vb *transitionBatches
@@ -367,7 +440,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			cfg.OnEpoch(es)
 		}
 		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) && writer {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp, cfg.settings()); err != nil {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp, joinSettings(set)); err != nil {
 				return hist, err
 			}
 			saved = epoch + 1

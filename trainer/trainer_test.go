@@ -223,7 +223,8 @@ func TestTrainingReducesLoss(t *testing.T) {
 func TestCheckpointResume(t *testing.T) {
 	ds := toyDataset(t, 2, 80, 2, 0, 12)
 	cfg := DefaultConfig()
-	cfg.Epochs, cfg.BatchSize, cfg.Workers = 4, 32, 1
+	// the constant schedule: a run of 2 epochs resumed to 4 is the run of 4
+	cfg.Epochs, cfg.BatchSize, cfg.Workers, cfg.Schedule = 4, 32, 1, "constant"
 	ref := symplecticLearner(t, ds, predictor.KindGR, 6)
 	if _, err := Train(context.Background(), ref, ds, nil, cfg); err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func TestCheckpointOtherData(t *testing.T) {
 	ds := toyDataset(t, 2, 50, 2, 0, 14)
 	ds.Coordinates, ds.Ports = []string{"q1", "q2"}, []string{"u1", "u2"}
 	cfg := DefaultConfig()
-	cfg.Epochs, cfg.BatchSize, cfg.Workers, cfg.CheckpointEvery = 1, 32, 1, 1
+	cfg.Epochs, cfg.BatchSize, cfg.Workers, cfg.CheckpointEvery, cfg.Schedule = 1, 32, 1, 1, "constant"
 	cfg.CheckpointPath = filepath.Join(t.TempDir(), "run.ckpt")
 	if _, err := Train(context.Background(), symplecticLearner(t, ds, predictor.KindGR, 8), ds, nil, cfg); err != nil {
 		t.Fatal(err)

@@ -362,10 +362,20 @@ func topKeys(v *viper.Viper) []string {
 	return out
 }
 
-// channelHook decodes a bare string into statemap.Channel{Name: s}.
+// channelHook decodes a bare string into statemap.Channel{Name: s}, and
+// refuses a fraction for an integer key (viper would truncate it).
 func channelHook(from, to reflect.Type, data any) (any, error) {
 	if to == reflect.TypeFor[statemap.Channel]() && from.Kind() == reflect.String {
 		return statemap.Channel{Name: data.(string)}, nil
+	}
+	// viper decodes weakly: 2.5 would become the integer 2 unsaid
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if from.Kind() == reflect.Float64 || from.Kind() == reflect.Float32 {
+			if v := reflect.ValueOf(data).Float(); v != math.Trunc(v) {
+				return nil, fmt.Errorf("want a whole number, got %v", v)
+			}
+		}
 	}
 	return data, nil
 }

@@ -63,6 +63,9 @@ written training another model, on other data or with other training
 settings (seed, rates, batch, schedule) is an error, not resumed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := intIn("epochs", epochs, 0, -1, "0: the configuration's"); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
 			systems := []string{system}
 			if system == "all" {
 				systems = experiment.RealSystemNames()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,17 +96,31 @@ Presets: smoke (seconds, for tests), default (a few minutes).`,
 			if !ok {
 				return fmt.Errorf("mpc: unknown preset %q (known: smoke, default)", preset)
 			}
+			if err := intIn("steps", steps, 0, -1, "0: the preset's"); err != nil {
+				return fmt.Errorf("mpc: %w", err)
+			}
 			if steps > 0 {
 				ps.steps = steps
 			}
 			if horizon < 1 {
 				return fmt.Errorf("mpc: --horizon %d must be at least 1", horizon)
 			}
+			var m *predictor.Model
+			if modelPath != "" {
+				sv, err := openModel(cmd, modelPath)
+				if err != nil {
+					return fmt.Errorf("mpc: --model: %w", err)
+				}
+				if sv.Model == nil {
+					return fmt.Errorf("mpc: --model %s is a %s model: mpc needs a GR or GRB model (.safetensors), whose rollout Jacobians the iLQR controller uses", modelPath, strings.ToUpper(sv.Kind))
+				}
+				m = sv.Model
+			}
 			log := io.Discard
 			if !quiet {
 				log = cmd.ErrOrStderr()
 			}
-			rep, err := runMPCExample(cmd.Context(), ps, preset, modelPath, out, horizon, log)
+			rep, err := runMPCExample(cmd.Context(), ps, preset, m, modelPath, out, horizon, log)
 			if err != nil {
 				return err
 			}
@@ -182,21 +197,18 @@ func trainMPCModel(ctx context.Context, ps mpcPreset, path string, log io.Writer
 	return m, nil
 }
 
-// runMPCExample trains or loads the model and runs the closed loops.
-func runMPCExample(ctx context.Context, ps mpcPreset, preset, modelPath, out string, horizon int, log io.Writer) (*mpcReport, error) {
+// runMPCExample trains the model (m nil) or uses m, read from modelPath,
+// and runs the closed loops.
+func runMPCExample(ctx context.Context, ps mpcPreset, preset string, m *predictor.Model, modelPath, out string, horizon int, log io.Writer) (*mpcReport, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("mpc: %w", err)
 	}
-	var m *predictor.Model
-	var err error
-	if modelPath == "" {
+	if m == nil {
 		modelPath = filepath.Join(out, "model.safetensors")
-		m, err = trainMPCModel(ctx, ps, modelPath, log)
-	} else {
-		m, err = predictor.Load(modelPath)
-	}
-	if err != nil {
-		return nil, err
+		var err error
+		if m, err = trainMPCModel(ctx, ps, modelPath, log); err != nil {
+			return nil, err
+		}
 	}
 	if l := m.Layout; l.N != 2 || l.NU != 2 || l.NC != 0 {
 		return nil, fmt.Errorf("mpc: %s is not a double-pendulum model (n=%d, n_u=%d, n_c=%d; want 2, 2, 0)", modelPath, l.N, l.NU, l.NC)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,12 @@ func checkDataRoot(p *node.Params, root, source string) error {
 	return nil
 }
 
+// ros2Distros returns the ROS 2 distributions whose rosbag2 conventions
+// replay --distro names.
+func ros2Distros() []string {
+	return []string{"foxy", "galactic", "humble", "iron", "jazzy", "kilted", "rolling"}
+}
+
 func newReplayCmd() *cobra.Command {
 	var paramsPath, modelPath, out, fox, compression, distro, dataRoot string
 	var speed float64
@@ -155,6 +162,12 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" && fox == "" {
 				return errors.New("give --out, --foxglove or both")
+			}
+			if err := floatIn("speed", speed, 0, math.Inf(1)); err != nil {
+				return fmt.Errorf("replay: %w (0: as fast as possible, 1: real time)", err)
+			}
+			if !slices.Contains(ros2Distros(), distro) {
+				return fmt.Errorf("replay: --distro %q: want a ROS 2 distribution, one of %s", distro, strings.Join(ros2Distros(), ", "))
 			}
 			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -116,11 +117,17 @@ i/N --out DIR': the split that 'convert --merge DIR' would write, the same
 bits. Launched as several MPI processes, each reads only the samples of
 its shards of each epoch from the dataset's files.
 With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
---resume continues from it, on the same --data (another dataset is an
-error). Ctrl-C stops at the end of the current epoch: with --checkpoint it
+--resume continues from it, on the same --data and with the same
+settings: another dataset, or any setting that changes the result
+(rates, batch, loss weights and units, architecture, seed, and --epochs
+under the cosine schedule, whose length it is) is an error; the workers,
+the processes and, under --schedule constant, --epochs may change. Ctrl-C stops at the end of the current epoch: with --checkpoint it
 saves the completed epochs there and prints the command that resumes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkTrainFlags(cfg, w); err != nil {
+				return err
+			}
 			// One of several processes leaves the arrays on disk and holds
 			// the samples of its shards of each epoch.
 			lazy := comm != nil && comm.Size() > 1
@@ -276,6 +283,46 @@ saves the completed epochs there and prints the command that resumes.`,
 		return finish(run(cmd, args))
 	}
 	return cmd
+}
+
+// checkTrainFlags reports a training flag outside its range, naming the
+// flag, the range and the value, before any data are read.
+func checkTrainFlags(cfg trainer.Config, w trainer.LossWeights) error {
+	inf := math.Inf(1)
+	checks := []error{
+		intIn("epochs", cfg.Epochs, 1, -1, ""),
+		intIn("batch", cfg.BatchSize, 1, -1, ""),
+		intIn("checkpoint-every", cfg.CheckpointEvery, 0, -1, "0: only when the run ends or is interrupted"),
+		floatAbove("lr", cfg.LR, 0),
+		floatIn("muon-lr", cfg.MuonLR, 0, inf),
+		floatIn("wd", cfg.WeightDecay, 0, inf),
+		floatIn("clip", cfg.Clip, 0, inf),
+		intIn("alpha-hold", cfg.AlphaHold, 0, -1, ""),
+		intIn("alpha-ramp", cfg.AlphaRamp, 0, -1, ""),
+		floatIn("alpha-final", cfg.AlphaFinal, 0, 1),
+		intIn("rollout-steps", cfg.RolloutSteps, 0, -1, ""),
+		intIn("rollout-from", cfg.RolloutFrom, 0, -1, ""),
+		intIn("rollout-ramp", cfg.RolloutRamp, 0, -1, ""),
+		intIn("rollout-batch", cfg.RolloutBatch, 0, -1, ""),
+		intIn("select-horizon", cfg.SelectHorizon, 0, -1, ""),
+		intIn("select-from", cfg.SelectFrom, 0, cfg.Epochs, fmt.Sprintf("the epoch must be one of the run's --epochs %d", cfg.Epochs)),
+		floatIn("w-q", w.Q, 0, inf),
+		floatIn("w-p", w.P, 0, inf),
+		floatIn("w-sec", w.Sec, 0, inf),
+		floatIn("w-mu", w.Mu, 0, inf),
+		floatIn("w-fc", w.Fc, 0, inf),
+		floatIn("rollout-decay", w.StepDecay, 0, inf),
+		floatIn("loss-units", w.Units, 0, 1),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+	}
+	if cfg.SelectFrom > 0 && cfg.SelectHorizon == 0 {
+		return fmt.Errorf("train: --select-from %d needs --select-horizon (the horizon whose validation AR MSE picks the epoch)", cfg.SelectFrom)
+	}
+	return nil
 }
 
 // modelOut returns the model file train writes for a model kind: out, or

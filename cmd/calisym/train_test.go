@@ -244,7 +244,7 @@ func TestTrainResumeErrors(t *testing.T) {
 	ckpt := filepath.Join(dir, "run.ckpt")
 	args := func(data string, epochs string, extra ...string) []string {
 		return append([]string{"train", "--data", filepath.Join(sim, data), "--model", "gr", "--arch", "quadrotor", "--layers", "2", "--width", "4",
-			"--epochs", epochs, "--batch", "256", "--quiet", "--checkpoint", ckpt, "--out", filepath.Join(dir, "m.safetensors")}, extra...)
+			"--epochs", epochs, "--batch", "256", "--schedule", "constant", "--quiet", "--checkpoint", ckpt, "--out", filepath.Join(dir, "m.safetensors")}, extra...)
 	}
 	_, _, err := runCLI(t, args("train", "2", "--resume")...)
 	if err == nil || !strings.Contains(err.Error(), ckpt+" does not exist") {
@@ -272,7 +272,8 @@ func TestTrainInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	sim := smokeData(t, dir)
 	ckpt, model := filepath.Join(dir, "run.ckpt"), filepath.Join(dir, "m.json")
-	base := []string{"train", "--data", filepath.Join(sim, "train"), "--model", "mlp", "--hidden", "4", "--batch", "256", "--quiet", "--out", model}
+	// the constant schedule: a run of 1 epoch may be resumed to 3
+	base := []string{"train", "--data", filepath.Join(sim, "train"), "--model", "mlp", "--hidden", "4", "--batch", "256", "--schedule", "constant", "--quiet", "--out", model}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 
