@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -51,6 +53,9 @@ the model file in docs/model-format.md.`,
 			if horizon < 0 {
 				return fmt.Errorf("%w: --horizon %d: want 0 (one step) or a positive number of steps", errExport, horizon)
 			}
+			if sameFile(onnxOut, args[0]) {
+				return fmt.Errorf("%w: --onnx %s is the model file %s: writing the graph there would replace the model; name another file", errExport, onnxOut, args[0])
+			}
 			sv, err := trainer.OpenModel(args[0])
 			if err != nil {
 				return err
@@ -67,24 +72,30 @@ the model file in docs/model-format.md.`,
 					opt.Meta = append(opt.Meta, [2]string{kv.key, string(b)})
 				}
 			}
-			var m *onnx.Model
-			if sv.Model != nil {
-				if sv.Model.Meta.Dt > 0 {
-					opt.Meta = append(opt.Meta, [2]string{"calisym.dt", strconv.FormatFloat(sv.Model.Meta.Dt, 'g', -1, 64)})
+			build := func(opt onnxmodel.Options) (*onnx.Model, error) {
+				if sv.Model == nil {
+					return onnxmodel.MLP(sv.Net, opt)
 				}
 				plan, err := sv.Model.Compile()
 				if err != nil {
+					return nil, err
+				}
+				return onnxmodel.Symplectic(plan.Tensors(), opt)
+			}
+			if sv.Model != nil && sv.Model.Meta.Dt > 0 {
+				opt.Meta = append(opt.Meta, [2]string{"calisym.dt", strconv.FormatFloat(sv.Model.Meta.Dt, 'g', -1, 64)})
+			}
+			if unroll {
+				if err := checkUnrolledSize(build, opt, maxONNXBytes); err != nil {
 					return err
 				}
-				m, err = onnxmodel.Symplectic(plan.Tensors(), opt)
-				if err != nil {
-					return err
-				}
-			} else {
-				m, err = onnxmodel.MLP(sv.Net, opt)
-				if err != nil {
-					return err
-				}
+			}
+			m, err := build(opt)
+			if err != nil {
+				return err
+			}
+			if err := cmd.Context().Err(); err != nil {
+				return fmt.Errorf("export: interrupted, %s not written: %w", onnxOut, err)
 			}
 			b := m.Marshal()
 			if err := atomicfile.WriteFile(onnxOut, b); err != nil {
@@ -109,4 +120,52 @@ the model file in docs/model-format.md.`,
 	f.StringVar(&batch, "batch", "1", `batch dimension: a number, or "dynamic"`)
 	f.BoolVar(&unroll, "unroll", false, "write the rollout as H copies of the step instead of an ONNX Loop over one")
 	return cmd
+}
+
+// maxONNXBytes bounds the file export writes: an unrolled rollout grows
+// with its horizon (a 10,000-step unroll of a quadrotor model is 1.3 GB,
+// built in memory).
+const maxONNXBytes = 256 << 20
+
+// checkUnrolledSize reports an unrolled rollout whose file would exceed
+// limit bytes, before it is built: its size is that of one step plus H − 1
+// times what each further step adds, measured on the unrolls of 1 and 2.
+func checkUnrolledSize(build func(onnxmodel.Options) (*onnx.Model, error), opt onnxmodel.Options, limit int) error {
+	size := func(h int) (int, error) {
+		o := opt
+		o.Horizon = h
+		m, err := build(o)
+		if err != nil {
+			return 0, err
+		}
+		return len(m.Marshal()), nil
+	}
+	one, err := size(1)
+	if err != nil {
+		return err
+	}
+	two, err := size(2)
+	if err != nil {
+		return err
+	}
+	step := max(two-one, 1)
+	maxH := 1 + (limit-one)/step
+	if opt.Horizon <= maxH {
+		return nil
+	}
+	return fmt.Errorf("%w: --horizon %d --unroll: the file would be about %d MB (%d KB a step), more than the limit of %d MB; pass --horizon %d or less, or leave out --unroll (the ONNX Loop, whose size does not grow with H)",
+		errExport, opt.Horizon, (one+(opt.Horizon-1)*step)>>20, step>>10, limit>>20, maxH)
+}
+
+// sameFile reports whether paths a and b name one file (b existing).
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

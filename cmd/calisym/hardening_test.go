@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -117,5 +120,60 @@ func TestMPCRefusesMLP(t *testing.T) {
 	_, _, err := runCLI(t, "mpc", "--quiet", "--out", dir, "--model", path)
 	if err == nil || !strings.Contains(err.Error(), "mpc needs a GR or GRB model") || !strings.Contains(err.Error(), path) {
 		t.Errorf("mpc --model %s: %v, want an error saying mpc needs a GR or GRB model", path, err)
+	}
+}
+
+// TestExportBounds: export refuses an output that is its input (it
+// overwrote the model with the graph), through another name too, and an
+// unrolled rollout whose file would pass the size limit, naming the
+// horizon it can write (a million steps ran out of memory).
+func TestExportBounds(t *testing.T) {
+	dir := t.TempDir()
+	model := writePresetModels(t, dir)[1].path
+	before, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(dir, "alias.safetensors")
+	if err := os.Symlink(model, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{model, alias, filepath.Join(dir, ".", filepath.Base(model))} {
+		_, _, err := runCLI(t, "export", model, "--onnx", out)
+		if err == nil || !strings.Contains(err.Error(), "is the model file") {
+			t.Errorf("export %s --onnx %s: %v, want a refusal", model, out, err)
+		}
+	}
+	after, err := os.ReadFile(model)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the model file changed: %v", err)
+	}
+	out := filepath.Join(dir, "m.onnx")
+	_, _, err = runCLI(t, "export", model, "--onnx", out, "--horizon", "1000000", "--unroll")
+	if err == nil || !strings.Contains(err.Error(), "--horizon 1000000 --unroll") || !strings.Contains(err.Error(), "limit of 256 MB") {
+		t.Fatalf("a million-step unroll: %v, want a refusal naming the limit", err)
+	}
+	var maxH int
+	if _, err := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "pass --horizon"):], "pass --horizon %d", &maxH); err != nil || maxH < 2 {
+		t.Fatalf("no horizon to pass in %q", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused export wrote its output")
+	}
+	// the estimate holds: each unrolled step adds about the same bytes
+	// (names grow by a digit now and then)
+	var sizes []int64
+	for _, h := range []string{"1", "2", "5"} {
+		if _, _, err := runCLI(t, "export", model, "--onnx", out, "--horizon", h, "--unroll"); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, fi.Size())
+	}
+	if est := sizes[0] + 4*(sizes[1]-sizes[0]); math.Abs(float64(sizes[2]-est)) > 0.05*float64(sizes[2]-sizes[0]) {
+		t.Errorf("unrolled sizes %v for horizons 1, 2, 5: not one step's bytes more each", sizes)
 	}
 }
