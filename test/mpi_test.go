@@ -222,3 +222,93 @@ func TestMPIBinding(t *testing.T) {
 		t.Errorf("internal/mpi's TestAllgather on 3 processes: %v\n%s", err, out)
 	}
 }
+
+// TestMPIInterrupt interrupts training under `mpirun -np 2` as Ctrl-C
+// does (SIGINT to mpirun, which sends SIGTERM to the processes and
+// SIGKILL a second later), once plain and once with --select-horizon:
+// the processes agree to stop at the same batch, the first saves the
+// checkpoint there, whatever --checkpoint-every, and says how to resume;
+// the resumed run ends with the bits of an uninterrupted one (model,
+// checkpoint, history, evaluation). Before, the epoch under way was lost
+// to mpirun's SIGKILL (with no checkpoint at all before the first of
+// --checkpoint-every), and the selection failed on the cancelled context.
+func TestMPIInterrupt(t *testing.T) {
+	mpirun := mpiTools(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "calisym-mpi")
+	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "../cmd/calisym").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
+	}
+	if out, err := run(t, bin, "sim", "--preset", "smoke", "--out", filepath.Join(dir, "data")); err != nil {
+		t.Fatalf("sim: %v\n%s", err, out)
+	}
+	train, val, ood := filepath.Join(dir, "data", "train"), filepath.Join(dir, "data", "id"), filepath.Join(dir, "data", "ood")
+	const every = 10 // epochs between checkpoints
+	for _, c := range []struct {
+		name  string
+		extra []string
+	}{
+		{"plain", nil},
+		{"select", []string{"--select-horizon", "20", "--select-from", "1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// batch 100: 24 batches an epoch of a few ms; 600 epochs, so that
+			// the run is under way when interrupted
+			args := func(name string) []string {
+				return append([]string{"train", "--data", train, "--val", val, "--model", "gr", "--arch", "quadrotor", "--layers", "2", "--width", "4",
+					"--epochs", "600", "--batch", "100", "--optimizer", "muon", "--schedule", "constant", "--quiet", "--workers", "1",
+					"--out", filepath.Join(dir, name+".safetensors"), "--checkpoint", filepath.Join(dir, name+".ckpt"), "--checkpoint-every", fmt.Sprint(every)}, c.extra...)
+			}
+			ref, cut := c.name+"-ref", c.name+"-cut"
+			if out, err := mpiRun(t, mpirun, 0, bin, args(ref)...); err != nil {
+				t.Fatalf("uninterrupted: %v\n%s", err, out)
+			}
+			// the interrupted run: SIGINT to mpirun a little after the
+			// first checkpoint, mid-run
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, mpirun, append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", bin}, args(cut)...)...)
+			cmd.Env = append(os.Environ(), "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+			var log strings.Builder
+			cmd.Stdout, cmd.Stderr = &log, &log
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ckpt := filepath.Join(dir, cut+".ckpt")
+			for {
+				if _, err := os.Stat(ckpt); err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("no first checkpoint: %s", log.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(150 * time.Millisecond)
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			out := log.String()
+			if err == nil || !strings.Contains(out, "checkpoint "+ckpt+" holds the run there") || strings.Count(out, "Resume with") != 1 {
+				t.Fatalf("interrupted: exit %v, want a failure saying, once, that the checkpoint holds the run:\n%s", err, out)
+			}
+			if _, err := os.Stat(filepath.Join(dir, cut+".safetensors")); err == nil {
+				t.Error("the interrupted run wrote the model")
+			}
+			ck, err := trainer.LoadCheckpoint(ckpt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ck.Epoch >= 600 || (ck.Part.Batches == 0 && ck.Epoch%every == 0) {
+				t.Errorf("the checkpoint holds epoch %d and %d batches: not the point the run was interrupted at", ck.Epoch, ck.Part.Batches)
+			}
+			if out, err := mpiRun(t, mpirun, 2, bin, append(args(cut), "--resume")...); err != nil {
+				t.Fatalf("resume: %v\n%s", err, out)
+			}
+			if d := differ(readRun(t, bin, dir, ref, ood), readRun(t, bin, dir, cut, ood)); d != "" {
+				t.Errorf("interrupted under mpirun at epoch %d + %d batches and resumed, against uninterrupted: %s", ck.Epoch, ck.Part.Batches, d)
+			}
+		})
+	}
+}

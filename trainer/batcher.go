@@ -155,6 +155,10 @@ func (sc *schedule) pass(rs *rowStore, key [2]uint64, seed uint64, epoch int, sp
 	if err != nil {
 		return err
 	}
+	// the order also when the first batches are passed over (a run
+	// resumed within the epoch): the shards of the first batch would
+	// otherwise put the items in it
+	sc.orderShard(seed, epoch, 0)
 	for b := range sc.batches() {
 		shard := func(s int, bt *Batch) []float64 {
 			if b == 0 {

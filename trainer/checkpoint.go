@@ -25,9 +25,13 @@ const checkpointMagic = "CALISYM-CKPT-1\n"
 // ErrCheckpoint wraps every problem found in a checkpoint file.
 var ErrCheckpoint = errors.New("trainer: bad checkpoint")
 
-// Checkpoint is the state of a training run after Epoch epochs.
+// Checkpoint is the state of a training run after Epoch epochs and, for a
+// run interrupted within an epoch, Part.Batches batches of the next.
 type Checkpoint struct {
-	Epoch   int
+	Epoch int
+	// Part is what the epoch after Epoch had done when the run was
+	// interrupted within it (zero: the run stopped between epochs).
+	Part    EpochPart
 	Model   string
 	Theta   []float64
 	Optim   OptimState
@@ -41,6 +45,18 @@ type Checkpoint struct {
 	// workers, the processes, the checkpointing and, under the constant
 	// schedule, the number of epochs may change.
 	Settings string
+}
+
+// EpochPart is the record of the batches an interrupted epoch did, from
+// which a resumed run completes the epoch as an uninterrupted one: the
+// number of batches (passed over on resuming, in the epoch's order) and
+// the sums of their losses, weights, gradient norms and transitions, and
+// their time [s].
+type EpochPart struct {
+	Batches                 int
+	SumLoss, SumW, GradNorm float64
+	Transitions             int
+	Seconds                 float64
 }
 
 // DataFingerprint identifies a training dataset: its layout, names,
@@ -151,8 +167,8 @@ func (ck *Checkpoint) restore(path string, epochs int, l Learner, opt optimizer,
 	return nil
 }
 
-func saveCheckpoint(path string, epoch int, l Learner, opt optimizer, h *History, fp DataFingerprint, settings string) error {
-	ck := Checkpoint{Epoch: epoch, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h, Data: fp, Settings: settings}
+func saveCheckpoint(path string, epoch int, part EpochPart, l Learner, opt optimizer, h *History, fp DataFingerprint, settings string) error {
+	ck := Checkpoint{Epoch: epoch, Part: part, Model: l.Name(), Theta: l.Params(), Optim: opt.state(), History: *h, Data: fp, Settings: settings}
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(&ck); err != nil {
 		return fmt.Errorf("trainer: encoding checkpoint: %w", err)

@@ -62,16 +62,20 @@ func agree(comm Comm, l Learner, fp DataFingerprint, settings string) error {
 	return nil
 }
 
-// stopped returns the cause that ends a run before its next epoch: this
+// stopped returns the cause that ends a run before its next batch: this
 // process's context's error, or, over several processes, that of any of
-// them (every process stops at the same epoch). err reports a failed
-// exchange.
+// them as they sent it (every process stops at the same batch). err
+// reports a failed exchange.
 func stopped(ctx context.Context, comm Comm) (cause, err error) {
 	if comm == nil {
 		return ctx.Err(), nil
 	}
+	// the decision rests on the gathered flags alone: a signal that
+	// arrives after this process sent its flag counts at the next check,
+	// as on every other process
+	own := ctx.Err()
 	flag := []float64{0}
-	if ctx.Err() != nil {
+	if own != nil {
 		flag[0] = 1
 	}
 	n := comm.Size()
@@ -83,8 +87,8 @@ func stopped(ctx context.Context, comm Comm) (cause, err error) {
 	if err := comm.Allgather(flag, counts, all); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	if ctx.Err() != nil {
-		return ctx.Err(), nil
+	if own != nil {
+		return own, nil
 	}
 	for r, f := range all {
 		if f != 0 {
@@ -92,4 +96,25 @@ func stopped(ctx context.Context, comm Comm) (cause, err error) {
 		}
 	}
 	return nil, nil
+}
+
+// agreeSaved tells every process whether the first one (the writer of
+// checkpoints) saved the checkpoint of an interrupted run: ok is this
+// process's own answer, and only the first's counts. Every process
+// returns only once the first has finished saving.
+func agreeSaved(comm Comm, ok bool) (bool, error) {
+	flag := []float64{0}
+	if ok {
+		flag[0] = 1
+	}
+	n := comm.Size()
+	counts := make([]int, n)
+	for r := range counts {
+		counts[r] = 1
+	}
+	all := make([]float64, n)
+	if err := comm.Allgather(flag, counts, all); err != nil {
+		return false, fmt.Errorf("trainer: learning whether the checkpoint was saved: %w", err)
+	}
+	return all[0] == 1, nil
 }

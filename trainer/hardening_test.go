@@ -3,10 +3,13 @@ package trainer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/calisym/calisym/predictor"
@@ -96,5 +99,153 @@ func TestBadLossWeights(t *testing.T) {
 		if err == nil || errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %q", l.W, err, c.want)
 		}
+	}
+}
+
+// cancelLearner cancels a run from inside it: at its at-th LossGrad call
+// (a batch under way) or at its rollersAt-th Rollers call (the selection
+// of an epoch), as a Ctrl-C arriving then does.
+type cancelLearner struct {
+	*Symplectic
+	calls, at          *atomic.Int64
+	rollers, rollersAt int
+	cancel             func()
+}
+
+func (c *cancelLearner) NewWorker(n int) Worker { return cancelWorker{c.Symplectic.NewWorker(n), c} }
+
+func (c *cancelLearner) Rollers() RollerFactory {
+	c.rollers++
+	if c.rollers == c.rollersAt && c.cancel != nil {
+		c.cancel()
+	}
+	return c.Symplectic.Rollers()
+}
+
+type cancelWorker struct {
+	Worker
+	c *cancelLearner
+}
+
+func (w cancelWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	if n := w.c.calls.Add(1); n == w.c.at.Load() && w.c.cancel != nil {
+		w.c.cancel()
+	}
+	return w.Worker.LossGrad(b, grad, pred)
+}
+
+// withoutSeconds returns a history's epochs with their wall times zeroed.
+func withoutSeconds(h *History) []EpochStats {
+	var out []EpochStats
+	for _, e := range h.Epochs {
+		e.Seconds = 0
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestInterruptWithinEpoch cancels runs in the middle of an epoch and
+// during an epoch's selection by the AR MSE: the run stops at the next
+// batch (scheduled sampling: between window groups), saves a checkpoint
+// of that point, and the resumed run ends with the uninterrupted run's
+// parameters and history bit for bit, the selection's best epoch
+// included. A Ctrl-C during the selection failed with "selection at
+// epoch 2: context canceled" and saved nothing; a run stopped only at the
+// end of an epoch, which MPI launchers do not wait for.
+func TestInterruptWithinEpoch(t *testing.T) {
+	ds := toyDataset(t, 2, 60, 2, 0, 23)
+	val := toyDataset(t, 1, 60, 2, 0, 24)
+	base := DefaultConfig()
+	base.Epochs, base.BatchSize, base.Workers, base.CheckpointEvery = 3, 32, 2, 10
+	for _, c := range []struct {
+		name      string
+		edit      func(*Config)
+		at        int64 // LossGrad call that cancels (0: none)
+		rollersAt int   // Rollers call that cancels (0: none)
+		every     int   // the batches a stop falls on are a multiple of it
+	}{
+		{"one-step", func(*Config) {}, 7, 0, 1},
+		{"K-step", func(c *Config) { c.RolloutSteps, c.RolloutFrom, c.RolloutBatch = 3, 1, 8 }, 30, 0, 1},
+		{"scheduled", func(c *Config) { c.BatchSize, c.AlphaFinal = 8, 0.5 }, 90, 0, 19},
+		{"selection", func(c *Config) { c.SelectHorizon = 10 }, 0, 2, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := base
+			c.edit(&cfg)
+			learner := func(cancel func(), at int64, rollersAt int) *cancelLearner {
+				l := &cancelLearner{Symplectic: symplecticLearner(t, ds, predictor.KindGR, 5), calls: new(atomic.Int64), at: new(atomic.Int64), rollersAt: rollersAt, cancel: cancel}
+				l.at.Store(at)
+				return l
+			}
+			ref := learner(nil, 0, 0)
+			refHist, err := Train(context.Background(), ref, ds, val, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.CheckpointPath = filepath.Join(t.TempDir(), "run.ckpt")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			_, err = Train(ctx, learner(cancel, c.at, c.rollersAt), ds, val, cfg)
+			var ie *Interrupted
+			if !errors.As(err, &ie) || ie.Checkpoint != cfg.CheckpointPath {
+				t.Fatalf("interrupted run: %v, want an *Interrupted naming the checkpoint", err)
+			}
+			if c.rollersAt > 0 {
+				if ie.Done != c.rollersAt || ie.Batches != 0 {
+					t.Errorf("interrupted during the selection of epoch %d: stopped %s, want after that epoch", c.rollersAt, ie.Where())
+				}
+			} else if ie.Batches == 0 || ie.Batches%c.every != 0 {
+				t.Errorf("interrupted within an epoch: stopped %s, want within the epoch at a multiple of %d batches", ie.Where(), c.every)
+			}
+			ck, err := LoadCheckpoint(cfg.CheckpointPath)
+			if err != nil || ck.Epoch != ie.Done || ck.Part.Batches != ie.Batches {
+				t.Fatalf("checkpoint %+v, %v, want the point %s", ck, err, ie.Where())
+			}
+			resumed := learner(nil, 0, 0)
+			hist, err := Train(context.Background(), resumed, ds, val, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(resumed.Params(), ref.Params()) {
+				t.Error("the resumed run's parameters differ from the uninterrupted run's")
+			}
+			if got, want := withoutSeconds(hist), withoutSeconds(refHist); !reflect.DeepEqual(fmt.Sprint(got), fmt.Sprint(want)) {
+				t.Errorf("history resumed %+v\nuninterrupted %+v", got, want)
+			}
+			if hist.BestEpoch != refHist.BestEpoch || hist.BestARMSE != refHist.BestARMSE {
+				t.Errorf("best epoch %d (%v) resumed, %d (%v) uninterrupted", hist.BestEpoch, hist.BestARMSE, refHist.BestEpoch, refHist.BestARMSE)
+			}
+		})
+	}
+}
+
+// signalDuringGather is process 0 of 2 whose context is cancelled while
+// it exchanges the stop flags, after it sent its own (0), as a signal
+// arriving then is; the other process sent 0 too.
+type signalDuringGather struct{ cancel func() }
+
+func (signalDuringGather) Rank() int { return 0 }
+func (signalDuringGather) Size() int { return 2 }
+func (s signalDuringGather) Allgather(send []float64, _ []int, recv []float64) error {
+	s.cancel()
+	clear(recv)
+	return nil
+}
+
+// TestStopAgreement: whether a process stops rests on the flags the
+// processes exchanged, not on its context after the exchange: a signal
+// arriving during the exchange counts at the next one. Before, this
+// process stopped while the other went on, and the two then waited in
+// different collectives (MPI_ERR_TRUNCATE).
+func TestStopAgreement(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cause, err := stopped(ctx, signalDuringGather{cancel})
+	if err != nil || cause != nil {
+		t.Errorf("signal during the exchange: cause %v, err %v; want to go on, as the other process does", cause, err)
+	}
+	cause, err = stopped(ctx, signalDuringGather{cancel})
+	if err != nil || !errors.Is(cause, context.Canceled) {
+		t.Errorf("the next exchange: cause %v, err %v; want to stop", cause, err)
 	}
 }

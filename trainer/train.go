@@ -226,29 +226,60 @@ func (c *Config) alphaAt(epoch int) float64 {
 var ErrDiverged = errors.New("trainer: training diverged")
 
 // Interrupted is the error Train returns when its context is cancelled. The
-// context is checked before every epoch, so a run stops at the end of the
-// epoch under way; the learner then holds the parameters after Done epochs.
-// It unwraps to the context's error.
+// context is checked before every batch (over several processes, which
+// agree on it, every process stops at the same batch; scheduled sampling
+// stops between window groups), and the epoch's selection by the AR MSE
+// completes; the learner then holds the parameters after Done epochs and
+// Batches batches of the next. It unwraps to the context's error.
 type Interrupted struct {
 	// Done is the number of epochs completed (resumed ones included), of
 	// Epochs planned.
 	Done, Epochs int
-	// Checkpoint is the file that holds the run after Done epochs, from
+	// Batches is the number of batches done of epoch Done+1 (0: the run
+	// stopped between two epochs).
+	Batches int
+	// Checkpoint is the file that holds the run where it stopped, from
 	// which Train resumes ("" when none does: no Config.CheckpointPath, or
-	// no epoch completed).
+	// no batch done).
 	Checkpoint string
 	// Err is the context's error.
 	Err error
 }
 
-// Error implements error.
-func (e *Interrupted) Error() string {
-	s := fmt.Sprintf("trainer: training interrupted after epoch %d of %d (%v)", e.Done, e.Epochs, e.Err)
-	if e.Checkpoint != "" {
-		s += fmt.Sprintf("; checkpoint %s holds epoch %d", e.Checkpoint, e.Done)
+// Where describes the point the run stopped at: "after epoch 2 of 10" or
+// "after epoch 2 of 10 and 5 batches of epoch 3".
+func (e *Interrupted) Where() string {
+	s := fmt.Sprintf("after epoch %d of %d", e.Done, e.Epochs)
+	if e.Batches > 0 {
+		s += fmt.Sprintf(" and %d batches of epoch %d", e.Batches, e.Done+1)
 	}
 	return s
 }
+
+// Error implements error.
+func (e *Interrupted) Error() string {
+	s := fmt.Sprintf("trainer: training interrupted %s (%v)", e.Where(), e.Err)
+	if e.Checkpoint != "" && e.Batches == 0 {
+		s += fmt.Sprintf("; checkpoint %s holds epoch %d", e.Checkpoint, e.Done)
+	} else if e.Checkpoint != "" {
+		s += fmt.Sprintf("; checkpoint %s holds the run there", e.Checkpoint)
+	}
+	return s
+}
+
+// point is a place in a run: batches done of epoch (from 0).
+type point struct{ epoch, batches int }
+
+// stopRequest is the error with which a batch callback stops an epoch
+// when the run is interrupted: part is what the epoch had done.
+type stopRequest struct {
+	part  EpochPart
+	cause error
+}
+
+func (s *stopRequest) Error() string { return "trainer: stopping: " + s.cause.Error() }
+
+func (s *stopRequest) Unwrap() error { return s.cause }
 
 // Unwrap returns the context's error.
 func (e *Interrupted) Unwrap() error { return e.Err }
@@ -256,10 +287,12 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // Train fits the learner on the training set. val, if non-nil, is scored
 // every epoch by its one-step loss. With Config.CheckpointPath set, training
 // resumes from an existing checkpoint there, which must have been written
-// training the same model on the same data (ErrCheckpoint otherwise). A
-// cancelled context stops the run at the end of the current epoch with an
-// *Interrupted error; with Config.CheckpointPath set, Train first writes
-// the checkpoint of the last completed epoch, whatever CheckpointEvery.
+// training the same model on the same data with the same settings
+// (ErrCheckpoint otherwise). A cancelled context stops the run after the
+// batch under way (every process at the same one) with an *Interrupted
+// error; with Config.CheckpointPath set, Train first writes the checkpoint
+// of that point, whatever CheckpointEvery, from which a resumed run ends
+// as an uninterrupted one, bit for bit.
 // train and val may be opened with their arrays on disk (dataset.Open):
 // each epoch then reads only the samples of this process's shards (all of
 // them without a Comm), with the same result, K-step epochs included; the
@@ -309,7 +342,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	sched := newSchedule(len(tb.trans), pl)
 	writer := cfg.Comm == nil || cfg.Comm.Rank() == 0 // writes checkpoints
 	hist := &History{}
-	start, saved := 0, -1 // saved: the epoch the checkpoint file holds
+	// saved: the point the checkpoint file holds (epoch −1: none)
+	start, saved := 0, point{epoch: -1}
+	var resumed EpochPart // the part of epoch start done before a resume
 	var fp DataFingerprint
 	var set []string // the settings a checkpoint records
 	if cfg.CheckpointPath != "" || cfg.Comm != nil {
@@ -329,7 +364,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			if err := ck.restore(cfg.CheckpointPath, cfg.Epochs, l, opt, fp, set); err != nil {
 				return nil, err
 			}
-			start, saved = ck.Epoch, ck.Epoch
+			start, saved, resumed = ck.Epoch, point{ck.Epoch, ck.Part.Batches}, ck.Part
 			hist = &ck.History
 			if cfg.OnResume != nil {
 				cfg.OnResume(ck.Epoch, ck.History.Seconds)
@@ -338,16 +373,32 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			return nil, err
 		}
 	}
-	interrupted := func(epoch int, cause error) error {
-		ie := &Interrupted{Done: epoch, Epochs: cfg.Epochs, Err: cause}
-		if cfg.CheckpointPath != "" && epoch > 0 && saved != epoch && writer {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch, l, opt, hist, fp, joinSettings(set)); err != nil {
+	// interrupted stops the run after part.Batches batches of epoch
+	// (counted from 0; none: at the epoch's start), every process at the
+	// same point, and saves the checkpoint there.
+	interrupted := func(epoch int, part EpochPart, cause error) error {
+		ie := &Interrupted{Done: epoch, Batches: part.Batches, Epochs: cfg.Epochs, Err: cause}
+		at := point{epoch, part.Batches}
+		var saveErr error
+		if cfg.CheckpointPath != "" && (epoch > 0 || part.Batches > 0) && saved != at && writer {
+			if saveErr = saveCheckpoint(cfg.CheckpointPath, epoch, part, l, opt, hist, fp, joinSettings(set)); saveErr == nil {
+				saved = at
+			}
+		}
+		ok := saved == at
+		if cfg.Comm != nil && cfg.CheckpointPath != "" {
+			// the others learn whether the first process saved it (and
+			// return only once it has)
+			var err error
+			if ok, err = agreeSaved(cfg.Comm, ok); err != nil {
 				return errors.Join(ie, err)
 			}
-			saved = epoch
 		}
-		if saved == epoch || (!writer && cfg.CheckpointPath != "" && epoch > 0) {
+		if ok {
 			ie.Checkpoint = cfg.CheckpointPath
+		}
+		if saveErr != nil {
+			return errors.Join(ie, saveErr)
 		}
 		return ie
 	}
@@ -373,14 +424,43 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		if cause, err := stopped(ctx, cfg.Comm); err != nil {
 			return hist, err
 		} else if cause != nil {
-			return hist, interrupted(epoch, cause)
+			part := EpochPart{}
+			if epoch == start {
+				part = resumed
+			}
+			return hist, interrupted(epoch, part, cause)
 		}
 		te := time.Now()
 		lr := cfg.LR * cfg.lrAt(epoch)
 		alpha := cfg.alphaAt(epoch)
-		var sumLoss, sumW, gnorm float64
-		var steps, count int
+		// part sums the epoch's batches; skip of them were done before a
+		// resume (their sums restored), and are passed over
+		var part, skip EpochPart
+		if epoch == start {
+			part, skip = resumed, resumed
+		}
+		// stopEvery: the batches between two points the run may stop at
+		// (scheduled sampling carries predictions from one step of a
+		// window group to the next: it stops between groups)
+		stopEvery := 1
+		if cfg.kAt(epoch) <= 1 && alpha < 1 {
+			stopEvery = train.WindowLen - 1
+		}
+		done := 0
 		step := func(fill shardFill, rows int) error {
+			if done < skip.Batches {
+				done++
+				return nil
+			}
+			// every process stops at the same batch when one is interrupted
+			if done > 0 && done%stopEvery == 0 {
+				if cause, err := stopped(ctx, cfg.Comm); err != nil {
+					return err
+				} else if cause != nil {
+					part.Seconds = skip.Seconds + time.Since(te).Seconds()
+					return &stopRequest{part: part, cause: cause}
+				}
+			}
 			loss, w, err := cur.run(fill, grad, false)
 			if err != nil {
 				return err
@@ -395,33 +475,34 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			if math.IsNaN(loss) || math.IsNaN(gn) || math.IsInf(gn, 0) {
 				return fmt.Errorf("%w at epoch %d (loss %v, gradient norm %v)", ErrDiverged, epoch, loss, gn)
 			}
-			sumLoss += loss
-			sumW += w
-			gnorm += gn
-			steps++
-			count += rows
-			bar.tick(epoch, sumLoss/sumW, float64(count)/time.Since(te).Seconds())
+			done++
+			part.Batches = done
+			part.SumLoss += loss
+			part.SumW += w
+			part.GradNorm += gn
+			part.Transitions += rows
+			bar.tick(epoch, part.SumLoss/part.SumW, float64(part.Transitions-skip.Transitions)/time.Since(te).Seconds())
 			return nil
 		}
 		cur = pl
+		var err error
 		if k := cfg.kAt(epoch); k > 1 {
-			if cur, err = seq.pool(k); err != nil {
-				return hist, err
-			}
-			if err := rolloutEpoch(tb.rows, cur, k, cfg.Seed, epoch, step); err != nil {
-				return hist, err
+			if cur, err = seq.pool(k); err == nil {
+				err = rolloutEpoch(tb.rows, cur, k, cfg.Seed, epoch, step)
 			}
 		} else if alpha >= 1 {
-			if err := tb.epoch(sched, cfg.Seed, epoch, step); err != nil {
-				return hist, err
-			}
+			err = tb.epoch(sched, cfg.Seed, epoch, step)
 		} else {
-			if err := scheduledEpoch(tb.rows, pl, alpha, cfg.Seed, epoch, step); err != nil {
-				return hist, err
-			}
+			err = scheduledEpoch(tb.rows, pl, alpha, cfg.Seed, epoch, step)
 		}
+		if sr := (*stopRequest)(nil); errors.As(err, &sr) {
+			return hist, interrupted(epoch, sr.part, sr.cause)
+		} else if err != nil {
+			return hist, err
+		}
+		sumLoss, sumW, gnorm, steps, count := part.SumLoss, part.SumW, part.GradNorm, part.Batches, part.Transitions
 		es := EpochStats{Epoch: epoch + 1, Loss: sumLoss / sumW, LR: lr, Alpha: alpha, GradNorm: gnorm / float64(max(steps, 1)),
-			Seconds: time.Since(te).Seconds(), Transitions: count, ValLoss: math.NaN(), K: max(cfg.kAt(epoch), 1)}
+			Seconds: skip.Seconds + time.Since(te).Seconds(), Transitions: count, ValLoss: math.NaN(), K: max(cfg.kAt(epoch), 1)}
 		if es.K == 1 {
 			es.K = 0
 		}
@@ -430,7 +511,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 				return hist, err
 			}
 		}
-		if err := selectEpoch(ctx, l, val, &cfg, epoch, hist, &es); err != nil {
+		// the selection completes an epoch: an interruption during it
+		// stops the run at the start of the next
+		if err := selectEpoch(context.WithoutCancel(ctx), l, val, &cfg, epoch, hist, &es); err != nil {
 			return hist, err
 		}
 		hist.Epochs = append(hist.Epochs, es)
@@ -440,10 +523,10 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			cfg.OnEpoch(es)
 		}
 		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) && writer {
-			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, l, opt, hist, fp, joinSettings(set)); err != nil {
+			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, EpochPart{}, l, opt, hist, fp, joinSettings(set)); err != nil {
 				return hist, err
 			}
-			saved = epoch + 1
+			saved = point{epoch + 1, 0}
 		}
 	}
 	bar.finish()

@@ -57,7 +57,7 @@ The default configuration is compute-modest (minutes on two cores);
 --full uses the paper's (Appendix D: 500 epochs, training stride 10),
 hours for the quadruped: it writes training checkpoints every 5 epochs to
 --out/<system>/checkpoints, and the same command run again resumes from
-them (Ctrl-C stops at the end of the epoch under way and writes one). A
+them (Ctrl-C stops after the batch under way and writes one). A
 system's checkpoints are removed once its report is written; a checkpoint
 written training another model, on other data or with other training
 settings (seed, rates, batch, schedule) is an error, not resumed.`,

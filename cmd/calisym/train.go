@@ -121,8 +121,18 @@ With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 settings: another dataset, or any setting that changes the result
 (rates, batch, loss weights and units, architecture, seed, and --epochs
 under the cosine schedule, whose length it is) is an error; the workers,
-the processes and, under --schedule constant, --epochs may change. Ctrl-C stops at the end of the current epoch: with --checkpoint it
-saves the completed epochs there and prints the command that resumes.`,
+the processes and, under --schedule constant, --epochs may change.
+
+Ctrl-C (SIGINT) or SIGTERM stops the run after the batch under way (and
+the epoch's selection, if one is under way): with --checkpoint it saves
+the run there, whatever --checkpoint-every, and prints the command that
+resumes; the resumed run ends with the bits of an uninterrupted one.
+Launched as several MPI processes (mpirun, srun), every process stops at
+the same batch and the first saves the checkpoint; a second signal does
+not cut the save short there (the launcher's own time limit ends the
+job: Open MPI's mpirun waits about a second after Ctrl-C, more with
+--mca odls_base_sigkill_timeout N; scancel waits Slurm's KillWait, 30 s
+by default).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkTrainFlags(cfg, w); err != nil {
@@ -201,13 +211,23 @@ saves the completed epochs there and prints the command that resumes.`,
 			}
 			start := time.Now()
 			ctx := cmd.Context()
-			notice := "interrupted: stopping at the end of the current epoch; nothing will be saved without --checkpoint (Ctrl-C again quits at once)"
+			again := "Ctrl-C again quits at once"
+			if comm != nil {
+				// the launcher ends the job if the processes do not
+				again = "every process stops at the same batch"
+			}
+			notice := "interrupted: stopping after the batch under way; nothing will be saved without --checkpoint (" + again + ")"
 			if ckpt != "" {
-				notice = "interrupted: stopping at the end of the current epoch to save the checkpoint " + ckpt + " (Ctrl-C again quits at once, without saving it)"
+				notice = "interrupted: stopping after the batch under way to save the checkpoint " + ckpt + " (" + again + ", without saving it)"
+				if comm != nil {
+					notice = "interrupted: stopping after the batch under way to save the checkpoint " + ckpt + " (" + again + ")"
+				}
 			}
 			noticed := make(chan struct{})
 			stopNotice := context.AfterFunc(ctx, func() {
-				fmt.Fprintln(cmd.ErrOrStderr(), "calisym train:", notice)
+				if first {
+					fmt.Fprintln(cmd.ErrOrStderr(), "calisym train:", notice)
+				}
 				close(noticed)
 			})
 			hist, err := trainer.Train(ctx, l, train, v, ms.Train)
@@ -280,7 +300,17 @@ saves the completed epochs there and prints the command that resumes.`,
 			return err
 		}
 		comm = c
-		return finish(run(cmd, args))
+		err = run(cmd, args)
+		if ie := (*trainer.Interrupted)(nil); comm != nil && errors.As(err, &ie) {
+			// The launcher may end the job while its processes finish
+			// (mpirun kills them a second after Ctrl-C): the first
+			// process says now what was saved and how to resume, once.
+			if comm.Rank() == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "calisym:", err)
+			}
+			err = &reportedError{err}
+		}
+		return finish(err)
 	}
 	return cmd
 }
@@ -352,18 +382,25 @@ func interruptedError(cmd *cobra.Command, err error, ie *trainer.Interrupted, ou
 	var msg string
 	switch {
 	case ie.Checkpoint != "":
-		msg = fmt.Sprintf("training interrupted after epoch %d of %d: checkpoint %s holds the run after epoch %d (%s). Resume with\n  %s",
-			ie.Done, ie.Epochs, ie.Checkpoint, ie.Done, notWritten, resumeCommand(cmd))
-	case ie.Done == 0:
+		msg = fmt.Sprintf("training interrupted %s: checkpoint %s holds the run there (%s). Resume with\n  %s",
+			ie.Where(), ie.Checkpoint, notWritten, resumeCommand(cmd))
+	case ie.Done == 0 && ie.Batches == 0:
 		msg = fmt.Sprintf("training interrupted before its first epoch completed: nothing to save (%s); run the same command again to start afresh", notWritten)
 	case cmd.Flags().Changed("checkpoint"):
-		return fmt.Errorf("training interrupted after epoch %d of %d, and saving the checkpoint failed (%s): %w", ie.Done, ie.Epochs, notWritten, err)
+		return fmt.Errorf("training interrupted %s, and saving the checkpoint failed (%s): %w", ie.Where(), notWritten, err)
 	default:
-		msg = fmt.Sprintf("training interrupted after epoch %d of %d: nothing was saved (%s); to be able to resume an interrupted run, train with --checkpoint FILE",
-			ie.Done, ie.Epochs, notWritten)
+		msg = fmt.Sprintf("training interrupted %s: nothing was saved (%s); to be able to resume an interrupted run, train with --checkpoint FILE",
+			ie.Where(), notWritten)
 	}
 	return &explainedError{msg: msg, err: err}
 }
+
+// reportedError is an error the command has already reported: main
+// exits non-zero without printing it again.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
 
 // explainedError replaces the message of an error for the user and keeps
 // it for errors.Is and errors.As.

@@ -290,12 +290,12 @@ func TestTrainInterrupted(t *testing.T) {
 		t.Fatalf("interrupted run: %v", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"interrupted after epoch 1 of 3", "checkpoint " + ckpt + " holds the run after epoch 1", model + " is written only when training completes", "Resume with"} {
+	for _, want := range []string{"interrupted after epoch 1 of 3", "checkpoint " + ckpt + " holds the run there", model + " is written only when training completes", "Resume with"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the interruption message lacks %q:\n%s", want, msg)
 		}
 	}
-	if !strings.Contains(stderr, "stopping at the end of the current epoch") {
+	if !strings.Contains(stderr, "stopping after the batch under way") {
 		t.Errorf("no notice of the interruption on stderr: %q", stderr)
 	}
 	if _, err := os.Stat(model); err == nil {
