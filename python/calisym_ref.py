@@ -35,6 +35,33 @@ class ModelFileError(ValueError):
     """A model file that is malformed, of another format, or corrupted."""
 
 
+class InputError(ValueError):
+    """A rollout input (x0 or ports) of the wrong shape or with a non-finite value."""
+
+
+def check_inputs(x0, ports, state_dim, port_dim):
+    """Returns x0 as (N, state_dim) and ports as (N, H, port_dim) float64
+    arrays, or raises InputError naming the array, its shape and the one
+    wanted: numpy would broadcast a width-1 array to every coordinate.
+    A single state (state_dim,) and a single port sequence (H, port_dim)
+    count as a batch of one."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    ports = np.asarray(ports, dtype=np.float64)
+    if x0.ndim == 1:
+        x0 = x0[None]
+    if x0.ndim != 2 or x0.shape[1] != state_dim:
+        raise InputError("x0 has shape %s, want (N, %d): N initial states of 2n = %d values" % (x0.shape, state_dim, state_dim))
+    if ports.ndim == 2:
+        ports = ports[None]
+    if ports.ndim != 3 or ports.shape[0] != x0.shape[0] or ports.shape[2] != port_dim:
+        raise InputError("ports has shape %s, want (%d, H, %d): for each of x0's %d states, H steps of n_u + n_c = %d port values"
+                         % (ports.shape, x0.shape[0], port_dim, x0.shape[0], port_dim))
+    for name, a in (("x0", x0), ("ports", ports)):
+        if not np.all(np.isfinite(a)):
+            raise InputError("%s has a non-finite value at %s" % (name, tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])))
+    return x0, ports
+
+
 def _sha256(data):
     return hashlib.sha256(data).hexdigest()
 
@@ -208,10 +235,7 @@ class SympNet:
 
     def rollout(self, x0, ports):
         """Rolls out from x0 (N, 2n) under ports (N, H, n_u+n_c); returns (N, H, 2n)."""
-        x0 = np.atleast_2d(np.asarray(x0, dtype=np.float64))
-        ports = np.asarray(ports, dtype=np.float64)
-        if ports.ndim == 2:
-            ports = ports[None]
+        x0, ports = check_inputs(x0, ports, self.state_dim, self.port_dim)
         n, nu, d = self.n, self.nu, self.d
         N, H = x0.shape[0], ports.shape[1]
         mux, sx = self.mu[: 2 * n], self.scale[: 2 * n]
@@ -274,10 +298,8 @@ class MLP:
         return x + self.norm["s_delta"] * a
 
     def rollout(self, x0, ports):
-        x = np.atleast_2d(np.asarray(x0, dtype=np.float64))
-        ports = np.asarray(ports, dtype=np.float64)
-        if ports.ndim == 2:
-            ports = ports[None]
+        """Rolls out from x0 (N, 2n) under ports (N, H, n_u+n_c); returns (N, H, 2n)."""
+        x, ports = check_inputs(x0, ports, self.state_dim, self.port_dim)
         out = np.zeros((x.shape[0], ports.shape[1], self.state_dim))
         for k in range(ports.shape[1]):
             x = self.step(x, ports[:, k, :])
@@ -334,15 +356,25 @@ def main(argv):
     for path, case_path in zip(args[::2], args[1::2]):
         try:
             model = load(path)
-            with open(case_path) as fh:
-                case = json.load(fh)
-            states = model.rollout(np.asarray(case["x0"], dtype=np.float64), np.asarray(case["ports"], dtype=np.float64))
         except (ModelFileError, OSError, KeyError, ValueError) as e:
             sys.stderr.write("calisym_ref: %s: %s\n" % (path, e))
             results.append({"error": "%s: %s" % (path, e)})
             status = 1
             continue
-        results.append({"states": [[[float(v) for v in row] for row in traj] for traj in states]})
+        try:
+            with open(case_path) as fh:
+                case = json.load(fh)
+            states = model.rollout(case["x0"], case["ports"])
+        except KeyError as e:
+            msg = "%s: no %s (a case is {\"x0\": [[...]], \"ports\": [[[...]]]})" % (case_path, e)
+        except (OSError, ValueError) as e:
+            msg = "%s (for %s): %s" % (case_path, path, e)
+        else:
+            results.append({"states": [[[float(v) for v in row] for row in traj] for traj in states]})
+            continue
+        sys.stderr.write("calisym_ref: %s\n" % msg)
+        results.append({"error": msg})
+        status = 1
     json.dump(results, sys.stdout)
     return status
 

@@ -11,9 +11,10 @@ missing=$(node -e 'const d = require("./test/js/package.json").dependencies; con
 if [ ! -d test/js/node_modules ] || [ -n "$missing" ]; then
 	npm ci --prefix test/js --no-audit --no-fund --loglevel=error --onnxruntime-node-install=skip
 fi
-# The numpy reference (python/calisym_ref.py) runs on apt's python3-numpy.
-if ! dpkg -s python3-numpy >/dev/null 2>&1; then
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy >/dev/null
+# The numpy reference (python/calisym_ref.py) runs on apt's python3-numpy;
+# TestReferenceInstalls installs it with pip into a python3-venv.
+if ! dpkg -s python3-numpy >/dev/null 2>&1 || ! dpkg -s python3-venv >/dev/null 2>&1; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy python3-venv >/dev/null
 fi
 # Training over MPI (test/mpi_test.go builds calisym with -tags mpi and runs
 # it under mpirun) needs Open MPI.
