@@ -75,8 +75,23 @@ type Config struct {
 	// see statemap.SamplerOptions.
 	Channels []ChannelMap `yaml:"channels"`
 	// MaxAge is the default age [s] beyond which an input is stale and no
-	// prediction is made (default 0.1).
+	// prediction is made (default 0.1); an input is stale only when it is
+	// also older than StalePeriods of its own measured period.
 	MaxAge float64 `yaml:"max_age"`
+	// StalePeriods makes the stale limit of each input follow its
+	// measured rate: an input is stale when its newest message is older
+	// than max_age and than StalePeriods times its measured period (the median
+	// interval between its stamps; default 3), so that a message late by up to two periods
+	// neither suppresses a prediction nor restarts the input history, at
+	// 100 Hz as at 400 Hz, while an input that stopped is stale within
+	// max_age or three periods.
+	StalePeriods float64 `yaml:"stale_periods"`
+	// HistoryTolerance [s] is how far from one model step dt a state sample
+	// may be from the last observed one and still continue the input
+	// history (port history, force estimate); a larger gap is a lost
+	// sample and restarts it. Default 0: the larger of dt/4 and half the
+	// state input's measured period. It must be below dt/2.
+	HistoryTolerance float64 `yaml:"history_tolerance"`
 	// Trigger says when to predict.
 	Trigger TriggerConfig `yaml:"trigger"`
 	// Ports says which ports to assume over the horizon.
@@ -288,6 +303,9 @@ func LoadParams(path string) (*Params, error) {
 	if err := c.Check(spec); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if dt := 1 / extra.Resample.Rate; c.HistoryTolerance >= dt/2 {
+		return nil, fmt.Errorf("%s: %w", path, configError("history_tolerance", "must be below dt/2 = %g s (convert.resample.rate %g Hz; 0: automatic), got %g", dt/2, extra.Resample.Rate, c.HistoryTolerance))
+	}
 	return &Params{Path: path, Robot: f.Convert.Robot, Spec: spec, Rate: extra.Resample.Rate,
 		MaxQuatNormError: extra.Validate.MaxQuatNormError, Node: c}, nil
 }
@@ -314,6 +332,9 @@ func (c *Config) Defaults() {
 	}
 	if c.MaxAge == 0 {
 		c.MaxAge = 0.1
+	}
+	if c.StalePeriods == 0 {
+		c.StalePeriods = 3
 	}
 	if c.Trigger.Kind == "" {
 		c.Trigger.Kind = TriggerMessage
@@ -407,6 +428,12 @@ func (c *Config) Check(spec *statemap.Spec) error {
 	}
 	if !positive(c.MaxAge) {
 		return configError("max_age", "must be positive, got %g", c.MaxAge)
+	}
+	if !(c.StalePeriods >= 1) || math.IsInf(c.StalePeriods, 0) {
+		return configError("stale_periods", "must be at least 1 (default 3), got %g", c.StalePeriods)
+	}
+	if !(c.HistoryTolerance >= 0) || math.IsInf(c.HistoryTolerance, 0) {
+		return configError("history_tolerance", "must be 0 (automatic) or positive seconds below dt/2, got %g", c.HistoryTolerance)
 	}
 	if !positive(c.DiagnosticsPeriod) {
 		return configError("diagnostics_period", "must be positive, got %g", c.DiagnosticsPeriod)

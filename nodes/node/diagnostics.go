@@ -120,6 +120,8 @@ func (nd *Node) publishDiagnostics(now int64) error {
 				{Key: "type", Value: in.typ.Type},
 				{Key: "age_s", Value: age},
 				{Key: "max_age_s", Value: f(float64(in.maxAge) / 1e9)},
+				{Key: "rate_hz", Value: f(in.rateHz())},
+				{Key: "stale_after_s", Value: f(float64(in.staleAfter()) / 1e9)},
 				{Key: "received", Value: u(c.Received)},
 				{Key: "accepted", Value: u(c.Accepted)},
 				{Key: "rejected_nan", Value: u(c.RejectedNaN)},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,7 +25,11 @@ type input struct {
 	slots     []int // sampler slot of each extractor path before the stamp paths
 	stampMode int   // 0 receive, 1 sec+nanosec paths, 2 sec+nsec paths (ROS 1)
 	scratch   []float64
-	maxAge    int64
+	maxAge    int64   // ns: the configured max_age
+	periods   float64 // Config.StalePeriods
+	period    int64   // ns: the measured period, the median interval between accepted stamps (0: unknown)
+	intervals [16]int64
+	nint      int
 	last      int64 // stamp of the newest accepted message
 	feeds     bool  // some of its channels feed the state (q, v)
 	have      bool
@@ -66,7 +71,7 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		nd.values[i] = math.NaN()
 	}
 	for _, tc := range cfg.Topics {
-		in := &input{cfg: tc}
+		in := &input{cfg: tc, periods: cfg.StalePeriods}
 		maxAge := tc.MaxAge
 		if maxAge == 0 {
 			maxAge = cfg.MaxAge
@@ -187,8 +192,8 @@ func (nd *Node) Handle(m Input) error {
 		return nil
 	}
 	accepted := nd.accept(in, m)
-	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage {
-		nd.observe(now)
+	if accepted && nd.observes(in) {
+		nd.observe()
 	}
 	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage && nd.counted() {
 		if err := nd.predict(now, m.Received); err != nil {
@@ -196,6 +201,16 @@ func (nd *Node) Handle(m Input) error {
 		}
 	}
 	return nd.maybeDiagnostics(now, false)
+}
+
+// observes reports whether an accepted message of in is when the input
+// history observes the state: the trigger message with a message trigger,
+// else each message of an input that carries state channels.
+func (nd *Node) observes(in *input) bool {
+	if nd.cfg.Trigger.Kind == TriggerMessage {
+		return in == nd.trigger
+	}
+	return in.feeds
 }
 
 // accept decodes one message of an input and keeps its values.
@@ -242,10 +257,43 @@ func (nd *Node) accept(in *input, m Input) bool {
 	for i, slot := range in.slots {
 		nd.values[slot] = in.scratch[i]
 	}
+	if in.have {
+		in.measure(stamp - in.last)
+	}
 	in.last, in.have = stamp, true
 	in.counts.Accepted++
 	in.rejectMsg, in.rejectKey, in.rejectLvl = "", "", 0
 	return true
+}
+
+// measure records the interval d [ns] between two accepted stamps and
+// updates the input's measured period: the median of the last
+// len(intervals) intervals, so that late and lost messages (an interval
+// of two periods, or one message out of order) do not move it.
+func (in *input) measure(d int64) {
+	if d <= 0 {
+		return
+	}
+	in.intervals[in.nint%len(in.intervals)] = d
+	in.nint++
+	k := min(in.nint, len(in.intervals))
+	sorted := in.intervals // a copy: the array is a value
+	slices.Sort(sorted[:k])
+	in.period = sorted[(k-1)/2]
+}
+
+// staleAfter returns the age [ns] beyond which the input is stale: its
+// max_age, or stale_periods of its measured period where that is longer.
+func (in *input) staleAfter() int64 {
+	return max(in.maxAge, int64(in.periods*float64(in.period)))
+}
+
+// rateHz returns the input's measured rate, 0 while unknown.
+func (in *input) rateHz() float64 {
+	if in.period <= 0 {
+		return 0
+	}
+	return 1e9 / float64(in.period)
 }
 
 // setReject records why the last message was rejected: its level, its
@@ -304,8 +352,8 @@ func (nd *Node) stale(now int64) (string, uint8) {
 		}
 		if age := now - in.last; age < 0 {
 			return futureMessage(in.cfg.Topic, -age), msgs.DiagnosticError
-		} else if age > in.maxAge {
-			return fmt.Sprintf("%s is %.3f s old (max_age %.3f s)", in.cfg.Topic, float64(age)/1e9, float64(in.maxAge)/1e9), msgs.DiagnosticWarn
+		} else if lim := in.staleAfter(); age > lim {
+			return fmt.Sprintf("%s is %.3f s old (stale after %.3f s: %s)", in.cfg.Topic, float64(age)/1e9, float64(lim)/1e9, in.staleRule()), msgs.DiagnosticWarn
 		}
 	}
 	return "", msgs.DiagnosticOK
@@ -326,8 +374,16 @@ func (in *input) state(now int64) (uint8, string, string) {
 		return msgs.DiagnosticStale, "missing", "no message yet"
 	case now < in.last:
 		return msgs.DiagnosticError, "future", "stamped " + strconv.FormatFloat(float64(in.last-now)/1e9, 'f', 6, 64) + " s after the node's clock (a negative age: its stamps do not follow this clock)"
-	case now-in.last > in.maxAge:
-		return msgs.DiagnosticStale, "stale", fmt.Sprintf("stale: %.3f s old (max_age %.3f s)", float64(now-in.last)/1e9, float64(in.maxAge)/1e9)
+	case now-in.last > in.staleAfter():
+		return msgs.DiagnosticStale, "stale", fmt.Sprintf("stale: %.3f s old (stale after %.3f s: %s)", float64(now-in.last)/1e9, float64(in.staleAfter())/1e9, in.staleRule())
 	}
 	return msgs.DiagnosticOK, "ok", "ok"
+}
+
+// staleRule says where the input's stale limit comes from.
+func (in *input) staleRule() string {
+	if lim := in.staleAfter(); lim > in.maxAge {
+		return fmt.Sprintf("stale_periods %g of its measured %.4g Hz", in.periods, in.rateHz())
+	}
+	return fmt.Sprintf("max_age %.3f s", float64(in.maxAge)/1e9)
 }

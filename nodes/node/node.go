@@ -302,6 +302,9 @@ func (nd *Node) checkModel(m *predictor.Model) error {
 	} else if r := nd.params.Rate; math.Abs(nd.dt*r-1) > 1e-9 {
 		return fmt.Errorf("%w: the model was trained at dt = %g s but convert.resample.rate is %g Hz", ErrModel, nd.dt, r)
 	}
+	if tol := nd.cfg.HistoryTolerance; tol >= nd.dt/2 {
+		return configError("history_tolerance", "must be below dt/2 = %g s (0: automatic), got %g", nd.dt/2, tol)
+	}
 	return nil
 }
 

@@ -79,6 +79,8 @@ func TestConfigErrors(t *testing.T) {
 		{"channel key typo", "      - /torque_command.data[0]", "scael"},
 		{"no rate", "  resample:\n    rate: 100", "convert.resample.rate"},
 		{"bad force estimate", "\n  horizon: 100", "node.force_estimate: predictor: force estimate decay 1.5"},
+		{"stale periods below one", "\n  horizon: 100", "node.stale_periods: must be at least 1 (default 3), got 0.5"},
+		{"history tolerance of half a step", "\n  horizon: 100", "node.history_tolerance: must be below dt/2 = 0.005 s (convert.resample.rate 100 Hz; 0: automatic), got 0.005"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
@@ -106,6 +108,10 @@ func TestConfigErrors(t *testing.T) {
 				repl = "  resample:\n    work_rate: 100"
 			case "bad force estimate":
 				repl = "\n  force_estimate: {window: 10, decay: 1.5}\n  horizon: 100"
+			case "stale periods below one":
+				repl = "\n  stale_periods: 0.5\n  horizon: 100"
+			case "history tolerance of half a step":
+				repl = "\n  history_tolerance: 0.005\n  horizon: 100"
 			}
 			if !strings.Contains(text, c.edit) {
 				t.Fatalf("fixture lacks %q", c.edit)

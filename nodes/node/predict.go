@@ -28,7 +28,6 @@ func (nd *Node) Tick() error {
 		if now >= nd.nextTick {
 			// Missed ticks are not made up: one prediction from the latest inputs.
 			nd.nextTick += period * ((now-nd.nextTick)/period + 1)
-			nd.observe(now)
 			if nd.counted() {
 				if err := nd.predict(now, now); err != nil {
 					return err
