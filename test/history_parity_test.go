@@ -15,7 +15,8 @@ import (
 // conversion builds it from the log. A push log is fed message by message
 // to a node and converted with the parity settings; after every sample
 // the node's ports (means included) are the conversion's, bit for bit,
-// and so is the first row of the published port forecast. A lost sample
+// and so is the first row of the published port forecast (the node
+// predicts once its history holds m samples). A lost sample
 // restarts the node's history: until m samples have come after it, its
 // means are over those alone (the conversion's, which has the sample,
 // reach back past it), and from then on the two agree again. Over a
@@ -56,11 +57,12 @@ func TestPortHistoryParity(t *testing.T) {
 		r := rows[k]
 		return append(append([]float64(nil), r[:nu-nm]...), r[nu:]...)
 	}
-	same, short := 0, 0
+	same, short, predicted := 0, 0, 0
 	for k, batch := range batches {
 		if k == lost {
 			continue // a lost sample: the node restarts its history
 		}
+		before := nd.Stats().Predictions
 		for _, msg := range batch {
 			if err := nd.Handle(msg); err != nil {
 				t.Fatal(err)
@@ -97,9 +99,22 @@ func TestPortHistoryParity(t *testing.T) {
 		if i := firstDiff(e, want); i >= 0 {
 			t.Fatalf("sample %d: e[%d] = %v live, %v converted (%s)", k, i, e[i], want[i], nd.Sampler().Ports()[i])
 		}
+		// The node predicts once its history holds m samples (a warm-up
+		// after the start and after the restart).
+		warm := k >= m && (k < lost || k > lost+m)
+		if got := nd.Stats().Predictions - before; got != map[bool]uint64{false: 0, true: 1}[warm] {
+			t.Fatalf("sample %d: %d predictions (warmed up: %v)", k, got, warm)
+		}
+		if !warm {
+			continue
+		}
+		predicted++
 		if i := firstDiff(pub.last.Ports[:ne], e); i >= 0 {
 			t.Fatalf("sample %d: the forecast's first ports differ from the sample's at %d", k, i)
 		}
+	}
+	if predicted != n-1-2*m {
+		t.Fatalf("%d predictions, want %d", predicted, n-1-2*m)
 	}
 	if same < n-m-5 || short != m {
 		t.Fatalf("compared %d samples equal to the conversion's and %d after the restart; want ≥ %d and %d", same, short, n-m-5, m)

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
@@ -64,6 +65,10 @@ func (nd *Node) predict(now, received int64) error {
 		nd.suppress(level, "stale", "no prediction: "+why)
 		return nil
 	}
+	if why := nd.warmingUp(); why != "" {
+		nd.suppress(msgs.DiagnosticWarn, "warmup", why)
+		return nil
+	}
 	pose, err := nd.sampler.Sample(nd.values, nd.x, nd.em)
 	if err != nil {
 		nd.suppress(msgs.DiagnosticError, "sample", "no prediction: "+err.Error())
@@ -123,6 +128,24 @@ func (nd *Node) predict(now, received int64) error {
 	nd.nlat++
 	nd.predStatus, nd.predLevel, nd.predState = "", msgs.DiagnosticOK, ""
 	return nil
+}
+
+// warmingUp returns why the model's inputs do not exist yet ("" when
+// they do): with a port history, the means need the samples before the
+// current one, so the node predicts only once the history holds all of
+// them (convert.history.port_mean), after its start and after each
+// restart (a lost sample). The offset-free force estimate needs no
+// warm-up: it averages the residuals it has.
+func (nd *Node) warmingUp() string {
+	h := nd.hist
+	if h == nil {
+		return ""
+	}
+	m := nd.params.Spec.History.PortMean
+	if held := h.past.Held(); held < m {
+		return "warming up: " + strconv.Itoa(held) + " of " + strconv.Itoa(m) + " samples of the port history"
+	}
+	return ""
 }
 
 // stateStamp returns the stamp of the state a prediction starts from: the

@@ -48,26 +48,30 @@ func estimatorStream(t testing.TB, p *node.Params, n int, period, late int64, is
 // message first, those due at its time after it.
 func drive(t testing.TB, nd *node.Node, now *int64, msgs []arrival, topic string) {
 	t.Helper()
-	tick := func(limit int64, inclusive bool) {
-		for next := nd.NextTick(); next < limit || (inclusive && next == limit); next = nd.NextTick() {
-			if next > *now {
-				*now = next
-			}
-			if err := nd.Tick(); err != nil {
-				t.Fatal(err)
-			}
-			if nd.NextTick() == next {
-				t.Fatalf("Tick at %d left the next tick at %d", *now, next)
-			}
-		}
-	}
 	for _, m := range msgs {
-		tick(m.at, false)
+		tickUntil(t, nd, now, m.at, false)
 		*now = m.at
 		if err := nd.Handle(node.Input{Topic: topic, Data: m.data, Received: m.at}); err != nil {
 			t.Fatal(err)
 		}
-		tick(m.at, true)
+		tickUntil(t, nd, now, m.at, true)
+	}
+}
+
+// tickUntil runs the node's timers due before limit (or at it, when
+// inclusive), advancing the clock.
+func tickUntil(t testing.TB, nd *node.Node, now *int64, limit int64, inclusive bool) {
+	t.Helper()
+	for next := nd.NextTick(); next < limit || (inclusive && next == limit); next = nd.NextTick() {
+		if next > *now {
+			*now = next
+		}
+		if err := nd.Tick(); err != nil {
+			t.Fatal(err)
+		}
+		if nd.NextTick() == next {
+			t.Fatalf("Tick at %d left the next tick at %d", *now, next)
+		}
 	}
 }
 
@@ -184,4 +188,53 @@ func mustFloat(t testing.TB, s string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestWarmUp: with a port history the node predicts only once the history
+// holds its 10 samples; until then each trigger is suppressed and
+// /diagnostics says how far the warm-up is ("warming up: 3 of 10
+// samples"). The first prediction reports port_history_samples 10. A lost
+// sample restarts the history and the warm-up.
+func TestWarmUp(t *testing.T) {
+	p := rateParams(t)
+	p.Node.Trigger = node.TriggerConfig{Kind: node.TriggerMessage, Every: 1, Topic: anymalTopic}
+	p.Node.DiagnosticsPeriod = 0.005
+	now := t0
+	pub := &memPub{}
+	nd, err := node.New(node.Options{Params: p, Model: quadrupedModel(t, p), Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := estimatorStream(t, p, 30, 10*ms, 0, func(int) bool { return false })
+	check := func(k int, predictions uint64, msg string) {
+		t.Helper()
+		// the diagnostics of the period after the message
+		tickUntil(t, nd, &now, stream[k].at+5*ms, true)
+		if got := nd.Stats().Predictions; got != predictions {
+			t.Fatalf("after message %d: %d predictions, want %d", k, got, predictions)
+		}
+		pred := status(t, pub.lastDiagnostics(t), node.StatusPrediction)
+		if pred.Message != msg {
+			t.Fatalf("after message %d: prediction status %q, want %q", k, pred.Message, msg)
+		}
+	}
+	for k := range 10 {
+		drive(t, nd, &now, stream[k:k+1], anymalTopic)
+		check(k, 0, "warming up: "+strconv.Itoa(k)+" of 10 samples of the port history")
+	}
+	drive(t, nd, &now, stream[10:11], anymalTopic)
+	check(10, 1, "predicting")
+	if v := value(status(t, pub.lastDiagnostics(t), node.StatusPrediction), "port_history_samples"); v != "10" {
+		t.Errorf("the first prediction's port_history_samples %s, want 10", v)
+	}
+	// sample 11 lost: 12 restarts the history
+	drive(t, nd, &now, stream[12:13], anymalTopic)
+	check(12, 1, "warming up: 0 of 10 samples of the port history")
+	drive(t, nd, &now, stream[13:22], anymalTopic)
+	check(21, 1, "warming up: 9 of 10 samples of the port history")
+	drive(t, nd, &now, stream[22:23], anymalTopic)
+	check(22, 2, "predicting")
+	if st := nd.Stats(); st.HistoryRestarts != 1 || st.Suppressed != 20 {
+		t.Errorf("%d restarts, %d suppressed; want 1 and 20", st.HistoryRestarts, st.Suppressed)
+	}
 }
