@@ -182,6 +182,9 @@ func (nd *Node) Handle(m Input) error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	now := nd.now()
+	if err := nd.publishLatched(now); err != nil {
+		return err
+	}
 	if m.Topic == nd.plan.topic && m.Topic != "" {
 		nd.handlePlan(m)
 		return nd.maybeDiagnostics(now, false)

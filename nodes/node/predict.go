@@ -14,13 +14,17 @@ import (
 // the prediction, the predicted joint states and the base path.
 
 // Tick lets time pass: it predicts when a timer trigger is due and
-// publishes the periodic diagnostics. Run calls it on its timer; a replay
+// publishes the periodic diagnostics. The first Tick (or Handle)
+// publishes the robot description and the static frames. Run calls it on its timer; a replay
 // calls it before each message with the message's time on the node's
 // clock already advanced.
 func (nd *Node) Tick() error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	now := nd.now()
+	if err := nd.publishLatched(now); err != nil {
+		return err
+	}
 	if nd.cfg.Trigger.Kind == TriggerTimer {
 		period := int64(1e9 / nd.cfg.Trigger.Rate)
 		if nd.nextTick == math.MinInt64 {

@@ -74,29 +74,40 @@ func (nd *Node) newView(root string) error {
 	return nil
 }
 
+// publishLatched publishes the robot description and the static frames,
+// stamped at now, once: at the node's first Tick or Handle (a live node's
+// start, a replay's first message), so that a viewer opened before the
+// first prediction (a robot standing still, inputs stale, the history
+// warming up) shows the robot.
+func (nd *Node) publishLatched(now int64) error {
+	v := nd.view.v
+	if v == nil || nd.view.sent {
+		return nil
+	}
+	nd.view.sent = true
+	cfg := v.Config()
+	if d := v.Description(); d != nil {
+		if err := nd.pub.Publish(cfg.DescriptionTopic, now, msgs.Marshal(d)); err != nil {
+			return fmt.Errorf("node: publish %s: %w", cfg.DescriptionTopic, err)
+		}
+	}
+	if st := v.Static(now); st != nil {
+		if err := nd.pub.Publish(cfg.StaticTopic, now, msgs.Marshal(st)); err != nil {
+			return fmt.Errorf("node: publish %s: %w", cfg.StaticTopic, err)
+		}
+	}
+	return nil
+}
+
 // publishView publishes the frames of one prediction stamped at stamp,
 // from the measured base pose, the sampled state nd.x and the prediction
-// nd.traj; the first call publishes the robot description and the static
-// frames first.
+// nd.traj.
 func (nd *Node) publishView(stamp int64, pose mechanics.SE3) error {
 	v := nd.view.v
 	if v == nil {
 		return nil
 	}
 	cfg := v.Config()
-	if !nd.view.sent {
-		if d := v.Description(); d != nil {
-			if err := nd.pub.Publish(cfg.DescriptionTopic, stamp, msgs.Marshal(d)); err != nil {
-				return fmt.Errorf("node: publish %s: %w", cfg.DescriptionTopic, err)
-			}
-		}
-		if st := v.Static(stamp); st != nil {
-			if err := nd.pub.Publish(cfg.StaticTopic, stamp, msgs.Marshal(st)); err != nil {
-				return fmt.Errorf("node: publish %s: %w", cfg.StaticTopic, err)
-			}
-		}
-		nd.view.sent = true
-	}
 	n, k := nd.n, v.Step()-1
 	q := nd.traj.Q[k*n : (k+1)*n]
 	measured, predicted, ghost := nd.x[:n], q, pose

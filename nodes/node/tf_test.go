@@ -1,8 +1,10 @@
 package node_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calisym/calisym/internal/fixtures"
@@ -102,5 +104,50 @@ func TestQuadrotorBodyFrames(t *testing.T) {
 	}
 	if d := q.Mul(o.Conj()); want[0].Transform.Translation != (msgs.Vector3{X: 0.3, Y: -0.2, Z: 1.1}) || d.W < 1-1e-12 && -d.W < 1-1e-12 {
 		t.Errorf("measured base %+v, want the odometry's pose", want[0].Transform)
+	}
+}
+
+// TestLatchedAtStart: the robot description and the static frames go out
+// at the node's start (its first Tick, as Run makes at once), before any
+// input and any prediction, so that a viewer opened before the robot
+// moves shows it; they go out once, not again with the first prediction.
+func TestLatchedAtStart(t *testing.T) {
+	p := anymalParams(t)
+	p.Spec.History.PortMean = 0
+	// the quadruped with an IMU on a fixed joint: a static frame
+	urdf := strings.Replace(quadrupedURDF(), "\n</robot>", `
+  <link name="imu"/>
+  <joint name="imu_joint" type="fixed"><parent link="base"/><child link="imu"/><origin xyz="0.1 0 0.05"/></joint>
+</robot>`, 1)
+	p.Spec.Model.URDF = filepath.Join(t.TempDir(), "quadruped_imu.urdf")
+	if err := os.WriteFile(p.Spec.Model.URDF, []byte(urdf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	pub := &memPub{}
+	nd, err := node.New(node.Options{Params: p, Model: quadrupedModel(t, p), Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"/robot_description", "/tf_static"} {
+		if !pub.types[topic].Latched {
+			t.Fatalf("%s advertised as %+v", topic, pub.types[topic])
+		}
+	}
+	if err := nd.Tick(); err != nil {
+		t.Fatal(err)
+	}
+	desc, static := pub.on("/robot_description"), pub.on("/tf_static")
+	if len(desc) != 1 || len(static) != 1 || nd.Stats().Predictions != 0 {
+		t.Fatalf("at start: %d descriptions, %d static frames, %d predictions; want 1, 1, 0", len(desc), len(static), nd.Stats().Predictions)
+	}
+	var s msgs.String
+	if err := msgs.Unmarshal(desc[0].data, &s); err != nil || s.Data != urdf {
+		t.Errorf("robot description %.60q (%v), want the URDF", s.Data, err)
+	}
+	stream := estimatorStream(t, p, 3, 10*ms, 0, func(int) bool { return false })
+	drive(t, nd, &now, stream, anymalTopic)
+	if st := nd.Stats(); st.Predictions != 3 || len(pub.on("/robot_description")) != 1 || len(pub.on("/tf_static")) != 1 {
+		t.Errorf("after %d predictions: %d descriptions, %d static frames; want 1 each", st.Predictions, len(pub.on("/robot_description")), len(pub.on("/tf_static")))
 	}
 }
