@@ -29,19 +29,25 @@ func newClocked(t *testing.T) *clocked {
 }
 
 // handle hands a message to the node at time at, after the timers due
-// before it.
+// before it (those due at the last message's time first, after its
+// messages, as a replay runs them).
 func (c *clocked) handle(t *testing.T, topic string, at int64, data []byte) {
 	t.Helper()
-	for next := c.nd.NextTick(); next < at && next > c.now; next = c.nd.NextTick() {
-		c.now = next
-		if err := c.nd.Tick(); err != nil {
-			t.Fatal(err)
-		}
+	if at > c.now {
+		c.settle(t)
 	}
+	tickUntil(t, c.nd, &c.now, at, false)
 	c.now = at
 	if err := c.nd.Handle(node.Input{Topic: topic, Data: data, Received: at}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// settle runs the timers due now, after the messages of this instant, as
+// a replay does: the diagnostics of a change they made.
+func (c *clocked) settle(t *testing.T) {
+	t.Helper()
+	tickUntil(t, c.nd, &c.now, c.now, true)
 }
 
 // TestFutureStampSuppresses: an input stamped after the node's clock (a
@@ -62,12 +68,14 @@ func TestFutureStampSuppresses(t *testing.T) {
 	if st := c.nd.Stats(); st.Predictions != 1 || st.Suppressed != 1 {
 		t.Fatalf("stamped ahead of the clock: %d predictions, %d suppressed; want 1, 1", st.Predictions, st.Suppressed)
 	}
+	// the change is published once it has held for DiagnosticsSettle
+	tickUntil(t, c.nd, &c.now, c.now+node.DiagnosticsSettle, true)
 	a := c.pub.lastDiagnostics(t)
 	pred := status(t, a, node.StatusPrediction)
 	if pred.Level != msgs.DiagnosticError || !strings.Contains(pred.Message, "/joint_states is stamped 0.030000 s after the node's clock") {
 		t.Errorf("prediction status %+v", pred)
 	}
-	if in := status(t, a, node.StatusInputPrefix+"/joint_states"); in.Level != msgs.DiagnosticError || value(in, "age_s") != "-0.03" {
+	if in := status(t, a, node.StatusInputPrefix+"/joint_states"); in.Level != msgs.DiagnosticError || value(in, "age_s") != "-0.02" {
 		t.Errorf("input status %+v", in)
 	}
 	c.handle(t, "/torque_command", t0+50*ms, torque(0.5, -0.25))
@@ -164,5 +172,63 @@ func TestTriggerEvery(t *testing.T) {
 	p.Node.Trigger.Every = -1
 	if err := p.Node.Check(p.Spec); err == nil || !strings.Contains(err.Error(), "trigger.every") {
 		t.Errorf("every -1: %v", err)
+	}
+}
+
+// TestDiagnosticsOncePerChange: the pendulum on a 100 Hz timer, its state
+// and command arriving together (one instant) and one message in 7 late
+// by 12 ms (a moment stale with max_age 0.02 s and stale_periods 1). The
+// node publishes no two DiagnosticArrays at one instant, nor closer than
+// node.DiagnosticsSettle: a status that changes and changes back within
+// it publishes nothing. A lasting change (the commands stop) is published
+// once it has held for DiagnosticsSettle.
+func TestDiagnosticsOncePerChange(t *testing.T) {
+	c := &clocked{pub: &memPub{}, now: t0}
+	p := pendulumParams(t)
+	p.Node.Trigger = node.TriggerConfig{Kind: node.TriggerTimer, Rate: 100, Every: 1, Topic: "/joint_states"}
+	p.Node.MaxAge, p.Node.StalePeriods = 0.02, 1
+	nd, err := node.New(node.Options{Params: p, Model: pendulumModel(t), Now: func() int64 { return c.now }, Publisher: c.pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.nd = nd
+	q, v := [2]float64{0.1, 0.2}, [2]float64{0.3, 0.4}
+	const n = 300
+	for k := range int64(n) {
+		at := t0 + k*10*ms + 3*ms
+		if k%7 == 3 {
+			at += 12 * ms
+		}
+		c.handle(t, "/torque_command", at, torque(0.5, -0.25))
+		c.handle(t, "/joint_states", at, jointState(t0+k*10*ms, pendulumJoints, q, v))
+	}
+	// the commands stop; the joint states go on
+	stop := t0 + n*10*ms
+	for k := range int64(10) {
+		at := stop + k*10*ms + 3*ms
+		c.handle(t, "/joint_states", at, jointState(stop+k*10*ms, pendulumJoints, q, v))
+	}
+	c.settle(t)
+	ds := c.pub.on("/diagnostics")
+	for i := 1; i < len(ds); i++ {
+		if d := ds[i].stamp - ds[i-1].stamp; d < node.DiagnosticsSettle {
+			t.Errorf("diagnostics %d and %d published %d µs apart", i-1, i, d/1000)
+		}
+	}
+	if nd.Stats().Suppressed == 0 {
+		t.Fatal("no prediction was suppressed: the late messages did not make the input stale")
+	}
+	// the torque command is stale from 0.02 s after the last one
+	last := ds[len(ds)-1]
+	var a msgs.DiagnosticArray
+	if err := msgs.Unmarshal(last.data, &a); err != nil {
+		t.Fatal(err)
+	}
+	onset := t0 + (n-1)*10*ms + 3*ms + 20*ms
+	if pred := status(t, a, node.StatusPrediction); pred.Level != msgs.DiagnosticWarn || !strings.Contains(pred.Message, "/torque_command") {
+		t.Errorf("last prediction status %+v, want the stale torque command", pred)
+	}
+	if last.stamp < onset || last.stamp > onset+node.DiagnosticsSettle+10*ms {
+		t.Errorf("the stale command was published %d ms after it went stale", (last.stamp-onset)/ms)
 	}
 }

@@ -12,36 +12,54 @@ import (
 
 // The node's diagnostics: the status of the prediction, of each input
 // and of the port forecast as a DiagnosticArray, published periodically
-// and at once on a change of status (bounded by DiagnosticsBurst).
+// and on a change of status once it has held for DiagnosticsSettle: a
+// status that changes and changes back within it (an input stale for a
+// moment until its late message comes, a state and its command arriving
+// together) publishes nothing, and the messages of one instant publish
+// one DiagnosticArray with their common status, not one each.
 
 // DiagnosticsBurst bounds the diagnostics a node publishes in any
-// diagnostics period: a change of status is published at once unless
-// DiagnosticsBurst diagnostics went out in the last period, and then as
-// soon as the oldest of them is a period old, so that a status that
-// changes with every message (a log played again from its start, every
-// message out of order) does not flood the topic.
+// diagnostics period: a change of status is published DiagnosticsSettle
+// after it unless DiagnosticsBurst diagnostics went out in the last
+// period, and then as soon as the oldest of them is a period old, so that
+// a status that changes with every message (a log played again from its
+// start, every message out of order) does not flood the topic.
 const DiagnosticsBurst = 10
 
-// maybeDiagnostics publishes the diagnostics when they are due or their
-// status changed (at most DiagnosticsBurst in any period).
-func (nd *Node) maybeDiagnostics(now int64, force bool) error {
+// DiagnosticsSettle is how long a change of status must hold before it is
+// published [ns] (a tenth of the diagnostics period where that is
+// shorter): the time a late message of a 100 Hz input may take.
+const DiagnosticsSettle = 10_000_000
+
+// noteStatus notes the status at time now: a change from the last
+// published status becomes due once it has held for DiagnosticsSettle
+// (and the burst limit allows); a status changed back is no change.
+func (nd *Node) noteStatus(now int64) {
 	nd.key = nd.statusKey(nd.key[:0], now)
-	key := nd.key
+	if bytes.Equal(nd.key, nd.lastDiag) {
+		nd.changeDue = math.MaxInt64
+		return
+	}
+	if nd.changeDue != math.MaxInt64 {
+		return // a change pending since earlier
+	}
 	period := nanos(nd.cfg.DiagnosticsPeriod)
-	oldest := nd.pubTimes[nd.npub%DiagnosticsBurst] // of the last DiagnosticsBurst publications
-	if !force && now < nd.nextDiag {
-		if bytes.Equal(key, nd.lastDiag) {
-			return nil
-		}
-		if nd.npub >= DiagnosticsBurst && now < oldest+period {
-			nd.nextDiag = min(nd.nextDiag, oldest+period)
-			return nil
-		}
+	due := now + min(DiagnosticsSettle, period/10)
+	if nd.npub >= DiagnosticsBurst {
+		due = max(due, nd.pubTimes[nd.npub%DiagnosticsBurst]+period)
 	}
-	if nd.nextDiag == math.MinInt64 || now >= nd.nextDiag {
-		nd.nextDiag = now + period
+	nd.changeDue = due
+}
+
+// maybeDiagnostics publishes the diagnostics when they are due: a
+// period after the last, or a change of status that has held (noteStatus).
+func (nd *Node) maybeDiagnostics(now int64) error {
+	nd.noteStatus(now)
+	if now < nd.nextDiag && now < nd.changeDue {
+		return nil
 	}
-	nd.lastDiag = append(nd.lastDiag[:0], key...)
+	nd.nextDiag, nd.changeDue = now+nanos(nd.cfg.DiagnosticsPeriod), math.MaxInt64
+	nd.lastDiag = append(nd.lastDiag[:0], nd.key...)
 	nd.pubTimes[nd.npub%DiagnosticsBurst] = now
 	nd.npub++
 	return nd.publishDiagnostics(now)

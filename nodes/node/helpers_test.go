@@ -189,3 +189,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(200 * time.Microsecond)
 	}
 }
+
+// waitDiag waits for cond on the published diagnostics, letting the
+// node's clock run on meanwhile, by at most node.DiagnosticsSettle: a
+// change of status is published once it has held that long.
+func (l *live) waitDiag(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	limit := l.clock.Load() + node.DiagnosticsSettle
+	waitFor(t, what, func() bool {
+		if c := l.clock.Load(); c < limit {
+			l.clock.Store(min(c+ms, limit))
+		}
+		return cond()
+	})
+}

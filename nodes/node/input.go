@@ -177,7 +177,8 @@ func (nd *Node) noteDropped(topic string) {
 
 // Handle processes one input message: it decodes and checks it, keeps its
 // values when it passes, and predicts when it is a trigger. Errors are
-// the publisher's; a rejected message is not an error but a diagnostic.
+// the publisher's; a rejected message is not an error but a diagnostic,
+// which a Tick publishes once it has held (DiagnosticsSettle).
 func (nd *Node) Handle(m Input) error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
@@ -187,7 +188,8 @@ func (nd *Node) Handle(m Input) error {
 	}
 	if m.Topic == nd.plan.topic && m.Topic != "" {
 		nd.handlePlan(m)
-		return nd.maybeDiagnostics(now, false)
+		nd.noteStatus(now)
+		return nil
 	}
 	in := nd.byTopic[m.Topic]
 	if in == nil {
@@ -203,7 +205,8 @@ func (nd *Node) Handle(m Input) error {
 			return err
 		}
 	}
-	return nd.maybeDiagnostics(now, false)
+	nd.noteStatus(now)
+	return nil
 }
 
 // observes reports whether an accepted message of in is when the input

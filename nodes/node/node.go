@@ -215,7 +215,8 @@ type Node struct {
 	key        []byte                  // scratch for the change key
 	pubTimes   [DiagnosticsBurst]int64 // when the last diagnostics were published (a ring)
 	npub       int                     // diagnostics published
-	nextDiag   int64
+	nextDiag   int64                   // when the periodic diagnostics are due
+	changeDue  int64                   // when a change of status is due (MaxInt64: none)
 	nextTick   int64
 	triggers   uint64 // triggers counted (Trigger.Every)
 	latency    [1024]int64
@@ -264,7 +265,7 @@ func New(o Options) (*Node, error) {
 	if err := nd.newView(root); err != nil {
 		return nil, err
 	}
-	nd.nextDiag = math.MinInt64
+	nd.nextDiag, nd.changeDue = math.MinInt64, math.MaxInt64
 	nd.nextTick = math.MinInt64
 	return nd, nil
 }

@@ -32,7 +32,7 @@ func TestStaleInputsSuppressPredictions(t *testing.T) {
 	if n := st().Predictions; n != 2 {
 		t.Fatalf("%d predictions from a stale torque command", n)
 	}
-	waitFor(t, "stale diagnostic", func() bool {
+	l.waitDiag(t, "stale diagnostic", func() bool {
 		a := pub.lastDiagnostics(t)
 		return status(t, a, node.StatusPrediction).Level == msgs.DiagnosticWarn
 	})
@@ -45,8 +45,9 @@ func TestStaleInputsSuppressPredictions(t *testing.T) {
 	if in.Level != msgs.DiagnosticStale {
 		t.Errorf("torque input status %+v, want STALE", in)
 	}
-	if age, _ := strconv.ParseFloat(value(in, "age_s"), 64); math.Abs(age-0.1) > 1e-9 {
-		t.Errorf("torque age %v, want 0.1", value(in, "age_s"))
+	// published once the change held for DiagnosticsSettle
+	if age, _ := strconv.ParseFloat(value(in, "age_s"), 64); math.Abs(age-0.1-node.DiagnosticsSettle/1e9) > 1e-9 {
+		t.Errorf("torque age %v, want 0.11", value(in, "age_s"))
 	}
 	if js := status(t, a, node.StatusInputPrefix+"/joint_states"); js.Level != msgs.DiagnosticOK {
 		t.Errorf("joint state status %+v", js)
@@ -55,7 +56,7 @@ func TestStaleInputsSuppressPredictions(t *testing.T) {
 	l.send("/torque_command", t0+110*ms, torque(0.1, 0.1))
 	l.send("/joint_states", t0+110*ms, jointState(t0+110*ms, pendulumJoints, [2]float64{0.2, 0.2}, [2]float64{0.3, 0.4}))
 	waitFor(t, "resumed prediction", func() bool { return st().Predictions == 3 })
-	waitFor(t, "OK diagnostic", func() bool {
+	l.waitDiag(t, "OK diagnostic", func() bool {
 		return status(t, pub.lastDiagnostics(t), node.StatusPrediction).Level == msgs.DiagnosticOK
 	})
 	ps := pub.predictions(t)
@@ -91,9 +92,11 @@ func TestRejectedMessages(t *testing.T) {
 			func(s node.InputStats) uint64 { return s.RejectedDecode }, []string{"does not decode", "sensor_msgs/msg/JointState"}},
 	}
 	for i, c := range cases {
-		l.send("/joint_states", t0, c.data)
+		// a millisecond apart: the node publishes one DiagnosticArray an
+		// instant
+		l.send("/joint_states", t0+int64(i+1)*ms, c.data)
 		waitFor(t, c.name, func() bool { return c.count(st()) >= 1 && st().Received == uint64(i+1) })
-		waitFor(t, c.name+" diagnostic", func() bool {
+		l.waitDiag(t, c.name+" diagnostic", func() bool {
 			s := status(t, pub.lastDiagnostics(t), node.StatusInputPrefix+"/joint_states")
 			return s.Level == msgs.DiagnosticError && strings.Contains(s.Message, c.want[0])
 		})
@@ -108,9 +111,9 @@ func TestRejectedMessages(t *testing.T) {
 		t.Fatalf("%d predictions from rejected messages", n)
 	}
 	// A good message clears the error and predicts.
-	l.send("/joint_states", t0+1*ms, jointState(t0+1*ms, pendulumJoints, [2]float64{0.1, 0}, [2]float64{0, 0}))
+	l.send("/joint_states", t0+10*ms, jointState(t0+10*ms, pendulumJoints, [2]float64{0.1, 0}, [2]float64{0, 0}))
 	waitFor(t, "prediction", func() bool { return l.nd.Stats().Predictions == 1 })
-	waitFor(t, "cleared diagnostic", func() bool {
+	l.waitDiag(t, "cleared diagnostic", func() bool {
 		return status(t, pub.lastDiagnostics(t), node.StatusInputPrefix+"/joint_states").Level == msgs.DiagnosticOK
 	})
 	s := st()
@@ -139,7 +142,7 @@ func TestOutOfOrderAndDuplicateStamps(t *testing.T) {
 	if in := s.Inputs["/joint_states"]; in.OutOfOrder != 1 || in.Duplicates != 1 || in.Accepted != 1 || s.Predictions != 1 {
 		t.Fatalf("stats %+v", s)
 	}
-	waitFor(t, "out-of-order diagnostic", func() bool {
+	l.waitDiag(t, "out-of-order diagnostic", func() bool {
 		d := status(t, pub.lastDiagnostics(t), node.StatusInputPrefix+"/joint_states")
 		return d.Level == msgs.DiagnosticWarn && strings.Contains(d.Message, "before the newest") && value(d, "out_of_order") == "1"
 	})
@@ -185,7 +188,7 @@ func TestNeverBlocksSubscriber(t *testing.T) {
 	if in.Dropped < n-10 {
 		t.Errorf("dropped %d of %d while blocked (received %d)", in.Dropped, n, in.Received)
 	}
-	waitFor(t, "dropped in diagnostics", func() bool {
+	l.waitDiag(t, "dropped in diagnostics", func() bool {
 		d := status(t, pub.lastDiagnostics(t), node.StatusInputPrefix+"/joint_states")
 		return value(d, "dropped") == fmt.Sprint(in.Dropped)
 	})
@@ -245,6 +248,9 @@ func TestPortForecastFromTopic(t *testing.T) {
 	}
 	if s := nd.Stats(); s.ForecastFallbacks != 1 {
 		t.Errorf("fallbacks %d", s.ForecastFallbacks)
+	}
+	if err := nd.Tick(); err != nil { // the diagnostics of the change
+		t.Fatal(err)
 	}
 	d := status(t, pub.lastDiagnostics(t), node.StatusPortForecast)
 	if d.Level != msgs.DiagnosticError || !strings.Contains(d.Message, "3 values") || value(d, "rejected") != "1" {

@@ -40,7 +40,7 @@ func (nd *Node) Tick() error {
 			}
 		}
 	}
-	return nd.maybeDiagnostics(now, false)
+	return nd.maybeDiagnostics(now)
 }
 
 // counted counts a trigger and reports whether it is one that predicts:
@@ -55,7 +55,7 @@ func (nd *Node) counted() bool {
 func (nd *Node) NextTick() int64 {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
-	next := nd.nextDiag
+	next := min(nd.nextDiag, nd.changeDue)
 	if nd.cfg.Trigger.Kind == TriggerTimer && nd.nextTick != math.MinInt64 && nd.nextTick < next {
 		next = nd.nextTick
 	}

@@ -160,6 +160,9 @@ func (nd *Node) Run(ctx context.Context, t Transport, o RunOptions) error {
 					return nil
 				}
 			}
+			// Wake for what the batch made due (a change of status).
+			wait := time.Duration(nd.NextTick() - nd.now())
+			timer.Reset(min(max(wait, 0), tick))
 		case <-timer.C:
 			if err := nd.Tick(); err != nil {
 				return err
