@@ -10,9 +10,9 @@ import (
 )
 
 // TestReplayGhostFlags runs `calisym replay --ghost 250ms --ghost-prefix
-// pred/` on the ANYmal slice: one /tf per prediction whose ghost base,
+// pred/` on the ANYmal slice: one ghost /tf per prediction whose base,
 // under the prefix, is the predicted path's pose 25 steps (250 ms) ahead,
-// bit for bit; and lookaheads that are not whole model steps within the
+// bit for bit, and the measured robot's /tf with every state; and lookaheads that are not whole model steps within the
 // horizon, or not durations, are refused.
 func TestReplayGhostFlags(t *testing.T) {
 	f := newAnymalFixture(t)
@@ -46,10 +46,22 @@ func TestReplayGhostFlags(t *testing.T) {
 			}
 		}
 	}
-	if len(tfs) != 300 || len(paths) != 300 {
-		t.Fatalf("%d /tf and %d paths, want 300 each", len(tfs), len(paths))
+	// The measured robot's frames with each of the 300 states, the
+	// ghost's with each prediction (all but the 10 of the port history's
+	// warm-up).
+	var ghosts []msgs.TFMessage
+	measured := 0
+	for _, m := range tfs {
+		if strings.HasPrefix(m.Transforms[0].ChildFrameID, "pred/") {
+			ghosts = append(ghosts, m)
+		} else {
+			measured++
+		}
 	}
-	for i, m := range tfs {
+	if measured != 300 || len(ghosts) != 290 || len(paths) != 290 {
+		t.Fatalf("%d measured and %d ghost /tf, %d paths; want 300, 290, 290", measured, len(ghosts), len(paths))
+	}
+	for i, m := range ghosts {
 		var ghost *msgs.TransformStamped
 		for k := range m.Transforms {
 			if m.Transforms[k].ChildFrameID == "pred/base" {

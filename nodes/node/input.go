@@ -197,6 +197,11 @@ func (nd *Node) Handle(m Input) error {
 		return nil
 	}
 	accepted := nd.accept(in, m)
+	if accepted && in.feeds {
+		if err := nd.publishMeasured(); err != nil {
+			return err
+		}
+	}
 	if accepted && nd.observes(in) {
 		nd.observe()
 	}

@@ -122,7 +122,7 @@ func (nd *Node) predict(now, received int64) error {
 			return fmt.Errorf("node: publish %s: %w", o.Path, err)
 		}
 	}
-	if err := nd.publishView(stamp, pose); err != nil {
+	if err := nd.publishGhost(stamp, pose); err != nil {
 		return err
 	}
 	nd.stats.Predictions++

@@ -15,8 +15,9 @@ import (
 // (Config.TF, package nodes/tfview): the view, nil where there is nothing
 // to draw, and whether the robot description and static frames are out.
 type viewState struct {
-	v    *tfview.View
-	sent bool
+	v     *tfview.View
+	sent  bool
+	x, em []float64 // scratch: the measured state and ports
 }
 
 // newView builds the view from Config.TF and the robot description (its
@@ -71,6 +72,7 @@ func (nd *Node) newView(root string) error {
 		}
 	}
 	nd.view.v = v
+	nd.view.x, nd.view.em = make([]float64, 2*nd.n), make([]float64, nd.nm)
 	return nil
 }
 
@@ -99,29 +101,62 @@ func (nd *Node) publishLatched(now int64) error {
 	return nil
 }
 
-// publishView publishes the frames of one prediction stamped at stamp,
-// from the measured base pose, the sampled state nd.x and the prediction
-// nd.traj.
-func (nd *Node) publishView(stamp int64, pose mechanics.SE3) error {
+// publishGhost publishes the ghost's frames of one prediction stamped at
+// stamp, from the measured base pose and the prediction nd.traj.
+func (nd *Node) publishGhost(stamp int64, pose mechanics.SE3) error {
 	v := nd.view.v
 	if v == nil {
 		return nil
 	}
-	cfg := v.Config()
 	n, k := nd.n, v.Step()-1
 	q := nd.traj.Q[k*n : (k+1)*n]
-	measured, predicted, ghost := nd.x[:n], q, pose
+	predicted, ghost := q, pose
 	if nd.sampler.Floating() {
-		measured, predicted = nd.x[6:n], q[6:]
+		predicted = q[6:]
 		ghost = nd.sampler.BasePose(pose, q[:6])
 	}
-	m, err := v.Frames(stamp, pose, measured, ghost, predicted)
+	m, err := v.Ghost(stamp, ghost, predicted)
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
+	return nd.publishFrames(stamp, m)
+}
+
+// publishMeasured publishes the measured robot's frames at its state
+// stamp: at each accepted message of an input that carries state
+// channels, the state's own rate, whether or not a prediction follows.
+// A state that cannot be built yet (an input missing) publishes nothing.
+func (nd *Node) publishMeasured() error {
+	v := nd.view.v
+	if v == nil {
+		return nil
+	}
+	for _, in := range nd.inputs {
+		if !in.have {
+			return nil
+		}
+	}
+	pose, err := nd.sampler.Sample(nd.values, nd.view.x, nd.view.em)
+	if err != nil {
+		return nil // the prediction's diagnostics report it
+	}
+	measured := nd.view.x[:nd.n]
+	if nd.sampler.Floating() {
+		measured = nd.view.x[6:nd.n]
+	}
+	stamp := nd.stateStamp()
+	m, err := v.Measured(stamp, pose, measured)
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	return nd.publishFrames(stamp, m)
+}
+
+func (nd *Node) publishFrames(stamp int64, m *msgs.TFMessage) error {
+	topic := nd.view.v.Config().Topic
 	nd.buf = nd.enc.Append(nd.buf[:0], m)
-	if err := nd.pub.Publish(cfg.Topic, stamp, nd.buf); err != nil {
-		return fmt.Errorf("node: publish %s: %w", cfg.Topic, err)
+	if err := nd.pub.Publish(topic, stamp, nd.buf); err != nil {
+		return fmt.Errorf("node: publish %s: %w", topic, err)
 	}
 	return nil
 }

@@ -18,9 +18,10 @@ import (
 // TestQuadrotorBodyFrames builds the node of params/crazyflie.yaml (a
 // rigid body without a URDF or joints) and feeds it one odometry and one
 // motor message: it advertises /tf only (no robot description, no static
-// frames) and publishes, with the prediction, world → base_link at the
-// measured pose and world → ghost/base_link at the pose predicted for the
-// lookahead, bit for bit the predicted path's pose at that step.
+// frames) and publishes world → base_link at the measured pose when the
+// odometry comes and, with the prediction, world → ghost/base_link at the
+// pose predicted for the lookahead, bit for bit the predicted path's pose
+// at that step.
 func TestQuadrotorBodyFrames(t *testing.T) {
 	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie.yaml"))
 	if err != nil {
@@ -71,15 +72,21 @@ func TestQuadrotorBodyFrames(t *testing.T) {
 	if err := nd.Handle(node.Input{Topic: "/cf231/odom", Data: msgs.Marshal(odom), Received: now}); err != nil {
 		t.Fatal(err)
 	}
+	// the measured frame when the odometry comes, the ghost's with the
+	// prediction
 	tfs, paths := pub.on("/tf"), pub.on(p.Node.Outputs.Path)
-	if len(tfs) != 1 || len(paths) != 1 || nd.Stats().Predictions != 1 {
+	if len(tfs) != 2 || len(paths) != 1 || nd.Stats().Predictions != 1 {
 		t.Fatalf("%d /tf and %d paths for %d predictions", len(tfs), len(paths), nd.Stats().Predictions)
 	}
-	var tf msgs.TFMessage
+	var tf, ghost msgs.TFMessage
 	var path msgs.Path
 	if err := msgs.Unmarshal(tfs[0].data, &tf); err != nil {
 		t.Fatal(err)
 	}
+	if err := msgs.Unmarshal(tfs[1].data, &ghost); err != nil {
+		t.Fatal(err)
+	}
+	tf.Transforms = append(tf.Transforms, ghost.Transforms...)
 	if err := msgs.Unmarshal(paths[0].data, &path); err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +156,54 @@ func TestLatchedAtStart(t *testing.T) {
 	drive(t, nd, &now, stream, anymalTopic)
 	if st := nd.Stats(); st.Predictions != 3 || len(pub.on("/robot_description")) != 1 || len(pub.on("/tf_static")) != 1 {
 		t.Errorf("after %d predictions: %d descriptions, %d static frames; want 1 each", st.Predictions, len(pub.on("/robot_description")), len(pub.on("/tf_static")))
+	}
+}
+
+// TestMeasuredFramesAtStateRate: the measured robot's frames go out with
+// every state message, at its stamp, whether a prediction follows or not
+// (trigger.every 5: a prediction on every fifth; the history warming up);
+// the ghost's go out with each prediction. The ANYmal params with the
+// port history (10 samples) and a quadruped URDF.
+func TestMeasuredFramesAtStateRate(t *testing.T) {
+	p := anymalParams(t)
+	p.Node.Trigger.Every = 5
+	p.Node.Horizon, p.Node.PreviewStep = 10, 10
+	now := t0
+	pub := &memPub{}
+	nd, err := node.New(node.Options{Params: p, Model: quadrupedModel(t, p), Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	drive(t, nd, &now, estimatorStream(t, p, n, 10*ms, 0, func(int) bool { return false }), anymalTopic)
+	var measured, ghosts []int64
+	for _, m := range pub.on("/tf") {
+		var tf msgs.TFMessage
+		if err := msgs.Unmarshal(m.data, &tf); err != nil {
+			t.Fatal(err)
+		}
+		if len(tf.Transforms) != 13 { // the base and 12 joints
+			t.Fatalf("a /tf of %d transforms, want one robot's 13", len(tf.Transforms))
+		}
+		switch child := tf.Transforms[0].ChildFrameID; child {
+		case "base":
+			measured = append(measured, tf.Transforms[0].Header.Stamp.Nanos())
+		case "ghost/base":
+			ghosts = append(ghosts, tf.Transforms[0].Header.Stamp.Nanos())
+		default:
+			t.Fatalf("a /tf for %s", child)
+		}
+	}
+	preds := nd.Stats().Predictions
+	if preds == 0 || preds > n/5 {
+		t.Fatalf("%d predictions of %d messages", preds, n)
+	}
+	if len(measured) != n || len(ghosts) != int(preds) {
+		t.Errorf("%d measured and %d ghost frames for %d states and %d predictions", len(measured), len(ghosts), n, preds)
+	}
+	for k, s := range measured {
+		if s != t0+int64(k)*10*ms {
+			t.Fatalf("measured frames %d stamped %d ms, want the state's %d ms", k, (s-t0)/ms, k*10)
+		}
 	}
 }

@@ -249,6 +249,28 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 			}
 		}
 	}
+	// The measured robot's frames come with each state message, the
+	// ghost's with each prediction (here every message): join each
+	// measured /tf with the ghost's of the same stamp.
+	var joined []msgs.TFMessage
+	for i := 0; i < len(tfs); i++ {
+		m := tfs[i]
+		if strings.HasPrefix(m.Transforms[0].ChildFrameID, "ghost/") {
+			t.Fatalf("/tf %d: the ghost's frames without the measured robot's before them", i)
+		}
+		if i+1 < len(tfs) && strings.HasPrefix(tfs[i+1].Transforms[0].ChildFrameID, "ghost/") {
+			if tfs[i+1].Transforms[0].Header.Stamp != m.Transforms[0].Header.Stamp {
+				t.Fatalf("/tf %d: the ghost stamped apart from the measured robot", i+1)
+			}
+			m.Transforms = append(slices.Clone(m.Transforms), tfs[i+1].Transforms...)
+			i++
+		}
+		joined = append(joined, m)
+	}
+	if len(joined) != len(tfs)/2 {
+		t.Fatalf("%d /tf messages of which %d join a measured robot and a ghost; want every message to predict", len(tfs), len(joined))
+	}
+	tfs = joined
 	urdfBytes, err := os.ReadFile(filepath.Join(root, params.Spec.Model.URDF))
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +328,7 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 	if moved < 1e-6 {
 		t.Errorf("the ghost never leaves the measured base (%.3g m)", moved)
 	}
-	t.Logf("bytes: /tf %d (%d per prediction), /calisym/prediction %d, /tf_static %d, /robot_description %d; ghost up to %.3g m from the base",
+	t.Logf("bytes: /tf %d (%d per state and prediction), /calisym/prediction %d, /tf_static %d, /robot_description %d; ghost up to %.3g m from the base",
 		bytesOf["/tf"], bytesOf["/tf"]/count, bytesOf["/calisym/prediction"], bytesOf["/tf_static"], bytesOf["/robot_description"], moved)
 	if bytesOf["/tf"] > bytesOf["/calisym/prediction"]/10 {
 		t.Errorf("/tf takes %d bytes, more than a tenth of the predictions' %d", bytesOf["/tf"], bytesOf["/calisym/prediction"])

@@ -13,11 +13,14 @@
 //     /tf_static (once, transient local), and for a robot without a
 //     floating base the identity from the fixed frame to each robot's root
 //     link;
-//   - per prediction one TFMessage, for /tf: the measured base (fixed frame
-//     → the URDF's root link) and the ghost's (fixed frame → prefix + root
-//     link), and every movable joint of both robots (parent link → child
-//     link) at the measured and at the predicted joint positions (forward
-//     kinematics of the URDF, mechanics.URDFJoint.Pose).
+//   - for /tf, the measured robot's moving frames (Measured: the base,
+//     fixed frame → the URDF's root link, and every movable joint, parent
+//     link → child link, at the measured joint positions), which the node
+//     publishes at the state's own rate, and the ghost's (Ghost: fixed
+//     frame → prefix + root link, and the joints at the predicted
+//     positions), which it publishes with each prediction; Frames makes
+//     both in one message (forward kinematics of the URDF,
+//     mechanics.URDFJoint.Pose).
 //
 // A robot without a URDF (a quadrotor: Crazyflie, PX4) gets the measured
 // and predicted body frames only: fixed frame → Config.BaseFrame and
@@ -304,6 +307,42 @@ func (v *View) Frames(stamp int64, pose mechanics.SE3, q []float64, ghostPose me
 			e := names[1+i]
 			v.msg.Transforms = append(v.msg.Transforms, transform(t, e.parent, e.child, v.tree.Joints[ji].Pose(x)))
 		}
+	}
+	return &v.msg, nil
+}
+
+// Measured returns the moving frames of the measured robot alone,
+// stamped at stamp [ns]: the node publishes them at the state's own rate.
+// The message is reused by the next call.
+func (v *View) Measured(stamp int64, pose mechanics.SE3, q []float64) (*msgs.TFMessage, error) {
+	return v.robot(0, stamp, pose, q)
+}
+
+// Ghost returns the moving frames of the ghost alone, stamped at stamp
+// [ns]: the node publishes them with each prediction. The message is
+// reused by the next call.
+func (v *View) Ghost(stamp int64, pose mechanics.SE3, q []float64) (*msgs.TFMessage, error) {
+	return v.robot(1, stamp, pose, q)
+}
+
+// robot returns the moving frames of robot r (0 measured, 1 ghost).
+func (v *View) robot(r int, stamp int64, pose mechanics.SE3, q []float64) (*msgs.TFMessage, error) {
+	if len(q) != v.nj {
+		return nil, fmt.Errorf("tfview: frames: %d joint positions, want %d", len(q), v.nj)
+	}
+	t := msgs.TimeFromNanos(stamp)
+	v.msg.Transforms = v.msg.Transforms[:0]
+	names := v.names[r]
+	if v.floating {
+		v.msg.Transforms = append(v.msg.Transforms, transform(t, names[0].parent, names[0].child, pose))
+	}
+	for i, ji := range v.moving {
+		var x float64
+		if c := v.coord[i]; c >= 0 {
+			x = q[c]
+		}
+		e := names[1+i]
+		v.msg.Transforms = append(v.msg.Transforms, transform(t, e.parent, e.child, v.tree.Joints[ji].Pose(x)))
 	}
 	return &v.msg, nil
 }
