@@ -309,6 +309,8 @@ def dump(v):
         return {k: dump(x) for k, x in v.items()}
     if isinstance(v, type({}.items())):
         return {k: dump(x) for k, x in v}
+    if callable(v):
+        return {"type": "function", "args": [getattr(v, "__name__", "")], "kwargs": {}}
     return v
 
 class Stub(types.ModuleType):
@@ -319,7 +321,7 @@ class Stub(types.ModuleType):
         setattr(self, name, cls)
         return cls
 
-for m in ["launch", "launch.actions", "launch.conditions", "launch.substitutions",
+for m in ["launch", "launch.actions", "launch.conditions", "launch.substitutions", "launch.event_handlers", "launch.events",
           "launch.launch_description_sources", "launch_ros", "launch_ros.actions", "launch_ros.substitutions"]:
     sys.modules[m] = Stub(m)
 spec = importlib.util.spec_from_file_location("launchfile", sys.argv[1])
