@@ -196,4 +196,3 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
-
