@@ -91,6 +91,12 @@ func pendulumKeys() []string {
 	return []string{"m1", "m2", "l1", "l2", "r1", "r2", "I1", "I2", "g", "k1", "k2", "b1", "b2", "Ir", "gr", "cf1", "cf2", "tl1", "tl2"}
 }
 
+// Load returns the double pendulum's parameters: the params file's
+// (relative to dataRoot unless absolute) or the inline ones.
+func (p *PendulumSpec) Load(dataRoot string) (mechanics.PendulumParams, error) {
+	return pendulumParams(p, dataRoot)
+}
+
 func pendulumParams(p *PendulumSpec, dataRoot string) (mechanics.PendulumParams, error) {
 	if p.ParamsFile != "" {
 		pp, err := mechanics.LoadPendulumParamsYAML(Resolve(dataRoot, p.ParamsFile))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -23,15 +24,24 @@ func (g *ghostFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&g.prefix, "ghost-prefix", "", "frame prefix of the ghost robot's frames (default node.tf.ghost_prefix, else ghost/)")
 }
 
-// apply sets the given flags in the params' node.tf and checks them (the
-// lookahead against the model's step and horizon is checked when the node
-// starts).
+// apply sets the given flags in the params' node.tf and checks them: the
+// lookahead must be a whole number of model steps (1/convert.resample.rate)
+// between one step and the horizon. (That the robot has frames to draw is
+// checked when the node starts: a ghost for a robot without any is an
+// error there.)
 func (g *ghostFlags) apply(p *node.Params) error {
 	tf := &p.Node.TF
 	if g.lookahead != "" {
 		s, err := parseSeconds(g.lookahead)
 		if err != nil || !(s > 0) {
 			return fmt.Errorf("--ghost %q: want a positive duration such as 0.5s or 250ms", g.lookahead)
+		}
+		if dt, h := 1/p.Rate, p.Node.Horizon; p.Rate > 0 {
+			k := math.Round(s / dt)
+			if math.Abs(k*dt-s) > 1e-9*s || k < 1 || int(k) > h {
+				return fmt.Errorf("--ghost %q: a lookahead of %g s is not a whole number of model steps (dt = %g s) between 1 and the horizon's %d (%g s)",
+					g.lookahead, s, dt, h, float64(h)*dt)
+			}
 		}
 		tf.Ghost = s
 	}

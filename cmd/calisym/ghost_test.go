@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/bagtools/logio"
+	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/nodes/node"
 )
 
 // TestReplayGhostFlags runs `calisym replay --ghost 250ms --ghost-prefix
@@ -84,6 +86,32 @@ func TestReplayGhostFlags(t *testing.T) {
 	} {
 		_, _, err := runCLI(t, "replay", "--params", f.params, "--model", f.model, "--data", f.root, f.log, "--out", filepath.Join(dir, "bad.mcap"), "--ghost", c.ghost)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--ghost %s: %v, want an error saying %q", c.ghost, err, c.want)
+		}
+	}
+}
+
+// TestGhostFlagLookahead: --ghost on the double pendulum (10 ms steps,
+// horizon 100) must be a whole number of model steps within the horizon,
+// refused naming the flag otherwise; a valid one sets node.tf.ghost.
+func TestGhostFlagLookahead(t *testing.T) {
+	for _, c := range []struct{ ghost, want string }{
+		{"250ms", ""},
+		{"1s", ""},
+		{"15ms", `--ghost "15ms": a lookahead of 0.015 s is not a whole number of model steps (dt = 0.01 s) between 1 and the horizon's 100 (1 s)`},
+		{"1.01", "between 1 and the horizon's 100"},
+		{"0", "want a positive duration"},
+	} {
+		p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := ghostFlags{lookahead: c.ghost}
+		err = g.apply(p)
+		switch {
+		case c.want == "" && (err != nil || p.Node.TF.Ghost <= 0):
+			t.Errorf("--ghost %s: %v (node.tf.ghost %g)", c.ghost, err, p.Node.TF.Ghost)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("--ghost %s: %v, want an error saying %q", c.ghost, err, c.want)
 		}
 	}

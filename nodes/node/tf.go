@@ -21,8 +21,10 @@ type viewState struct {
 }
 
 // newView builds the view from Config.TF and the robot description (its
-// urdf, else the model's URDF, relative to root) and advertises its
-// topics: the description and the static frames latched.
+// urdf, else the model's URDF, relative to root, else for the double
+// pendulum one made from its parameters, mechanics.PendulumURDF) and
+// advertises its topics: the description and the static frames latched.
+// A ghost lookahead for a robot with nothing to draw is an error.
 func (nd *Node) newView(root string) error {
 	cfg := nd.cfg.TF
 	var urdf []byte
@@ -30,7 +32,9 @@ func (nd *Node) newView(root string) error {
 	if path == "" && nd.params.Spec.Model.Kind == statemap.ModelURDF {
 		path = nd.params.Spec.Model.URDF
 	}
-	if path != "" && cfg.Enabled() {
+	switch model := nd.params.Spec.Model; {
+	case !cfg.Enabled():
+	case path != "":
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(root, path)
 		}
@@ -39,6 +43,13 @@ func (nd *Node) newView(root string) error {
 			return fmt.Errorf("node: tf: robot description: %w", err)
 		}
 		urdf = b
+	case model.Kind == statemap.ModelDoublePendulum && len(nd.joints) == 2:
+		// the double pendulum's own: two links of the params' lengths
+		pp, err := model.Pendulum.Load(root)
+		if err != nil {
+			return fmt.Errorf("node: tf: robot description: %w", err)
+		}
+		urdf = []byte(mechanics.PendulumURDF(pp, [2]string{nd.joints[0], nd.joints[1]}))
 	}
 	v, err := tfview.New(tfview.Options{Config: cfg, Frame: nd.cfg.FrameID, URDF: urdf, Floating: nd.sampler.Floating(),
 		Joints: nd.joints, Dt: nd.dt, Horizon: nd.h})
@@ -46,6 +57,9 @@ func (nd *Node) newView(root string) error {
 		return fmt.Errorf("node: tf: %w", err)
 	}
 	if v == nil {
+		if cfg.Ghost > 0 {
+			return fmt.Errorf("node: %w: ghost: a lookahead of %g s, but the robot has no frames to draw (no URDF, no floating base, or tf.topic \"-\")", ErrConfig, cfg.Ghost)
+		}
 		return nil
 	}
 	cfg = v.Config()

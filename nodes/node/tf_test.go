@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,6 +205,93 @@ func TestMeasuredFramesAtStateRate(t *testing.T) {
 	for k, s := range measured {
 		if s != t0+int64(k)*10*ms {
 			t.Fatalf("measured frames %d stamped %d ms, want the state's %d ms", k, (s-t0)/ms, k*10)
+		}
+	}
+}
+
+// TestPendulumFrames: the double pendulum (params/pendulum_sim.yaml) gets a
+// robot description made from its parameters, two links of the params'
+// lengths (0.4 m and 1.3 m) on the joints shoulder and elbow, published at
+// start; the measured pendulum's frames follow its joint states (link 1
+// turned by q1 about −y, link 2 hanging from the end of link 1) and the
+// ghost's come with each prediction. A ghost lookahead that is not a whole
+// number of steps, or beyond the horizon, is refused; so is one for a
+// robot with no frames to draw.
+func TestPendulumFrames(t *testing.T) {
+	p := pendulumParams(t)
+	now := t0
+	pub := &memPub{}
+	nd, err := node.New(node.Options{Params: p, Model: pendulumModel(t), Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nd.Tick(); err != nil {
+		t.Fatal(err)
+	}
+	descs := pub.on("/robot_description")
+	if len(descs) != 1 || !pub.types["/robot_description"].Latched {
+		t.Fatalf("%d robot descriptions (%+v)", len(descs), pub.types["/robot_description"])
+	}
+	var desc msgs.String
+	if err := msgs.Unmarshal(descs[0].data, &desc); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := mechanics.ParseURDFTree([]byte(desc.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tree.Links, []string{"base", "link1", "link2"}) || len(tree.Joints) != 2 ||
+		tree.Joints[0].Name != "shoulder" || tree.Joints[1].Name != "elbow" || tree.Joints[1].Origin.P != (mechanics.Vec3{0, 0, -0.4}) {
+		t.Fatalf("robot description: links %v, joints %+v", tree.Links, tree.Joints)
+	}
+	if !strings.Contains(desc.Data, `<cylinder radius="0.02" length="1.3"/>`) {
+		t.Errorf("link 2 is not drawn 1.3 m long:\n%s", desc.Data)
+	}
+	q1, q2 := 0.3, -0.2
+	if err := nd.Handle(node.Input{Topic: "/torque_command", Data: torque(0.1, 0), Received: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nd.Handle(node.Input{Topic: "/joint_states", Data: jointState(now, pendulumJoints, [2]float64{q1, q2}, [2]float64{0, 0}), Received: now}); err != nil {
+		t.Fatal(err)
+	}
+	tfs := pub.on("/tf")
+	if len(tfs) != 2 || nd.Stats().Predictions != 1 {
+		t.Fatalf("%d /tf for one state and %d predictions", len(tfs), nd.Stats().Predictions)
+	}
+	var measured, ghost msgs.TFMessage
+	if err := msgs.Unmarshal(tfs[0].data, &measured); err != nil {
+		t.Fatal(err)
+	}
+	if err := msgs.Unmarshal(tfs[1].data, &ghost); err != nil {
+		t.Fatal(err)
+	}
+	if len(measured.Transforms) != 2 || len(ghost.Transforms) != 2 || ghost.Transforms[0].ChildFrameID != "ghost/link1" {
+		t.Fatalf("measured %+v\nghost %+v", measured.Transforms, ghost.Transforms)
+	}
+	s, c := math.Sincos(q1 / 2)
+	if r := measured.Transforms[0].Transform.Rotation; math.Abs(r.W-c) > 1e-12 || math.Abs(r.Y+s) > 1e-12 || r.X != 0 || r.Z != 0 {
+		t.Errorf("shoulder at q1 = %g: rotation %+v, want %g about −y", q1, r, q1)
+	}
+	if e := measured.Transforms[1]; e.ChildFrameID != "link2" || e.Transform.Translation != (msgs.Vector3{Z: -0.4}) {
+		t.Errorf("elbow %+v", e)
+	}
+	for _, c := range []struct {
+		ghost float64
+		tf    string
+		want  string
+	}{
+		{0.015, "", "not a whole number of model steps"},
+		{2, "", "between 1 and the horizon's 100"},
+		{0.5, "-", "no frames to draw"},
+	} {
+		p := pendulumParams(t)
+		p.Node.TF.Ghost = c.ghost
+		if c.tf != "" {
+			p.Node.TF.Topic = c.tf
+		}
+		_, err := node.New(node.Options{Params: p, Model: pendulumModel(t), Now: func() int64 { return now }, Publisher: &memPub{}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ghost %g s (tf topic %q): %v, want an error saying %q", c.ghost, c.tf, err, c.want)
 		}
 	}
 }
