@@ -113,7 +113,7 @@ func matchTable(table []struct{ pattern, why string }, c string, used []bool) (s
 
 // smokeArgs rewrites a calisym command line to smoke size: out/ into the
 // test's directory, the shared data where the test finds it, presets to
-// smoke, epochs to 1, Foxglove servers on a free port, and for bench
+// smoke, epochs to 1 (and --select-from within them), Foxglove servers on a free port, and for bench
 // --epochs 1 without --check (whose numbers are the full size's).
 func smokeArgs(args []string, out string) []string {
 	var r []string
@@ -126,6 +126,8 @@ func smokeArgs(args []string, out string) []string {
 		switch {
 		case prev == "--epochs":
 			a = "1"
+		case prev == "--select-from":
+			a = "1" // within the one epoch
 		case prev == "--preset":
 			a = "smoke"
 		case prev == "--foxglove" || prev == "--addr":
