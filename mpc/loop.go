@@ -3,7 +3,10 @@ package mpc
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Plant is the system a controller drives: one sample interval from x
@@ -14,11 +17,24 @@ type Plant interface {
 
 // Trace is a closed-loop run: the plant's states x_0 … x_N (N+1 rows),
 // the controls u_0 … u_{N−1} applied, and per control step the solver's
-// wall time and iterations.
+// wall time, its CPU time and its iterations.
 type Trace struct {
-	X, U       [][]float64
-	SolveTime  []time.Duration
+	X, U      [][]float64
+	SolveTime []time.Duration
+	// SolveCPU is the CPU time of the thread that solved (the solve runs
+	// on one goroutine, locked to its thread for the run): unlike the wall
+	// time, it leaves out the time other work on the machine took.
+	SolveCPU   []time.Duration
 	Iterations []int
+}
+
+// threadCPU returns the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }
 
 // Run drives the plant from x0 for steps control steps: at each step the
@@ -31,15 +47,18 @@ func Run(ctx context.Context, c *ILQR, plant Plant, x0 []float64, steps, iters i
 		return nil, fmt.Errorf("%w: closed loop from %d states for %d steps of %d iterations", ErrConfig, len(x0), steps, iters)
 	}
 	tr := &Trace{X: [][]float64{append([]float64(nil), x0...)}}
+	runtime.LockOSThread() // so that the thread's CPU time is the solve's
+	defer runtime.UnlockOSThread()
 	x := append([]float64(nil), x0...)
 	for k := range steps {
 		if err := ctx.Err(); err != nil {
 			return tr, err
 		}
 		u := make([]float64, ne)
-		start := time.Now()
+		start, cpu := time.Now(), threadCPU()
 		st, err := c.Solve(x, u, iters)
 		tr.SolveTime = append(tr.SolveTime, time.Since(start))
+		tr.SolveCPU = append(tr.SolveCPU, threadCPU()-cpu)
 		if err != nil {
 			return tr, err
 		}

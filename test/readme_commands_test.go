@@ -395,7 +395,8 @@ func TestReadmeCommandsExtraction(t *testing.T) {
 }
 
 // TestReadmeSetupNotes: the README says that the first `go run` downloads
-// the Go modules, and where the commands' --data differs (its meaning and
+// the Go modules, which Debian packages the test command installs with
+// apt-get (every one scripts/test.sh names), and where the commands' --data differs (its meaning and
 // default), as each command's --help has it.
 func TestReadmeSetupNotes(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), "README.md"))
@@ -405,6 +406,30 @@ func TestReadmeSetupNotes(t *testing.T) {
 	flat := strings.Join(strings.Fields(string(doc)), " ")
 	if !strings.Contains(flat, "The first `go run` also downloads the Go modules") {
 		t.Error("README.md does not say that the first `go run` downloads the Go modules")
+	}
+	// Every Debian package the test command installs is named.
+	script, err := os.ReadFile(filepath.Join(fixtures.Root(), "scripts", "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []string
+	for _, m := range regexp.MustCompile(`apt-get install ([^>&|;\n]+)`).FindAllStringSubmatch(string(script), -1) {
+		for _, f := range strings.Fields(m[1]) {
+			if !strings.HasPrefix(f, "-") {
+				pkgs = append(pkgs, f)
+			}
+		}
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("scripts/test.sh installs no apt package: update this test")
+	}
+	if !strings.Contains(flat, "installs with `apt-get`") {
+		t.Error("README.md does not say that the test command installs packages with apt-get")
+	}
+	for _, p := range pkgs {
+		if !strings.Contains(flat, "`"+p+"`") {
+			t.Errorf("README.md does not name %s, which scripts/test.sh installs with apt-get", p)
+		}
 	}
 	for _, row := range []string{
 		"| `convert`, `bench` | root of the logs and of the params' relative files | `$CALISYM_DATA`, else `../shared/data` |",

@@ -451,6 +451,9 @@ func (s *MessageSource) Read(names []string) ([]Series, error) {
 	for {
 		m, err := r.Next()
 		if errors.Is(err, io.EOF) {
+			if end := logio.MissingEnd(r); end != nil {
+				s.warnings = append(s.warnings, fmt.Sprintf("kept all %d messages: %v", total, end))
+			}
 			break
 		}
 		if errors.Is(err, logio.ErrTruncated) {

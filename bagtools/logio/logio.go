@@ -66,6 +66,11 @@ var (
 	// ErrTooLarge reports a record, chunk or header larger than the limits
 	// set in ReaderOptions.
 	ErrTooLarge = errors.New("record exceeds the size limit")
+	// ErrNoFooter reports an MCAP file whose data section is complete,
+	// every message read, but which ends without its footer (a copy or a
+	// recording that stopped after the data section): its summary cannot
+	// be found. MissingEnd returns it; Next does not.
+	ErrNoFooter = errors.New("log has no footer")
 	// ErrUnknownFormat reports a file whose magic bytes match no supported
 	// message-log format.
 	ErrUnknownFormat = errors.New("unknown log format")
@@ -145,6 +150,18 @@ type MessageReader interface {
 	// Close releases the reader (and closes the file where the reader was
 	// made by Open).
 	Close() error
+}
+
+// MissingEnd reports, once r's Next has returned io.EOF, a log whose
+// messages were all read but whose closing records are missing (an MCAP
+// file without its footer): an error wrapping ErrNoFooter that says so.
+// It returns nil for a log read to its proper end, for a reader not yet
+// at its end and for formats without such records.
+func MissingEnd(r MessageReader) error {
+	if e, ok := r.(interface{ MissingEnd() error }); ok {
+		return e.MissingEnd()
+	}
+	return nil
 }
 
 // Messages returns an iterator over the messages of r, in order, for use in

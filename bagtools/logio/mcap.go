@@ -30,6 +30,7 @@ type MCAPReader struct {
 	records  int64
 	err      error
 	closer   io.Closer
+	footer   bool // the file ends with an intact footer record and magic
 }
 
 // NewMCAPReader returns a reader of the MCAP file in rs, which must be
@@ -142,6 +143,17 @@ func (m *MCAPReader) Next() (*Message, error) {
 	}
 }
 
+// MissingEnd returns, once Next has returned io.EOF, an error wrapping
+// ErrNoFooter where the file's data section ended as it should (its
+// data-end record) but the file has no footer after it, so that its
+// summary could not be found; otherwise nil. See logio.MissingEnd.
+func (m *MCAPReader) MissingEnd() error {
+	if m.footer || !errors.Is(m.err, io.EOF) {
+		return nil
+	}
+	return fmt.Errorf("mcap: the file ends without its footer (%w): every message of its complete data section was read, but its summary cannot be found (a recording or a copy that did not finish)", ErrNoFooter)
+}
+
 // Close releases the lexer's decoders and closes the file if the reader was
 // made by Open.
 func (m *MCAPReader) Close() error {
@@ -217,6 +229,7 @@ func (m *MCAPReader) readSummary(rs io.ReadSeeker, start, size int64) bool {
 	if tail[0] != byte(mcap.OpFooter) || binary.LittleEndian.Uint64(tail[1:9]) != 20 || string(tail[29:]) != MCAPMagic {
 		return false
 	}
+	m.footer = true
 	footer, err := mcap.ParseFooter(tail[9:29])
 	if err != nil || footer.SummaryStart == 0 {
 		return false

@@ -52,10 +52,13 @@ type mpcRun struct {
 	RMSAngleError float64 `json:"rms_angle_error_rad"`
 	FinalRMS      float64 `json:"final_rms_angle_error_rad"`
 	// SolveMs are the mean and largest wall time of one control step's
-	// solve [ms]; Iterations the mean iLQR iterations.
-	SolveMeanMs float64 `json:"solve_mean_ms"`
-	SolveMaxMs  float64 `json:"solve_max_ms"`
-	Iterations  float64 `json:"iterations_mean"`
+	// solve [ms], SolveCPUMeanMs the mean CPU time of the thread that
+	// solved it (other work on the machine left out); Iterations the mean
+	// iLQR iterations.
+	SolveMeanMs    float64 `json:"solve_mean_ms"`
+	SolveMaxMs     float64 `json:"solve_max_ms"`
+	SolveCPUMeanMs float64 `json:"solve_cpu_mean_ms"`
+	Iterations     float64 `json:"iterations_mean"`
 
 	trace *mpc.Trace
 }
@@ -127,9 +130,9 @@ Presets: smoke (seconds, for tests), default (a few minutes).`,
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "double pendulum from rest to q* = (%.1f, %.1f) rad, %d steps of %.0f ms, iLQR horizon %d (%.1f s)\n",
 				rep.Target[0], rep.Target[1], rep.Steps, 1000*rep.Dt, rep.Horizon, float64(rep.Horizon)*rep.Dt)
-			fmt.Fprintf(w, "%-22s %14s %16s %14s %10s\n", "controller model", "RMS |q-q*|", "last 1 s RMS", "solve ms/step", "iters")
+			fmt.Fprintf(w, "%-22s %14s %16s %20s %13s %6s\n", "controller model", "RMS |q-q*|", "last 1 s RMS", "solve ms/step: wall", "thread CPU", "iters")
 			for _, r := range rep.Runs {
-				fmt.Fprintf(w, "%-22s %10.4f rad %12.4f rad %8.2f (max %.1f) %6.1f\n", r.Model, r.RMSAngleError, r.FinalRMS, r.SolveMeanMs, r.SolveMaxMs, r.Iterations)
+				fmt.Fprintf(w, "%-22s %10.4f rad %12.4f rad %8.2f (max %5.1f) %13.2f %6.1f\n", r.Model, r.RMSAngleError, r.FinalRMS, r.SolveMeanMs, r.SolveMaxMs, r.SolveCPUMeanMs, r.Iterations)
 			}
 			fmt.Fprintf(w, "%-22s %10.4f rad\n", "no control", rep.Uncontrolled)
 			fmt.Fprintf(w, "report: %s\n", filepath.Join(out, "report.json"))
@@ -306,6 +309,11 @@ func summarise(name string, tr *mpc.Trace) mpcRun {
 			r.Iterations += float64(tr.Iterations[i])
 		}
 		r.SolveMeanMs = float64(tot.Microseconds()) / 1000 / float64(len(tr.SolveTime))
+		var cpu time.Duration
+		for _, d := range tr.SolveCPU {
+			cpu += d
+		}
+		r.SolveCPUMeanMs = float64(cpu.Microseconds()) / 1000 / float64(len(tr.SolveTime))
 		r.Iterations /= float64(len(tr.SolveTime))
 	}
 	return r
@@ -333,29 +341,40 @@ func writeMPCOutputs(out string, rep *mpcReport, grav [2]float64) error {
 	if err := atomicfile.WriteFile(filepath.Join(out, "trace.csv"), csv); err != nil {
 		return fmt.Errorf("mpc: %w", err)
 	}
+	return plot.Rollout(filepath.Join(out, "mpc.png"), mpcFigure(rep, grav))
+}
+
+// mpcFigure is mpc.png: the angles of every run from t = 0 (the state at
+// rest) to the end, and the torques, each drawn from the time it is
+// applied, beside the target and the gravity torque that holds it.
+func mpcFigure(rep *mpcReport, grav [2]float64) plot.RolloutFigure {
 	n := rep.Steps
 	fig := plot.RolloutFigure{
 		Title: fmt.Sprintf("iLQR on the simulated double pendulum: from rest to q* = (%.1f, %.1f) rad", mpcTarget[0], mpcTarget[1]),
 		Caption: []string{fmt.Sprintf("Horizon %d steps of %.0f ms, re-planned every step. Black (truth): the target angle and the gravity torque that holds it. "+
-			"Torques are those applied on each interval.", rep.Horizon, 1000*mpcDt)},
+			"Angles from the state at rest (t = 0); each torque is drawn at the time it is applied, for one step.", rep.Horizon, 1000*mpcDt)},
 		Labels: []string{"q1 [rad]", "q2 [rad]", "u1 [N·m]", "u2 [N·m]"},
 	}
-	for k := range n {
-		fig.T = append(fig.T, float64(k+1)*mpcDt)
+	for k := range n + 1 {
+		fig.T = append(fig.T, float64(k)*mpcDt)
 	}
-	fig.Truth = [][]float64{constant(n, mpcTarget[0]), constant(n, mpcTarget[1]), constant(n, grav[0]), constant(n, grav[1])}
+	fig.Truth = [][]float64{constant(n+1, mpcTarget[0]), constant(n+1, mpcTarget[1]), constant(n+1, grav[0]), constant(n+1, grav[1])}
 	roles := []plot.Role{plot.GRB, plot.Other}
 	for i, r := range rep.Runs {
 		ch := make([][]float64, 4)
-		for k := range n {
-			ch[0] = append(ch[0], r.trace.X[k+1][0])
-			ch[1] = append(ch[1], r.trace.X[k+1][1])
-			ch[2] = append(ch[2], r.trace.U[k][0])
-			ch[3] = append(ch[3], r.trace.U[k][1])
+		for k := range n + 1 {
+			ch[0] = append(ch[0], r.trace.X[k][0])
+			ch[1] = append(ch[1], r.trace.X[k][1])
+			u := [2]float64{math.NaN(), math.NaN()} // none after the last step
+			if k < n {
+				u = [2]float64{r.trace.U[k][0], r.trace.U[k][1]}
+			}
+			ch[2] = append(ch[2], u[0])
+			ch[3] = append(ch[3], u[1])
 		}
 		fig.Models = append(fig.Models, plot.Prediction{Name: "MPC on " + r.Model, Role: roles[min(i, 1)], Channels: ch})
 	}
-	return plot.Rollout(filepath.Join(out, "mpc.png"), fig)
+	return fig
 }
 
 func constant(n int, v float64) []float64 {

@@ -230,6 +230,12 @@ func playLog(ctx context.Context, path string, topics []string, deliver func(str
 			deliver(topic, data)
 		}
 		err = replay.Play(ctx, r, count, replay.PlayOptions{Topics: topics, Speed: speed})
+		if err == nil && !warned {
+			if end := logio.MissingEnd(r); end != nil {
+				fmt.Fprintf(log, "warning: %s: played all %d input messages: %v\n", path, played, end)
+				warned = true
+			}
+		}
 		r.Close()
 		if err != nil && ctx.Err() == nil && played > 0 {
 			if !warned {

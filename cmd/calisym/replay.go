@@ -140,7 +140,8 @@ topics to the predictor node at its log time, on a clock that is the log time,
 so the output depends on the log alone: the same command writes the same
 bytes. --out writes the inputs and every output (predictions, predicted joint
 states and base path, diagnostics) to a ROS 2 MCAP file that Foxglove and
-'ros2 bag play' open. The latencies in it are zero: the log clock does not
+'ros2 bag play' open. The inputs of a ROS 1 bag are left out of it (and out of
+--foxglove): they are ROS 1 messages, not CDR; the output says how many. The latencies in it are zero: the log clock does not
 advance while the node computes. The file appears only when the replay
 succeeds: a replay that fails, or in which the node made no prediction
 (every input rejected: the counts say why), exits non-zero and writes none.
@@ -153,7 +154,9 @@ overrides the params' node.trigger.every.
 
 A log cut short (a recorder killed before it wrote the summary, a copy that
 did not finish) is replayed up to the damage, with a warning on stderr that
-says how many input messages were kept.
+says how many input messages were kept. An MCAP log whose data section is
+complete but which has no footer is replayed in full, with a warning that
+says so.
 
 --foxglove ADDR also serves everything over the Foxglove WebSocket protocol
 (foxglove.websocket.v1) on ADDR (use 127.0.0.1:8765; only loopback unless you
@@ -220,6 +223,9 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 				if res.Truncated != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %v\n", args[0], res.Truncated)
 				}
+				if res.Unfinished != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %v\n", args[0], res.Unfinished)
+				}
 			}
 			// Interrupted (Ctrl-C while serving Foxglove): what was
 			// replayed so far is a complete file.
@@ -265,7 +271,7 @@ func printReplay(w io.Writer, res *replay.Result) {
 	fmt.Fprintf(w, "%d input messages, %d predictions, %d suppressed, %d diagnostics\n", res.Messages, st.Predictions, st.Suppressed, st.Diagnostics)
 	printInputStats(w, st)
 	if res.Skipped > 0 {
-		fmt.Fprintf(w, "  %d input messages not copied to the MCAP (not CDR)\n", res.Skipped)
+		fmt.Fprintf(w, "  %d input messages not copied to the MCAP (ROS 1 messages, not CDR)\n", res.Skipped)
 	}
 }
 

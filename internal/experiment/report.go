@@ -229,6 +229,39 @@ func num(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
+// trainingTitle returns the title of the training-curve figure and its
+// marks. Where every model trains one step throughout, the losses are
+// one-step losses. Where a model trains multi-step from some epoch, its
+// training loss from there on is the mean loss along K-step rollouts,
+// larger than the one-step loss before it: the title says so and a mark
+// at the first multi-step epoch (of each model, where they differ) shows
+// where the jump comes from; the validation loss stays one-step.
+func trainingTitle(system string, models []ModelReport) (string, []plot.Mark) {
+	var marks []plot.Mark
+	seen := map[int]bool{}
+	kmax := 0
+	for _, m := range models {
+		for _, e := range m.History {
+			if e.K > 1 {
+				kmax = max(kmax, e.K)
+			}
+		}
+		for _, e := range m.History {
+			if e.K > 1 {
+				if !seen[e.Epoch] {
+					seen[e.Epoch] = true
+					marks = append(marks, plot.Mark{Epoch: float64(e.Epoch) - 0.5, Label: fmt.Sprintf("multi-step from epoch %d", e.Epoch)})
+				}
+				break
+			}
+		}
+	}
+	if len(marks) == 0 {
+		return system + ": one-step loss", nil
+	}
+	return fmt.Sprintf("%s: training loss one-step, then mean over rollouts of up to %d steps (grey line); validation one-step", system, kmax), marks
+}
+
 func writePlots(ctx context.Context, rep *Report, spec Spec, data Datasets, outDir string) error {
 	var curves, mh []plot.Series
 	var bars []plot.Bar
@@ -253,7 +286,8 @@ func writePlots(ctx context.Context, rep *Report, spec Spec, data Datasets, outD
 		mh = append(mh, plot.Series{Name: m.Name + " OOD", Role: role, Model: m.Name, Values: oods},
 			plot.Series{Name: m.Name + " ID", Role: role, Model: m.Name, Dashed: true, Values: ids})
 	}
-	if err := plot.TrainingCurves(filepath.Join(outDir, PlotTraining), rep.System+": one-step loss", curves, true); err != nil {
+	title, marks := trainingTitle(rep.System, rep.Models)
+	if err := plot.TrainingCurves(filepath.Join(outDir, PlotTraining), title, curves, true, marks...); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	if err := plot.BarCompare(filepath.Join(outDir, PlotBars), fmt.Sprintf("%s: OOD AR MSE at horizon %d", rep.System, spec.Horizon), plot.MixedUnits, bars); err != nil {

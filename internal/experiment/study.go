@@ -319,15 +319,7 @@ func studyPlots(runs []StudyRun, variants []Variant, system, outDir string) erro
 		var series []plot.Series
 		for _, v := range variants {
 			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
-				mean := make([]float64, len(hs))
-				for i, vs := range sm.Vals {
-					for _, x := range vs {
-						mean[i] += x
-					}
-					mean[i] /= float64(sm.Seeds)
-				}
-				series = append(series, plot.Series{Name: v.Name + " " + sm.Name, Role: plot.Other, Model: v.Name,
-					Dashed: sm.Kind == "mlp", Values: mean})
+				series = append(series, seedSeries(sm, v.Name+" "+sm.Name, v.Name, sm.Kind == "mlp"))
 			}
 		}
 		hv := make([]float64, len(hs))
@@ -335,7 +327,7 @@ func studyPlots(runs []StudyRun, variants []Variant, system, outDir string) erro
 			hv[i] = hg.At(h)
 		}
 		series = append(series, plot.Series{Name: "state held constant", Role: plot.Hold, Values: hv})
-		title := fmt.Sprintf("%s, %s: AR MSE by horizon, mean over seeds (CaLiSym solid, MLP dashed)", system, hg.Group)
+		title := fmt.Sprintf("%s, %s: AR MSE by horizon, mean over seeds, bars from the least to the largest seed's (CaLiSym solid, MLP dashed)", system, hg.Group)
 		if err := plot.HorizonCurve(filepath.Join(outDir, "study_"+hg.Group+".png"), title, plot.MixedUnits, hs, series); err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}

@@ -71,7 +71,8 @@ func replayLog(t *testing.T, params *node.Params, model *predictor.Model, log st
 // summary, no footer) and one without its footer only. None lists its
 // topics up front. Each replays up to its damage, with the same
 // predictions as the whole log up to there; only the cut ones say that
-// they are truncated, and how many messages they kept.
+// they are truncated, and how many messages they kept; the one without its
+// footer says that it has none (Result.Unfinished).
 func TestReplayDamagedLogs(t *testing.T) {
 	params, err := node.LoadParams(livetest.PendulumParams())
 	if err != nil {
@@ -81,7 +82,7 @@ func TestReplayDamagedLogs(t *testing.T) {
 	logs := livetest.PendulumDamaged(t, t.TempDir(), livetest.PendulumTrajectories(t, 1, 100))
 
 	whole := replayLog(t, params, model, logs.Whole, replay.Options{})
-	if whole.err != nil || whole.res.Truncated != nil || whole.res.Messages != logs.Messages || len(whole.preds) != logs.Messages/2 {
+	if whole.err != nil || whole.res.Truncated != nil || whole.res.Unfinished != nil || whole.res.Messages != logs.Messages || len(whole.preds) != logs.Messages/2 {
 		t.Fatalf("whole log: %v, truncated %v, %d messages and %d predictions; want %d and %d",
 			whole.err, whole.res.Truncated, whole.res.Messages, len(whole.preds), logs.Messages, logs.Messages/2)
 	}
@@ -104,6 +105,10 @@ func TestReplayDamagedLogs(t *testing.T) {
 			}
 			if tc.truncated != (got.res.Truncated != nil) {
 				t.Fatalf("Truncated = %v, want truncated %v", got.res.Truncated, tc.truncated)
+			}
+			if unfinished := tc.log == logs.NoFooter; unfinished != (got.res.Unfinished != nil) ||
+				unfinished && (!errors.Is(got.res.Unfinished, logio.ErrNoFooter) || !strings.Contains(got.res.Unfinished.Error(), "all "+itoa(tc.messages)+" input messages")) {
+				t.Errorf("Unfinished = %v, want it set for the log without its footer alone", got.res.Unfinished)
 			}
 			if tc.truncated {
 				msg := got.res.Truncated.Error()

@@ -86,6 +86,10 @@ type Result struct {
 	// logio.ErrTruncated: the replay covers every complete message before
 	// the damage, and the rest of the log is lost.
 	Truncated error
+	// Unfinished is nil unless the log was read to its end but lacks its
+	// closing records (an MCAP file without its footer): every message was
+	// replayed, and it says what is missing, wrapping logio.ErrNoFooter.
+	Unfinished error
 }
 
 // Run replays the messages of r through a node built from o until the log
@@ -224,6 +228,8 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 			return res, fmt.Errorf("replay: %w", readErr)
 		}
 		res.Truncated = fmt.Errorf("replay: %w", damaged(readErr, "replayed", res.Messages, first, last))
+	} else if err := logio.MissingEnd(r); err != nil && ctx.Err() == nil {
+		res.Unfinished = fmt.Errorf("replay: replayed all %d input messages: %w", res.Messages, err)
 	}
 	if res.Stats.Predictions == 0 {
 		return res, noPrediction(res, cfg)

@@ -76,34 +76,53 @@ func logAxis(a *plot.Axis) {
 	a.Tick.Marker = plot.TickerFunc(logTicks)
 }
 
-// logTicks returns labelled ticks at the decades in [lo, hi] (written
-// as logLabel does) and unlabelled ones at 2…9 times each
-// decade. When at most two decades fall in the range, the 2× and 5×
-// ticks are labelled too.
+// logTicks returns ticks at 1…9 times each decade in [lo, hi], labelled
+// (as logLabel writes them) so that every decade with a tick in the range
+// has a label: its 1× tick; a decade whose 1× lies below lo, its lowest of
+// the 2× and 5× ticks, else its lowest tick. When at most two decades'
+// 1× ticks fall in the range, the 2× and 5× ticks are labelled too, and
+// an axis that would still show fewer than two labels has every tick
+// labelled.
 func logTicks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi >= lo) {
 		return nil
 	}
 	var ts []plot.Tick
 	e0, e1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	in := func(v float64) bool { return v >= lo*(1-1e-12) && v <= hi*(1+1e-12) }
 	decades := 0
 	for e := e0; e <= e1; e++ {
-		if v := math.Pow(10, float64(e)); v >= lo*(1-1e-12) && v <= hi*(1+1e-12) {
+		if in(math.Pow(10, float64(e))) {
 			decades++
 		}
 	}
+	labels := 0
 	for e := e0; e <= e1; e++ {
+		first := len(ts)
+		labelled := false
 		for k := 1; k <= 9; k++ {
 			v := float64(k) * math.Pow(10, float64(e))
-			if v < lo*(1-1e-12) || v > hi*(1+1e-12) {
+			if !in(v) {
 				continue
 			}
 			t := plot.Tick{Value: v}
 			switch {
-			case k == 1, decades <= 2 && (k == 2 || k == 5):
+			case k == 1, decades <= 2 && (k == 2 || k == 5), !labelled && (k == 2 || k == 5):
 				t.Label = logLabel(k, e)
+				labelled = true
+				labels++
 			}
 			ts = append(ts, t)
+		}
+		if !labelled && len(ts) > first {
+			ts[first].Label = logLabel(int(math.Round(ts[first].Value/math.Pow(10, float64(e)))), e)
+			labels++
+		}
+	}
+	if labels < 2 {
+		for i := range ts {
+			e := int(math.Floor(math.Log10(ts[i].Value) + 1e-9))
+			ts[i].Label = logLabel(int(math.Round(ts[i].Value/math.Pow(10, float64(e)))), e)
 		}
 	}
 	return ts
@@ -171,6 +190,52 @@ type Series struct {
 	// error beside its training or OOD one.
 	Dashed bool
 	Values []float64
+	// Lo and Hi, where set (HorizonCurve only), are the range of each
+	// value over repeated runs (the seeds of a study), drawn as error bars
+	// from Lo to Hi in the series' colour; Lo ≤ Values ≤ Hi.
+	Lo, Hi []float64
+}
+
+// spread is a series' points with their Lo–Hi range, for YErrorBars.
+type spread struct {
+	plotter.XYs
+	lo, hi []float64
+}
+
+// YError returns the distances from point i down to Lo and up to Hi.
+func (s spread) YError(i int) (float64, float64) { return s.XYs[i].Y - s.lo[i], s.hi[i] - s.XYs[i].Y }
+
+// addSpread adds s's Lo–Hi error bars at xs to p (log axes: values ≤ 0
+// skipped) in colour c and returns them (nil for a series without).
+func addSpread(p *plot.Plot, s Series, xs []float64, c color.Color) (*plotter.YErrorBars, error) {
+	if s.Lo == nil && s.Hi == nil {
+		return nil, nil
+	}
+	if len(s.Lo) != len(s.Values) || len(s.Hi) != len(s.Values) {
+		return nil, fmt.Errorf("%w: series %q has %d values, %d lows and %d highs", ErrData, s.Name, len(s.Values), len(s.Lo), len(s.Hi))
+	}
+	var sp spread
+	for i, v := range s.Values {
+		lo, hi := s.Lo[i], s.Hi[i]
+		if !finite(v) || !finite(lo) || !finite(hi) || lo <= 0 || v <= 0 {
+			continue
+		}
+		if lo > v || hi < v {
+			return nil, fmt.Errorf("%w: series %q at %g: value %g outside its range [%g, %g]", ErrData, s.Name, xs[i], v, lo, hi)
+		}
+		sp.XYs = append(sp.XYs, plotter.XY{X: xs[i], Y: v})
+		sp.lo, sp.hi = append(sp.lo, lo), append(sp.hi, hi)
+	}
+	if len(sp.XYs) == 0 {
+		return nil, nil
+	}
+	b, err := plotter.NewYErrorBars(sp)
+	if err != nil {
+		return nil, fmt.Errorf("%w: series %q: %w", ErrData, s.Name, err)
+	}
+	b.Color, b.Width, b.CapWidth = c, vg.Points(1.2), vg.Points(6)
+	p.Add(b)
+	return b, nil
 }
 
 // Line styles: a model's secondary curves (and its predictions against
@@ -212,19 +277,31 @@ func seriesDash(s Series) []vg.Length {
 	return nil
 }
 
+// Mark is a vertical line at an epoch of a training-curve figure, listed
+// in the legend under its label: where the loss changes meaning (the
+// switch to multi-step training), so that a jump there is not read as
+// divergence.
+type Mark struct {
+	// Epoch is where the line is drawn: between epochs E−1 and E for the
+	// first epoch E of a new phase, pass E − 0.5.
+	Epoch float64
+	Label string
+}
+
 // TrainingCurves plots each series against the epoch (1, 2, …): a
 // model's training loss solid, its validation loss (Dashed) dashed, in
-// the model's colour. logY selects a log loss axis (non-positive values
-// are then skipped, as are non-finite values).
-func TrainingCurves(path, title string, series []Series, logY bool) error {
-	f, err := trainingFigure(title, series, logY)
+// the model's colour, and each mark as a grey vertical line. logY selects
+// a log loss axis (non-positive values are then skipped, as are
+// non-finite values).
+func TrainingCurves(path, title string, series []Series, logY bool, marks ...Mark) error {
+	f, err := trainingFigure(title, series, logY, marks...)
 	if err != nil {
 		return err
 	}
 	return savePNG(path, Width, Height, f.draw)
 }
 
-func trainingFigure(title string, series []Series, logY bool) (*figure, error) {
+func trainingFigure(title string, series []Series, logY bool, marks ...Mark) (*figure, error) {
 	if len(series) == 0 {
 		return nil, fmt.Errorf("%w: no series", ErrData)
 	}
@@ -249,13 +326,27 @@ func trainingFigure(title string, series []Series, logY bool) (*figure, error) {
 		}
 		f.legend = append(f.legend, e)
 	}
+	for _, m := range marks {
+		if !finite(m.Epoch) || m.Label == "" {
+			return nil, fmt.Errorf("%w: mark %q at epoch %g", ErrData, m.Label, m.Epoch)
+		}
+		lo, hi := p.Y.Min, p.Y.Max
+		l, err := plotter.NewLine(plotter.XYs{{X: m.Epoch, Y: lo}, {X: m.Epoch, Y: hi}})
+		if err != nil {
+			return nil, fmt.Errorf("%w: mark %q: %w", ErrData, m.Label, err)
+		}
+		l.Color, l.Width, l.Dashes = color.Gray{Y: 110}, vg.Points(1), []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(l)
+		f.legend = append(f.legend, legendEntry{m.Label, []plot.Thumbnailer{l}})
+	}
 	return f, nil
 }
 
 // HorizonCurve plots the autoregressive error against the rollout horizon
 // (in steps) on log-log axes, one line with markers per series, a model's
 // ID error (Dashed) dashed beside its OOD error; every series must have
-// one value per horizon. Non-positive or non-finite values are skipped.
+// one value per horizon, and a series with Lo and Hi gets error bars over
+// that range. Non-positive or non-finite values are skipped.
 // The error axis names unit (MixedUnits for an error over coordinates of
 // different units; required).
 func HorizonCurve(path, title, unit string, horizons []int, series []Series) error {
@@ -294,8 +385,12 @@ func horizonFigure(title, unit string, horizons []int, series []Series) (*figure
 		if len(pts) == 0 {
 			return nil, fmt.Errorf("%w: series %q has no positive values", ErrData, s.Name)
 		}
-		e, err := addLine(p, s.Name, pts, cols.of(s.Role, cmp.Or(s.Model, s.Name)), vg.Points(1.5), seriesDash(s), true)
+		c := cols.of(s.Role, cmp.Or(s.Model, s.Name))
+		e, err := addLine(p, s.Name, pts, c, vg.Points(1.5), seriesDash(s), true)
 		if err != nil {
+			return nil, err
+		}
+		if _, err := addSpread(p, s, xs, c); err != nil {
 			return nil, err
 		}
 		f.legend = append(f.legend, e)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 )
 
 // decode checks that path is a PNG of the given size in pixels.
@@ -108,6 +110,58 @@ func TestTrainingCurves(t *testing.T) {
 	}
 }
 
+// TestTrainingMarks: a mark is a vertical line across the loss axis at
+// its epoch, listed in the legend; a mark without a label is refused.
+func TestTrainingMarks(t *testing.T) {
+	f, err := trainingFigure("t", curves(), true, Mark{Epoch: 5.5, Label: "multi-step from epoch 6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := f.legend[len(f.legend)-1]
+	if last.name != "multi-step from epoch 6" {
+		t.Fatalf("legend ends with %q", last.name)
+	}
+	l, ok := last.thumbs[0].(*plotter.Line)
+	p := f.panels[0][0]
+	if !ok || len(l.XYs) != 2 || l.XYs[0].X != 5.5 || l.XYs[1].X != 5.5 || l.XYs[0].Y > p.Y.Min || l.XYs[1].Y < p.Y.Max {
+		t.Errorf("mark line %+v, want x = 5.5 across [%g, %g]", l, p.Y.Min, p.Y.Max)
+	}
+	if err := TrainingCurves(filepath.Join(t.TempDir(), "m.png"), "t", curves(), true, Mark{Epoch: 3}); !errors.Is(err, ErrData) {
+		t.Errorf("a mark without a label: %v, want ErrData", err)
+	}
+}
+
+// TestHorizonSpread: a series with Lo and Hi gets error bars over that
+// range in the horizon curve; a value outside its range, or a range of
+// another length, is refused.
+func TestHorizonSpread(t *testing.T) {
+	s := Series{Name: "GR", Role: GR, Values: []float64{0.01, 0.1, 1}, Lo: []float64{0.008, 0.05, 0.9}, Hi: []float64{0.02, 0.3, 1}}
+	f, err := horizonFigure("t", MixedUnits, []int{5, 10, 50}, []Series{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := f.panels[0][0]; p.Y.Min > 0.008 || p.Y.Max < 1 {
+		t.Errorf("error axis [%g, %g], want it to hold the bars [0.008, 1]", p.Y.Min, p.Y.Max)
+	}
+	bars, err := addSpread(newPlot("x", "y"), s, []float64{5, 10, 50}, GR.Colour())
+	if err != nil || bars == nil || len(bars.XYs) != 3 {
+		t.Fatalf("error bars %+v (%v), want three", bars, err)
+	}
+	for i, e := range bars.YErrors {
+		if lo, hi := s.Values[i]-e.Low, s.Values[i]+e.High; math.Abs(lo-s.Lo[i]) > 1e-15 || math.Abs(hi-s.Hi[i]) > 1e-15 {
+			t.Errorf("bar %d from %g to %g, want %g to %g", i, lo, hi, s.Lo[i], s.Hi[i])
+		}
+	}
+	for name, bad := range map[string]Series{
+		"outside": {Name: "x", Values: []float64{1, 1, 1}, Lo: []float64{0.5, 2, 0.5}, Hi: []float64{2, 3, 2}},
+		"length":  {Name: "x", Values: []float64{1, 1, 1}, Lo: []float64{0.5}, Hi: []float64{2}},
+	} {
+		if _, err := horizonFigure("t", MixedUnits, []int{5, 10, 50}, []Series{bad}); !errors.Is(err, ErrData) {
+			t.Errorf("%s: %v, want ErrData", name, err)
+		}
+	}
+}
+
 func TestRollout(t *testing.T) {
 	dir := t.TempDir()
 	f := rolloutData(4)
@@ -120,6 +174,18 @@ func TestRollout(t *testing.T) {
 		t.Errorf("4 channels: %v×%v pt, want %v wide and two panels of %v plus a header", w, h, Width, panelHeight)
 	}
 	decode(t, filepath.Join(dir, "r.png"), int(w*DPI/72+0.5), int(h*DPI/72+0.5))
+	// Every panel's value axis holds every value drawn in it, with a margin.
+	for c := range f.Labels {
+		p := fig.panels[c/2][c%2]
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range append([][]float64{f.Truth[c]}, f.Models[0].Channels[c], f.Models[1].Channels[c], f.Models[2].Channels[c]) {
+			lo, hi = min(lo, slices.Min(v)), max(hi, slices.Max(v))
+		}
+		if margin := 0.04 * (hi - lo); !(p.Y.Min <= lo-margin) || !(p.Y.Max >= hi+margin) || !(p.X.Min <= f.T[0]) || !(p.X.Max >= f.T[len(f.T)-1]) {
+			t.Errorf("panel %s: axes [%g, %g] × [%g, %g], data [%g, %g] × [%g, %g]: want the data inside, values with a margin",
+				f.Labels[c], p.X.Min, p.X.Max, p.Y.Min, p.Y.Max, f.T[0], f.T[len(f.T)-1], lo, hi)
+		}
+	}
 	one := RolloutFigure{Title: "one", T: f.T, Labels: f.Labels[:1], Truth: f.Truth[:1]}
 	if err := Rollout(filepath.Join(dir, "one.png"), one); err != nil {
 		t.Fatal(err)
@@ -246,11 +312,18 @@ func TestLogTicks(t *testing.T) {
 	}{
 		{1e-6, 0.4, []string{"1e-6", "1e-5", "1e-4", "1e-3", "0.01", "0.1"}},
 		{1, 2000, []string{"1", "10", "100", "1000"}},
-		{0.09, 1.3, []string{"0.1", "0.2", "0.5", "1"}},
+		{0.09, 1.3, []string{"0.09", "0.1", "0.2", "0.5", "1"}},
 		{0.15, 0.9, []string{"0.2", "0.5"}},
 		{0.5, 3, []string{"0.5", "1", "2"}},
 		{1e12, 1e13, []string{"1e12", "2e12", "5e12", "1e13"}},
 		{0, 1, nil},
+		// A decade whose 1× lies below the range is labelled too.
+		{2e-3, 5, []string{"2e-3", "0.01", "0.1", "1"}},
+		{6e-3, 0.5, []string{"6e-3", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5"}},
+		{0.0065, 1.5, []string{"7e-3", "0.01", "0.1", "1"}},
+		// Less than a decade without a 2× or 5× tick: every tick.
+		{0.6, 0.95, []string{"0.6", "0.7", "0.8", "0.9"}},
+		{3, 4.5, []string{"3", "4"}},
 	}
 	for _, tc := range tests {
 		var got []string
@@ -261,6 +334,18 @@ func TestLogTicks(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.labels) {
 			t.Errorf("logTicks(%g, %g) labels %q, want %q", tc.lo, tc.hi, got, tc.labels)
+		}
+		// Every decade with a tick has a label.
+		ticked, labelled := map[int]bool{}, map[int]bool{}
+		for _, tk := range logTicks(tc.lo, tc.hi) {
+			e := int(math.Floor(math.Log10(tk.Value) + 1e-9))
+			ticked[e] = true
+			labelled[e] = labelled[e] || tk.Label != ""
+		}
+		for e := range ticked {
+			if !labelled[e] {
+				t.Errorf("logTicks(%g, %g): the decade 1e%d has ticks but no label", tc.lo, tc.hi, e)
+			}
 		}
 	}
 }

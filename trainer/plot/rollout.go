@@ -38,7 +38,8 @@ const panelHeight = 220
 // Rollout draws f: a grid of panels, one per channel, each with the truth
 // as a solid black line and every model as a dashed line of its role's
 // colour (the state held constant dotted). The title, caption and legend
-// are above the panels. For systems with many channels pass a subset: the
+// are above the panels. Each panel's value axis spans every value drawn
+// in it, with a margin of 5% of the span on each side. For systems with many channels pass a subset: the
 // figure grows with the channel count.
 func Rollout(path string, f RolloutFigure) error {
 	fig, err := rolloutFigure(f)
@@ -113,7 +114,23 @@ func rolloutFigure(f RolloutFigure) (*figure, error) {
 				fig.legend = append(fig.legend, e)
 			}
 		}
+		padY(p, 0.05)
 		fig.panels[c/cols][c%cols] = p
 	}
 	return fig, nil
+}
+
+// padY widens p's value range by frac of its span on both sides (by frac
+// of the value where the span is 0), so that no curve runs along the
+// frame, where its start or its extreme is lost.
+func padY(p *plot.Plot, frac float64) {
+	span := p.Y.Max - p.Y.Min
+	if span == 0 {
+		span = math.Abs(p.Y.Max)
+	}
+	if span == 0 {
+		span = 1
+	}
+	p.Y.Min -= frac * span
+	p.Y.Max += frac * span
 }
