@@ -10,19 +10,30 @@ rolls it out from an initial state x0 under a port sequence.
     model = calisym_ref.load("model.safetensors")   # or "baseline.json"
     xs = model.rollout(x0, ports)                   # ports: H x (n_u + n_c)
 
+    x1 = model.step(x0, ports[:, 0])                # one step, a batch
+    x1, A, B = model.jacobian(x0, ports[:, 0])      # with A = dx'/dx, B = dx'/de
+    r = model.rollout_jacobian(x0, ports, dense=True)  # states, A_k, B_k, dx0, dports
+    e = calisym_ref.model_ports(model, plan, history)  # the port history's means
+
 Command line (what the Go tests call):
 
     python3 calisym_ref.py rollout MODEL CASE.json [MODEL CASE.json ...]
+    python3 calisym_ref.py jacobian MODEL CASE.json [MODEL CASE.json ...]
+    python3 calisym_ref.py port_means CASE.json [CASE.json ...]
 
-reads each case, {"x0": [[...], ...], "ports": [[[...]]]} (a batch of
-initial states and port sequences), rolls its model out and prints a JSON
-list with one {"states": [[[...]]]} per pair, every value written as its
-shortest round-trip repr. A file that fails its checks gives
-{"error": "..."} in its place, the reason on stderr and exit status 1.
+rollout reads each case, {"x0": [[...], ...], "ports": [[[...]]]} (a batch
+of initial states and port sequences), rolls its model out and prints a
+JSON list with one {"states": [[[...]]]} per pair, every value written as
+its shortest round-trip repr; jacobian adds "A" and "B", the step
+Jacobians (batch × H × the flattened matrices). A file that fails its
+checks gives {"error": "..."} in its place, the reason on stderr and exit
+status 1. port_means reads {"plan": [[...]], "history": [[...]], "m": m}
+and prints {"means": [[...]]} per case.
 """
 
 import hashlib
 import json
+import re
 import struct
 import sys
 
@@ -104,10 +115,11 @@ def read_safetensors(raw):
 # Cubic B-splines (uniform knots, three extra knots each side)
 
 
-def spline_basis_grad(x, intervals, lo, hi):
+def spline_basis_grad(x, intervals, lo, hi, second=False):
     """Values and derivatives of all intervals+3 basis functions at x.
 
-    x has shape (N,); returns two arrays (N, intervals+3). Basis function j
+    x has shape (N,); returns two arrays (N, intervals+3), with second=True
+    a third, the second derivatives. Basis function j
     is the uniform cubic B-spline whose support is [lo+(j-3)h, lo+(j+1)h],
     h = (hi-lo)/intervals; on the knot interval [lo+kh, lo+(k+1)h] with
     local coordinate u in [0, 1), the four functions k..k+3 are
@@ -123,8 +135,11 @@ def spline_basis_grad(x, intervals, lo, hi):
     local = np.stack([v * v * v / 6, (3 * u3 - 6 * u2 + 4) / 6, (-3 * u3 + 3 * u2 + 3 * u + 1) / 6, u3 / 6], axis=1)
     ih = 1 / h
     dlocal = np.stack([-v * v / 2 * ih, (3 * u2 - 4 * u) / 2 * ih, (-3 * u2 + 2 * u + 1) / 2 * ih, u2 / 2 * ih], axis=1)
+    ih2 = ih * ih
+    d2local = np.stack([v * ih2, (3 * u - 2) * ih2, (1 - 3 * u) * ih2, u * ih2], axis=1)
     b = np.zeros((x.shape[0], nb))
     db = np.zeros((x.shape[0], nb))
+    d2b = np.zeros((x.shape[0], nb))
     inside = (t >= -3) & (t < intervals + 3)
     ki = np.where(inside, k, -10).astype(np.int64)
     rows = np.arange(x.shape[0])
@@ -133,7 +148,18 @@ def spline_basis_grad(x, intervals, lo, hi):
         ok = inside & (j >= 0) & (j < nb)
         b[rows[ok], j[ok]] = local[ok, i]
         db[rows[ok], j[ok]] = dlocal[ok, i]
+        d2b[rows[ok], j[ok]] = d2local[ok, i]
+    if second:
+        return b, db, d2b
     return b, db
+
+
+def _contract(c, vecs):
+    """Σ_α c_α Π_i vecs[i][n, α_i] for every n: c (nb,)*m, vecs m × (N, nb)."""
+    t = c
+    for i, vec in enumerate(vecs):
+        t = np.einsum("a...,na->n...", t, vec) if i == 0 else np.einsum("na...,na->n...", t, vec)
+    return t
 
 
 # --------------------------------------------------------------------------
@@ -152,6 +178,10 @@ class SympNet:
     def __init__(self, desc, tensors):
         lay, arch = desc["layout"], desc["arch"]
         self.n, self.nu, self.nc = int(lay["n"]), int(lay.get("n_u", 0)), int(lay.get("n_c", 0))
+        meta = desc.get("meta") or {}
+        self.dt = float(meta.get("dt", 0))
+        self.coordinates, self.ports = meta.get("coordinates") or [], meta.get("ports") or []
+        self.port_mean = port_mean_of(meta.get("port_mean", 0), self.ports, self.nu, self.nc)
         self.kind = arch["kind"]
         if self.kind not in ("gr", "grb"):
             raise ModelFileError("unknown architecture kind %r" % self.kind)
@@ -201,59 +231,164 @@ class SympNet:
         if not np.all(self.scale > 0) or not np.all(np.isfinite(self.scale)):
             raise ModelFileError("normalisation scales must be finite and positive")
 
-    def _grad_k(self, L, xi):
-        """∇K(ξ) for a batch of ridge coordinates ξ (N, d)."""
+    def _ridge(self, L, xi, hess=False):
+        """∇K(ξ) for a batch of ridge coordinates ξ (N, d); with hess=True
+        also a function that applies the Hessian ∇²K(ξ) to tangent rows
+        (N, r, d)."""
         if self.kind == "gr":
-            return _sech2(xi @ L["W"].T + L["b"], L["a"]) @ L["W"]
+            z = xi @ L["W"].T + L["b"]
+            t = np.tanh(z)
+            s = L["a"] * (1 - t * t)
+            g = s @ L["W"]
+            if not hess:
+                return g, None
+            hd = -2 * t * s  # the second derivative of a tanh(z) along each row of W
+            return g, lambda dxi: ((dxi @ L["W"].T) * hd[:, None, :]) @ L["W"]
         eta = xi @ L["R"].T  # (N, m)
         intervals, lo, hi = self.spline
-        bs = [spline_basis_grad(eta[:, j], intervals, lo, hi) for j in range(self.m)]
+        m = self.m
+        bs = [spline_basis_grad(eta[:, j], intervals, lo, hi, second=hess) for j in range(m)]
         geta = np.zeros_like(eta)
-        for j in range(self.m):
+        for j in range(m):
             # ∂/∂η_j of Σ_α c_α Π_i B_{α_i}(η_i): contract c with B (or B' for i = j).
-            t = L["c"]
-            for i in range(self.m):
-                vec = bs[i][1] if i == j else bs[i][0]  # (N, nb)
-                if i == 0:
-                    t = np.einsum("a...,na->n...", t, vec)
+            geta[:, j] = _contract(L["c"], [bs[i][1] if i == j else bs[i][0] for i in range(m)])
+        z = eta @ L["W"].T + L["b"]
+        t = np.tanh(z)
+        s = L["a"] * (1 - t * t)
+        geta = geta + s @ L["W"]
+        g = geta @ L["R"]
+        if not hess:
+            return g, None
+        heta = np.zeros((eta.shape[0], m, m))
+        for j in range(m):
+            for l in range(j, m):
+                vecs = [bs[i][0] for i in range(m)]
+                if j == l:
+                    vecs[j] = bs[j][2]
                 else:
-                    t = np.einsum("na...,na->n...", t, vec)
-            geta[:, j] = t
-        geta = geta + _sech2(eta @ L["W"].T + L["b"], L["a"]) @ L["W"]
-        return geta @ L["R"]
+                    vecs[j], vecs[l] = bs[j][1], bs[l][1]
+                heta[:, j, l] = heta[:, l, j] = _contract(L["c"], vecs)
+        heta = heta + np.einsum("nw,wa,wb->nab", -2 * t * s, L["W"], L["W"])
+        return g, lambda dxi: ((dxi @ L["R"].T) @ heta) @ L["R"]
 
-    def map(self, z):
-        """The network map Φ on normalised lifted states z (N, 2d)."""
+    def map(self, z, tangents=None):
+        """The network map Φ on normalised lifted states z (N, 2d); with
+        tangents (N, r, 2d), also DΦ(z) applied to each of the r rows."""
         d, h = self.d, self.h
         q, p = z[:, :d].copy(), z[:, d:].copy()
+        if tangents is not None:
+            dq, dp = tangents[:, :, :d].copy(), tangents[:, :, d:].copy()
         for L in self.layers:
             xi = p @ L["A"].T + q @ L["B"].T
-            g = self._grad_k(L, xi)
+            g, hess = self._ridge(L, xi, hess=tangents is not None)
+            if tangents is not None:
+                dg = hess(dp @ L["A"].T + dq @ L["B"].T)
+                dq = dq + h * (dg @ L["A"])
+                dp = dp - h * (dg @ L["B"])
             q = q + h * (g @ L["A"])
             p = p - h * (g @ L["B"])
-        return np.concatenate([q, p], axis=1)
+        out = np.concatenate([q, p], axis=1)
+        if tangents is None:
+            return out
+        return out, np.concatenate([dq, dp], axis=2)
+
+    def _norm(self):
+        nx, ne = self.state_dim, self.port_dim
+        return self.mu[:nx], self.scale[:nx], self.mu[nx : nx + ne], self.scale[nx : nx + ne]
+
+    def _index(self):
+        """Where the section places x_i and e_j in Z = (Q, P)."""
+        n, nu, d = self.n, self.nu, self.d
+        xs = list(range(n)) + [d + n + i for i in range(n)]
+        es = [d + 2 * n + j for j in range(nu)] + [2 * n + nu + j for j in range(self.nc)]
+        return np.array(xs), np.array(es, dtype=np.int64)
+
+    def _step_norm(self, xt, en, jac=False):
+        """One step in normalised coordinates: x̃ (N, 2n), ẽ (N, n_u+n_c) →
+        x̃' and, with jac=True, the physical Jacobians A (N, 2n, 2n) and B
+        (N, 2n, n_u+n_c) of the step."""
+        N, nx, ne, d = xt.shape[0], self.state_dim, self.port_dim, self.d
+        xi, ei = self._index()
+        # Section: Q = (q, y=0, λ_u=0, λ_c=f_c), P = (r=0, p, μ_u=u, π_c=0).
+        z = np.zeros((N, 2 * d))
+        z[:, xi] = xt
+        z[:, ei] = en
+        if not jac:
+            return self.map(z)[:, xi], None, None
+        _, sx, _, se = self._norm()
+        t = np.zeros((N, nx + ne, 2 * d))
+        t[:, np.arange(nx), xi] = 1 / sx
+        t[:, nx + np.arange(ne), ei] = 1 / se
+        z, t = self.map(z, t)
+        jt = t[:, :, xi] * sx  # jt[n, i, o] = ∂x'_o/∂(x, e)_i
+        jt = np.transpose(jt, (0, 2, 1))
+        return z[:, xi], jt[:, :, :nx], jt[:, :, nx:]
+
+    def step(self, x, e):
+        """One step x' = F(x, e) for a batch: x (N, 2n), e (N, n_u+n_c)."""
+        x, e = _step_inputs(x, e, self.state_dim, self.port_dim)
+        mux, sx, mue, se = self._norm()
+        xt, _, _ = self._step_norm((x - mux) / sx, (e - mue) / se)
+        return xt * sx + mux
+
+    def jacobian(self, x, e):
+        """x' = F(x, e) with A = ∂x'/∂x (N, 2n, 2n) and B = ∂x'/∂e (N, 2n,
+        n_u+n_c), exact (forward mode through the layers)."""
+        x, e = _step_inputs(x, e, self.state_dim, self.port_dim)
+        mux, sx, mue, se = self._norm()
+        xt, a, b = self._step_norm((x - mux) / sx, (e - mue) / se, jac=True)
+        return xt * sx + mux, a, b
+
+    def _rollout(self, x0, ports, jac):
+        x0, ports = check_inputs(x0, ports, self.state_dim, self.port_dim)
+        mux, sx, mue, se = self._norm()
+        N, H, nx, ne = x0.shape[0], ports.shape[1], self.state_dim, self.port_dim
+        x = (x0 - mux) / sx
+        out = np.zeros((N, H, nx))
+        A, B = np.zeros((N, H, nx, nx)), np.zeros((N, H, nx, ne))
+        for k in range(H):
+            x, a, b = self._step_norm(x, (ports[:, k, :] - mue) / se, jac=jac)
+            out[:, k, :] = x * sx + mux
+            if jac:
+                A[:, k], B[:, k] = a, b
+        return out, A, B
 
     def rollout(self, x0, ports):
         """Rolls out from x0 (N, 2n) under ports (N, H, n_u+n_c); returns (N, H, 2n)."""
-        x0, ports = check_inputs(x0, ports, self.state_dim, self.port_dim)
-        n, nu, d = self.n, self.nu, self.d
-        N, H = x0.shape[0], ports.shape[1]
-        mux, sx = self.mu[: 2 * n], self.scale[: 2 * n]
-        mue, se = self.mu[2 * n : 2 * n + self.port_dim], self.scale[2 * n : 2 * n + self.port_dim]
-        x = (x0 - mux) / sx
-        out = np.zeros((N, H, 2 * n))
-        for k in range(H):
-            e = (ports[:, k, :] - mue) / se
-            z = np.zeros((N, 2 * d))
-            # Section: Q = (q, y=0, λ_u=0, λ_c=f_c), P = (r=0, p, μ_u=u, π_c=0).
-            z[:, :n] = x[:, :n]
-            z[:, 2 * n + nu : d] = e[:, nu:]
-            z[:, d + n : d + 2 * n] = x[:, n:]
-            z[:, d + 2 * n : d + 2 * n + nu] = e[:, :nu]
-            z = self.map(z)
-            x = np.concatenate([z[:, :n], z[:, d + n : d + 2 * n]], axis=1)
-            out[:, k, :] = x * sx + mux
-        return out
+        return self._rollout(x0, ports, False)[0]
+
+    def rollout_jacobian(self, x0, ports, dense=False):
+        """The rollout with its step Jacobians; see the module function."""
+        states, A, B = self._rollout(x0, ports, True)
+        return _rollout_jac(states, A, B, dense)
+
+
+def _step_inputs(x, e, state_dim, port_dim):
+    """x as (N, 2n) and e as (N, n_u+n_c), checked as check_inputs checks
+    a rollout's (one state and one port vector are a batch of one)."""
+    x, p = check_inputs(x, np.asarray(e, dtype=np.float64)[..., None, :], state_dim, port_dim)
+    return x, p[:, 0, :]
+
+
+def _rollout_jac(states, A, B, dense):
+    """{"states", "A", "B"} and, with dense, the full rollout Jacobians
+    "dx0" (N, H, 2n, 2n): block k = ∂x̂_{k+1}/∂x_0, and "dports" (N, H, 2n,
+    H, n_u+n_c): block (k, j) = ∂x̂_{k+1}/∂e_j, zero for j > k."""
+    res = {"states": states, "A": A, "B": B}
+    if not dense:
+        return res
+    N, H, nx, ne = B.shape
+    dx0 = np.zeros((N, H, nx, nx))
+    dp = np.zeros((N, H, nx, H, ne))
+    for k in range(H):
+        if k == 0:
+            dx0[:, 0] = A[:, 0]
+        else:
+            dx0[:, k] = A[:, k] @ dx0[:, k - 1]
+            dp[:, k, :, :k, :] = np.einsum("nij,njke->nike", A[:, k], dp[:, k - 1, :, :k, :])
+        dp[:, k, :, k, :] = B[:, k]
+    res["dx0"], res["dports"] = dx0, dp
+    return res
 
 
 def load_safetensors_model(raw):
@@ -279,8 +414,19 @@ def load_safetensors_model(raw):
 class MLP:
     """The MLP baseline: x' = x + s_delta * f(((x-mu_x)/s_x, (e-mu_e)/s_e))."""
 
-    def __init__(self, cfg, weights):
+    def __init__(self, cfg, weights, meta=None, coordinates=(), ports=()):
         self.state_dim, self.port_dim = int(cfg["state_dim"]), int(cfg["port_dim"])
+        self.coordinates, self.ports = list(coordinates), list(ports)
+        # The layout, sampling period and port history of files that
+        # record them (None, 0, 0 otherwise).
+        meta = meta or {}
+        self.n = self.nu = self.nc = None
+        if "n" in meta:
+            self.n, self.nu, self.nc = int(meta["n"]), int(meta["n_u"]), int(meta["n_c"])
+            if 2 * self.n != self.state_dim or self.nu + self.nc != self.port_dim:
+                raise ModelFileError("meta n=%d, n_u=%d, n_c=%d do not fit state dimension %d and %d ports" % (self.n, self.nu, self.nc, self.state_dim, self.port_dim))
+        self.dt = float(meta.get("dt", 0))
+        self.port_mean = port_mean_of(meta.get("port_mean", 0), self.ports, self.nu, self.nc) if self.nu is not None else int(meta.get("port_mean", 0))
         widths = [self.state_dim + self.port_dim] + [int(h) for h in cfg.get("hidden") or []] + [self.state_dim]
         self.layers = []
         for l in range(len(widths) - 1):
@@ -289,25 +435,62 @@ class MLP:
             self.layers.append((w, b))
         self.norm = {k: np.asarray(weights["norm." + k], dtype=np.float64) for k in ("mu_x", "s_x", "mu_e", "s_e", "s_delta")}
 
-    def step(self, x, e):
+    def _layers(self, x, e, jac):
+        nx, ne = self.state_dim, self.port_dim
         a = np.concatenate([(x - self.norm["mu_x"]) / self.norm["s_x"], (e - self.norm["mu_e"]) / self.norm["s_e"]], axis=1)
+        t = None
+        if jac:
+            # Tangent rows: row i is ∂a/∂(x, e)_i.
+            t = np.broadcast_to(np.diag(np.concatenate([1 / self.norm["s_x"], 1 / self.norm["s_e"]])), (x.shape[0], nx + ne, nx + ne))
         for i, (w, b) in enumerate(self.layers):
             a = a @ w.T + b
+            if jac:
+                t = t @ w.T
             if i < len(self.layers) - 1:
                 a = np.tanh(a)
+                if jac:
+                    t = t * (1 - a * a)[:, None, :]
+        return a, t
+
+    def step(self, x, e):
+        """One step x' = F(x, e) for a batch: x (N, 2n), e (N, n_u+n_c)."""
+        x, e = _step_inputs(x, e, self.state_dim, self.port_dim)
+        a, _ = self._layers(x, e, False)
         return x + self.norm["s_delta"] * a
+
+    def jacobian(self, x, e):
+        """x' = F(x, e) with A = ∂x'/∂x (N, 2n, 2n) and B = ∂x'/∂e (N, 2n, n_u+n_c)."""
+        x, e = _step_inputs(x, e, self.state_dim, self.port_dim)
+        nx = self.state_dim
+        a, t = self._layers(x, e, True)
+        jt = t * self.norm["s_delta"]
+        jt = np.transpose(jt, (0, 2, 1))
+        return x + self.norm["s_delta"] * a, jt[:, :, :nx] + np.eye(nx), jt[:, :, nx:]
+
+    def _rollout(self, x0, ports, jac):
+        x, ports = check_inputs(x0, ports, self.state_dim, self.port_dim)
+        N, H, nx, ne = x.shape[0], ports.shape[1], self.state_dim, self.port_dim
+        out = np.zeros((N, H, nx))
+        A, B = np.zeros((N, H, nx, nx)), np.zeros((N, H, nx, ne))
+        for k in range(H):
+            if jac:
+                x, A[:, k], B[:, k] = self.jacobian(x, ports[:, k, :])
+            else:
+                x = self.step(x, ports[:, k, :])
+            out[:, k, :] = x
+        return out, A, B
 
     def rollout(self, x0, ports):
         """Rolls out from x0 (N, 2n) under ports (N, H, n_u+n_c); returns (N, H, 2n)."""
-        x, ports = check_inputs(x0, ports, self.state_dim, self.port_dim)
-        out = np.zeros((x.shape[0], ports.shape[1], self.state_dim))
-        for k in range(ports.shape[1]):
-            x = self.step(x, ports[:, k, :])
-            out[:, k, :] = x
-        return out
+        return self._rollout(x0, ports, False)[0]
+
+    def rollout_jacobian(self, x0, ports, dense=False):
+        """The rollout with its step Jacobians; see the module function."""
+        states, A, B = self._rollout(x0, ports, True)
+        return _rollout_jac(states, A, B, dense)
 
 
-def _mlp_checksum(cfg, coords, ports, weights):
+def _mlp_checksum(cfg, coords, ports, weights, meta=None):
     h = hashlib.sha256()
     h.update(json.dumps(cfg, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     h.update(b"\0")
@@ -320,6 +503,9 @@ def _mlp_checksum(cfg, coords, ports, weights):
         h.update(k.encode("utf-8") + b"\0")
         h.update(struct.pack("<Q", len(v)))
         h.update(np.asarray(v, dtype="<f8").tobytes())
+    if meta is not None:
+        h.update(b"meta\0" + struct.pack("<d", float(meta["dt"])))
+        h.update(struct.pack("<4Q", *(int(meta[k]) for k in ("n", "n_u", "n_c", "port_mean"))))
     return h.hexdigest()
 
 
@@ -332,10 +518,82 @@ def load_mlp(raw):
         if key not in f:
             raise ModelFileError("MLP file has no %r" % key)
     if "sha256" in f:
-        got = _mlp_checksum(f["config"], f.get("coordinates") or [], f.get("ports") or [], f["weights"])
+        got = _mlp_checksum(f["config"], f.get("coordinates") or [], f.get("ports") or [], f["weights"], f.get("meta"))
         if got != f["sha256"]:
             raise ModelFileError("checksum mismatch: the MLP file's content hashes to %s, it records %s (corrupted file)" % (got[:16], f["sha256"][:16]))
-    return MLP(f["config"], f["weights"])
+    return MLP(f["config"], f["weights"], f.get("meta"), f.get("coordinates") or [], f.get("ports") or [])
+
+
+# --------------------------------------------------------------------------
+# The port history (convert.history.port_mean)
+
+
+_MEAN_NAME = re.compile(r"^mean([0-9]+)\((.*)\)$")
+
+
+def port_mean_of(recorded, ports, nu, nc):
+    """The port history's m: the recorded port_mean, checked against the
+    port names where the file has them ("mean<m>(<port>)" after the a
+    measured control values, for each of the a + n_c measured ports)."""
+    m = int(recorded or 0)
+    if not ports:
+        return m
+    if len(ports) != nu + nc:
+        raise ModelFileError("%d port names for n_u = %d and n_c = %d" % (len(ports), nu, nc))
+    first = next((i for i, p in enumerate(ports[:nu]) if _MEAN_NAME.match(p)), None)
+    if first is None:
+        named = 0
+    else:
+        a = first
+        measured = ports[:a] + ports[nu:]
+        named = int(_MEAN_NAME.match(ports[a]).group(1))
+        if nu != 2 * a + nc or ports[a : a + len(measured)] != ["mean%d(%s)" % (named, p) for p in measured]:
+            raise ModelFileError("port names %s are not a port history's layout" % ports)
+    if recorded and named != m:
+        raise ModelFileError("port_mean %d but the port names record %d" % (m, named))
+    return named
+
+
+def port_means(plan, history=(), m=1):
+    """The port history's means for a plan of measured ports.
+
+    plan (H, a + n_c): the measured ports (u, f_c) of the plan's steps;
+    history (K, a + n_c): the measured ports of the samples before the
+    plan, oldest first (K = 0 at the start of a stretch of log or after a
+    gap). Step k's means are over the m samples before it: the history's
+    and the plan's own earlier steps, the newest m of them; over fewer
+    where fewer are held, and over none (k = 0 with no history) they are
+    the step's own ports. Summed from the newest back, then divided by
+    their count: the bits of conversion and the node (statemap.PortHistory).
+    Returns (H, a + n_c)."""
+    plan = np.atleast_2d(np.asarray(plan, dtype=np.float64))
+    ne = plan.shape[1]
+    hist = np.asarray(history, dtype=np.float64).reshape(-1, ne)
+    seq = np.concatenate([hist, plan])
+    out = np.empty_like(plan)
+    for k in range(plan.shape[0]):
+        now = hist.shape[0] + k
+        held = min(m, now)
+        if held == 0:
+            out[k] = plan[k]
+            continue
+        acc = np.zeros(ne)
+        for back in range(1, held + 1):
+            acc += seq[now - back]
+        out[k] = acc / held
+    return out
+
+
+def model_ports(model, plan, history=()):
+    """The model's ports for a plan of measured ports (H, a + n_c) and the
+    measured ports before it: (u, the means, f_c) per step, (H, n_u + n_c).
+    A model without a port history takes the plan as it is."""
+    plan = np.atleast_2d(np.asarray(plan, dtype=np.float64))
+    if not model.port_mean:
+        return plan
+    a = (model.nu - model.nc) // 2
+    means = port_means(plan, history, model.port_mean)
+    return np.concatenate([plan[:, :a], means, plan[:, a:]], axis=1)
 
 
 def load(path):
@@ -347,10 +605,24 @@ def load(path):
     return load_safetensors_model(raw)
 
 
+def _lists(a):
+    return np.asarray(a).tolist()
+
+
 def main(argv):
-    args = argv[2:]
-    if len(argv) < 4 or argv[1] != "rollout" or len(args) % 2:
-        sys.stderr.write("usage: calisym_ref.py rollout MODEL CASE.json [MODEL CASE.json ...]\n")
+    cmd, args = argv[1] if len(argv) > 1 else "", argv[2:]
+    if cmd == "port_means" and args:
+        # Each case: {"plan": [[...]], "history": [[...]], "m": m}.
+        out = []
+        for case_path in args:
+            with open(case_path) as fh:
+                case = json.load(fh)
+            out.append({"means": _lists(port_means(case["plan"], case.get("history") or [], int(case["m"])))})
+        json.dump(out, sys.stdout)
+        return 0
+    if cmd not in ("rollout", "jacobian") or not args or len(args) % 2:
+        sys.stderr.write("usage: calisym_ref.py rollout|jacobian MODEL CASE.json [MODEL CASE.json ...]\n"
+                         "       calisym_ref.py port_means CASE.json [CASE.json ...]\n")
         return 2
     results, status = [], 0
     for path, case_path in zip(args[::2], args[1::2]):
@@ -364,13 +636,18 @@ def main(argv):
         try:
             with open(case_path) as fh:
                 case = json.load(fh)
-            states = model.rollout(case["x0"], case["ports"])
+            if cmd == "jacobian":
+                r = model.rollout_jacobian(case["x0"], case["ports"])
+                n = r["A"].shape[:2]
+                res = {"states": _lists(r["states"]), "A": _lists(r["A"].reshape(n + (-1,))), "B": _lists(r["B"].reshape(n + (-1,)))}
+            else:
+                res = {"states": _lists(model.rollout(case["x0"], case["ports"]))}
         except KeyError as e:
             msg = "%s: no %s (a case is {\"x0\": [[...]], \"ports\": [[[...]]]})" % (case_path, e)
         except (OSError, ValueError) as e:
             msg = "%s (for %s): %s" % (case_path, path, e)
         else:
-            results.append({"states": [[[float(v) for v in row] for row in traj] for traj in states]})
+            results.append(res)
             continue
         sys.stderr.write("calisym_ref: %s\n" % msg)
         results.append({"error": msg})

@@ -20,11 +20,11 @@ import (
 var errExport = errors.New("export")
 
 func newExportCmd() *cobra.Command {
-	var onnxOut, batch string
+	var onnxOut, batch, dtype string
 	var horizon int
-	var unroll bool
+	var unroll, jacobian bool
 	cmd := &cobra.Command{
-		Use:   "export MODEL --onnx FILE [--horizon H [--unroll]] [--batch dynamic|N]",
+		Use:   "export MODEL --onnx FILE [--horizon H [--unroll] | --jacobian] [--batch dynamic|N] [--dtype float64|float32]",
 		Short: "Write a model (GR, GRB or MLP) as an ONNX graph",
 		Long: `Export writes the model's one-step map x' = F(x, e) as an ONNX graph in
 float64 (inputs "state" [batch, 2n] and "ports" [batch, n_u+n_c], output
@@ -32,6 +32,10 @@ float64 (inputs "state" [batch, 2n] and "ports" [batch, n_u+n_c], output
 step or with --unroll H copies of it (inputs "state" and "ports" [batch, H,
 n_u+n_c], output "states" [batch, H, 2n]). --batch
 dynamic leaves the batch dimension symbolic ("batch"); a number fixes it.
+--jacobian adds the step Jacobians to the one-step map: the outputs
+"jac_state" (A = dx'/dx, [batch, 2n, 2n]) and "jac_ports" (B = dx'/de,
+[batch, 2n, n_u+n_c]). --dtype float32 writes every tensor in float32
+(float64, the default, reproduces the Go rollout to rounding).
 The graph uses ONNX opset ` + strconv.Itoa(onnx.Opset) + ` and is calisym ONNX version ` + strconv.Itoa(onnxmodel.Version) + `, documented with
 the model file in docs/model-format.md.`,
 		Args: cobra.ExactArgs(1),
@@ -42,7 +46,13 @@ the model file in docs/model-format.md.`,
 			if unroll && horizon < 1 {
 				return fmt.Errorf("%w: --unroll needs --horizon H", errExport)
 			}
-			opt := onnxmodel.Options{Horizon: horizon, Unroll: unroll}
+			if jacobian && horizon != 0 {
+				return fmt.Errorf("%w: --jacobian belongs to the one-step map: leave out --horizon (got %d)", errExport, horizon)
+			}
+			if dtype != "float64" && dtype != "float32" {
+				return fmt.Errorf("%w: --dtype %q: want float64 or float32", errExport, dtype)
+			}
+			opt := onnxmodel.Options{Horizon: horizon, Unroll: unroll, Jacobian: jacobian, Float32: dtype == "float32"}
 			if batch != "dynamic" {
 				b, err := strconv.Atoi(batch)
 				if err != nil || b < 1 {
@@ -72,6 +82,7 @@ the model file in docs/model-format.md.`,
 					opt.Meta = append(opt.Meta, [2]string{kv.key, string(b)})
 				}
 			}
+			opt.Meta = append(opt.Meta, exportMeta(sv)...)
 			build := func(opt onnxmodel.Options) (*onnx.Model, error) {
 				if sv.Model == nil {
 					return onnxmodel.MLP(sv.Net, opt)
@@ -81,9 +92,6 @@ the model file in docs/model-format.md.`,
 					return nil, err
 				}
 				return onnxmodel.Symplectic(plan.Tensors(), opt)
-			}
-			if sv.Model != nil && sv.Model.Meta.Dt > 0 {
-				opt.Meta = append(opt.Meta, [2]string{"calisym.dt", strconv.FormatFloat(sv.Model.Meta.Dt, 'g', -1, 64)})
 			}
 			if unroll {
 				if err := checkUnrolledSize(build, opt, maxONNXBytes); err != nil {
@@ -102,6 +110,9 @@ the model file in docs/model-format.md.`,
 				return fmt.Errorf("export: %w", err)
 			}
 			what := "one-step map"
+			if jacobian {
+				what += " with Jacobians"
+			}
 			if horizon > 0 {
 				what = fmt.Sprintf("%d-step rollout", horizon)
 				if unroll {
@@ -110,7 +121,7 @@ the model file in docs/model-format.md.`,
 					what += " (Loop)"
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s): %s, %d nodes, %d bytes -> %s\n", args[0], sv.Kind, what, m.Graph.Nodes(), len(b), onnxOut)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s): %s, %s, %d nodes, %d bytes -> %s\n", args[0], sv.Kind, what, dtype, m.Graph.Nodes(), len(b), onnxOut)
 			return nil
 		},
 	}
@@ -119,6 +130,8 @@ the model file in docs/model-format.md.`,
 	f.IntVar(&horizon, "horizon", 0, "export the H-step rollout instead of the one-step map (0: one step)")
 	f.StringVar(&batch, "batch", "1", `batch dimension: a number, or "dynamic"`)
 	f.BoolVar(&unroll, "unroll", false, "write the rollout as H copies of the step instead of an ONNX Loop over one")
+	f.BoolVar(&jacobian, "jacobian", false, `add the step Jacobians to the one-step map (outputs "jac_state" and "jac_ports")`)
+	f.StringVar(&dtype, "dtype", "float64", "real type of the graph: float64 or float32")
 	return cmd
 }
 
@@ -168,4 +181,19 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// exportMeta returns the metadata of the model file that the ONNX graph
+// carries beside its names: the sampling period, an MLP's layout (a
+// SympNet's graph records its own) and the port history's m.
+func exportMeta(sv *trainer.SavedModel) [][2]string {
+	var meta [][2]string
+	if sv.Dt > 0 {
+		meta = append(meta, [2]string{"calisym.dt", strconv.FormatFloat(sv.Dt, 'g', -1, 64)})
+	}
+	if l := sv.Layout; sv.Model == nil && l.N > 0 {
+		meta = append(meta, [2]string{"calisym.layout", fmt.Sprintf(`{"n":%d,"n_u":%d,"n_c":%d}`, l.N, l.NU, l.NC)})
+	}
+	meta = append(meta, [2]string{"calisym.port_mean", strconv.Itoa(sv.PortMean)})
+	return meta
 }

@@ -27,11 +27,12 @@ func requireORT(t *testing.T) {
 	}
 }
 
-// checkONNX exports every model three times — the one-step map with a
+// checkONNX exports every model four times — the one-step map with a
 // dynamic batch, stepped by the script; the rollout of the case's horizon
 // as an ONNX Loop with a dynamic batch; the rollout unrolled with a fixed
-// batch — runs all graphs with onnxruntime-node (one process) and
-// compares each with the Go rollout.
+// batch; the one-step map with its Jacobians (--jacobian) — runs all
+// graphs with onnxruntime-node (one process) and compares each with the
+// Go rollout, and the Jacobians with Go's Linearizer along it.
 func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string) {
 	requireORT(t)
 	type graph struct {
@@ -51,6 +52,7 @@ func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string)
 			{"step", []string{"--batch", "dynamic"}, "next_state"},
 			{"loop", []string{"--horizon", h, "--batch", "dynamic"}, "states"},
 			{"unrolled", []string{"--horizon", h, "--unroll", "--batch", strconv.Itoa(len(cases[i].X0))}, "states"},
+			{"jacobian", []string{"--jacobian", "--batch", "dynamic"}, "next_state jac_state jac_ports"},
 		} {
 			file := m.path + "." + g.name + ".onnx"
 			if _, _, err := runCLI(t, append([]string{"export", m.path, "--onnx", file}, g.args...)...); err != nil {
@@ -69,7 +71,7 @@ func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string)
 	}
 	for k, j := range jobs {
 		m, g, r := models[j.model], j.graph, res[k]
-		if !slices.Equal(r.Inputs, []string{"state", "ports"}) || !slices.Equal(r.Outputs, []string{g.out}) {
+		if !slices.Equal(r.Inputs, []string{"state", "ports"}) || !slices.Equal(r.Outputs, strings.Fields(g.out)) {
 			t.Errorf("%s, %s graph: inputs %v, outputs %v; want [state ports], [%s]", m.name, g.name, r.Inputs, r.Outputs, g.out)
 		}
 		rel, err := compareStates(r.States, cases[j.model].Want)
@@ -80,6 +82,9 @@ func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string)
 		t.Logf("%s, %s graph: %.3g relative to the Go rollout", m.name, g.name, rel)
 		if !(rel <= refTol) {
 			t.Errorf("%s, %s graph differs from the Go rollout by %.3g relative (want ≤ %g)", m.name, g.name, rel, refTol)
+		}
+		if g.name == "jacobian" {
+			checkJacobians(t, m.name+", ONNX jac_state and jac_ports", r, cases[j.model])
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,12 @@ type refCase struct {
 	Horizon int           `json:"horizon"`
 	// Want is the Go rollout (not read by the other implementations).
 	Want [][][]float64 `json:"want"`
+	// JacA and JacB are the step Jacobians of Go's Linearizer along the
+	// rollout (trajectory × step × the row-major 2n×2n and
+	// 2n×(n_u+n_c) matrices), SX and SE the model's state and port
+	// scales, which compareJacobians weighs entries by.
+	JacA, JacB [][][]float64 `json:"-"`
+	SX, SE     []float64     `json:"-"`
 }
 
 // writePresetModels writes every preset with random parameters and a
@@ -161,6 +168,17 @@ func goCase(t *testing.T, m refModel, seed uint64) refCase {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var lin predictor.Linearizer
+	if sv.Model != nil {
+		plan, err := sv.Model.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lin = plan.NewLinearizer()
+	} else {
+		lin = sv.Net.NewLinearizer()
+	}
+	lz := predictor.NewLinearization(lin, refHorizon)
 	// Draw inputs where the model was trained: its normalisation's mean
 	// plus half a scale of noise (a Crazyflie's momenta are of order 1e-5;
 	// inputs of order 1 would saturate every ridge and make any map
@@ -175,7 +193,7 @@ func goCase(t *testing.T, m refModel, seed uint64) refCase {
 		muX, sX, muE, sE = nz.MuX, nz.SX, nz.MuE, nz.SE
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
-	c := refCase{Horizon: refHorizon}
+	c := refCase{Horizon: refHorizon, SX: sX, SE: sE}
 	for range refBatch {
 		x0 := make([]float64, m.stateDim)
 		for i := range x0 {
@@ -199,9 +217,18 @@ func goCase(t *testing.T, m refModel, seed uint64) refCase {
 		for k := range refHorizon {
 			want = append(want, out[k*m.stateDim:(k+1)*m.stateDim])
 		}
+		if err := lz.Run(x0, flat, refHorizon); err != nil {
+			t.Fatal(err)
+		}
+		var ja, jb [][]float64
+		for k := range refHorizon {
+			a, b := lz.Step(k)
+			ja, jb = append(ja, slices.Clone(a)), append(jb, slices.Clone(b))
+		}
 		c.X0 = append(c.X0, x0)
 		c.Ports = append(c.Ports, ports)
 		c.Want = append(c.Want, want)
+		c.JacA, c.JacB = append(c.JacA, ja), append(c.JacB, jb)
 	}
 	return c
 }
@@ -258,6 +285,64 @@ func compareStates(got, want [][][]float64) (float64, error) {
 	return rel, nil
 }
 
+// compareJacobians returns the relative difference of step Jacobians got
+// from want (trajectory × step × a row-major rows×cols matrix): entry (i,
+// j) is weighed by colScale_j/rowScale_i, which makes it the derivative in
+// the normalised coordinates (dimensionless, of order one whatever the
+// units), and the result is max |Δ| / max |want| of the weighed entries.
+func compareJacobians(got, want [][][]float64, rowScale, colScale []float64) (float64, error) {
+	nr, nc := len(rowScale), len(colScale)
+	var diff, scale float64
+	if len(got) != len(want) || len(want) == 0 {
+		return 0, fmt.Errorf("%d trajectories, want %d", len(got), len(want))
+	}
+	for b := range want {
+		if len(got[b]) != len(want[b]) {
+			return 0, fmt.Errorf("trajectory %d has %d steps, want %d", b, len(got[b]), len(want[b]))
+		}
+		for k := range want[b] {
+			if len(got[b][k]) != nr*nc || len(want[b][k]) != nr*nc {
+				return 0, fmt.Errorf("trajectory %d step %d has %d entries, want %d×%d", b, k, len(got[b][k]), nr, nc)
+			}
+			for i := range nr {
+				for j := range nc {
+					w := colScale[j] / rowScale[i]
+					d := math.Abs(got[b][k][i*nc+j]-want[b][k][i*nc+j]) * w
+					if math.IsNaN(d) {
+						return math.Inf(1), nil
+					}
+					diff = max(diff, d)
+					scale = max(scale, math.Abs(want[b][k][i*nc+j])*w)
+				}
+			}
+		}
+	}
+	if scale == 0 {
+		return 0, fmt.Errorf("every Jacobian entry is zero: nothing to compare")
+	}
+	return diff / scale, nil
+}
+
+// checkJacobians compares an implementation's step Jacobians with Go's
+// Linearizer for one model and reports the difference.
+func checkJacobians(t *testing.T, what string, r refResult, c refCase) {
+	t.Helper()
+	ra, err := compareJacobians(r.A, c.JacA, c.SX, c.SX)
+	if err != nil {
+		t.Errorf("%s: A: %v", what, err)
+		return
+	}
+	rb, err := compareJacobians(r.B, c.JacB, c.SX, c.SE)
+	if err != nil {
+		t.Errorf("%s: B: %v", what, err)
+		return
+	}
+	t.Logf("%s: A_k %.3g, B_k %.3g relative to Go's Linearizer", what, ra, rb)
+	if !(ra <= refTol) || !(rb <= refTol) {
+		t.Errorf("%s: step Jacobians differ from Go's Linearizer by %.3g (A) and %.3g (B) relative (want ≤ %g)", what, ra, rb, refTol)
+	}
+}
+
 // holdStates is the batch of the case's initial states held over the
 // horizon: a rollout that matches it is no test of the map.
 func holdStates(c refCase) [][][]float64 {
@@ -289,16 +374,19 @@ func python(t *testing.T) string {
 // refResult is one rollout an independent implementation reports.
 type refResult struct {
 	States  [][][]float64 `json:"states"`
+	A       [][][]float64 `json:"A"`
+	B       [][][]float64 `json:"B"`
 	Error   string        `json:"error"`
 	Inputs  []string      `json:"inputs"`
 	Outputs []string      `json:"outputs"`
 }
 
-// runReference runs the numpy reference on (model, case) pairs in one
-// process and returns its results, its stderr and its exit error.
-func runReference(t *testing.T, py string, pairs ...string) ([]refResult, string, error) {
+// runReference runs the numpy reference's command (rollout or jacobian)
+// on (model, case) pairs in one process and returns its results, its
+// stderr and its exit error.
+func runReference(t *testing.T, py, command string, pairs ...string) ([]refResult, string, error) {
 	t.Helper()
-	cmd := exec.Command(py, append([]string{filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), "rollout"}, pairs...)...)
+	cmd := exec.Command(py, append([]string{filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), command}, pairs...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	runErr := cmd.Run()
@@ -358,9 +446,19 @@ func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, pa
 		}
 		bad = append(bad, path, paths[i])
 	}
-	res, stderr, err := runReference(t, py, pairs...)
+	res, stderr, err := runReference(t, py, "rollout", pairs...)
 	if err != nil {
 		t.Fatalf("numpy reference: %v\n%s", err, stderr)
+	}
+	jac, stderr, err := runReference(t, py, "jacobian", pairs...)
+	if err != nil {
+		t.Fatalf("numpy reference, jacobian: %v\n%s", err, stderr)
+	}
+	for i, m := range models {
+		if rel, err := compareStates(jac[i].States, cases[i].Want); err != nil || !(rel <= refTol) {
+			t.Errorf("%s: numpy rollout_jacobian's states: %.3g relative to the Go rollout (%v)", m.name, rel, err)
+		}
+		checkJacobians(t, m.name+", numpy rollout_jacobian", jac[i], cases[i])
 	}
 	for i, m := range models {
 		rel, err := compareStates(res[i].States, cases[i].Want)
@@ -373,7 +471,7 @@ func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, pa
 			t.Errorf("%s: numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", m.name, rel, refTol)
 		}
 	}
-	res, stderr, err = runReference(t, py, bad...)
+	res, stderr, err = runReference(t, py, "rollout", bad...)
 	if err == nil {
 		t.Errorf("numpy reference exits 0 on corrupted files:\n%s", stderr)
 	}

@@ -3,7 +3,8 @@
 // GraphProto, NodeProto, TensorProto, ValueInfoProto, AttributeProto and
 // their parts), written by hand from onnx.proto's field numbers so that
 // the project needs no protobuf code generator. It writes float64
-// (DOUBLE) and int64 tensors only, and never reads ONNX.
+// (DOUBLE) or float32 (FLOAT, a graph made with NewFloat32Graph) and int64
+// tensors only, and never reads ONNX.
 package onnx
 
 import (
@@ -14,6 +15,7 @@ import (
 
 // Tensor element types (TensorProto.DataType).
 const (
+	typeFloat  = 1
 	typeInt64  = 7
 	typeBool   = 9
 	typeDouble = 11
@@ -125,7 +127,9 @@ type Elem int
 
 // The element types of inputs and outputs.
 const (
-	Double Elem = iota // float64, the default
+	// Double is the graph's real type: float64, or float32 in a graph
+	// made with NewFloat32Graph.
+	Double Elem = iota
 	Int64
 	Bool
 )
@@ -187,6 +191,9 @@ type Graph struct {
 	// nodes to (nil: this graph).
 	root *Graph
 	body *Graph
+	// f32 makes the real values (Const, Scalar, Double inputs and
+	// outputs) float32.
+	f32 bool
 }
 
 // namespace is the set of value names of a model: the main graph's and
@@ -197,10 +204,22 @@ type namespace struct {
 	names map[string]bool
 }
 
-// NewGraph returns an empty graph.
+// NewGraph returns an empty graph whose real values are float64.
 func NewGraph(name string) *Graph {
 	return &Graph{Name: name, ns: &namespace{names: map[string]bool{}}}
 }
+
+// NewFloat32Graph returns an empty graph whose real values are float32:
+// Const rounds its values to float32 and the Double inputs and outputs are
+// declared FLOAT.
+func NewFloat32Graph(name string) *Graph {
+	g := NewGraph(name)
+	g.f32 = true
+	return g
+}
+
+// Float32 reports whether the graph's real values are float32.
+func (g *Graph) Float32() bool { return g.f32 }
 
 func (g *Graph) fresh(prefix string) string {
 	for {
@@ -229,7 +248,7 @@ func (g *Graph) BeginBody(name string) *Graph {
 	if g.body != nil {
 		panic("onnx: nested bodies are not supported")
 	}
-	g.body = &Graph{Name: name, ns: g.ns, root: g}
+	g.body = &Graph{Name: name, ns: g.ns, root: g, f32: g.f32}
 	return g.body
 }
 
@@ -259,8 +278,9 @@ func (g *Graph) Output(v Value, src string) {
 	g.outputs = append(g.outputs, v)
 }
 
-// Const adds a float64 initializer of the given shape (nil for a scalar)
-// and returns its name; prefix names it.
+// Const adds a real initializer of the given shape (nil for a scalar),
+// float64 or, in a float32 graph, the values rounded to float32, and
+// returns its name; prefix names it.
 func (g *Graph) Const(prefix string, dims []int64, data []float64) string {
 	size := int64(1)
 	for _, d := range dims {
@@ -269,16 +289,33 @@ func (g *Graph) Const(prefix string, dims []int64, data []float64) string {
 	if size != int64(len(data)) {
 		panic(fmt.Sprintf("onnx: constant %s of shape %v with %d values", prefix, dims, len(data)))
 	}
+	typ := typeDouble
 	b := make([]byte, 0, 8*len(data))
 	for _, v := range data {
+		if g.f32 {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
+			continue
+		}
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
+	if g.f32 {
+		typ = typeFloat
+	}
 	name := g.fresh(prefix)
-	g.inits = append(g.inits, initializer{name: name, dims: dims, typ: typeDouble, bytes: b})
+	g.inits = append(g.inits, initializer{name: name, dims: dims, typ: typ, bytes: b})
 	return name
 }
 
-// Scalar adds a float64 scalar initializer.
+// RealType returns the ONNX data type number of the graph's real values
+// (the "to" of a Cast to them): 11 (DOUBLE) or 1 (FLOAT).
+func (g *Graph) RealType() int64 {
+	if g.f32 {
+		return typeFloat
+	}
+	return typeDouble
+}
+
+// Scalar adds a real scalar initializer.
 func (g *Graph) Scalar(v float64) string { return g.Const("c", nil, []float64{v}) }
 
 // Int64s adds an int64 initializer of the given shape (nil for a scalar).
@@ -322,7 +359,7 @@ func (g *Graph) Nodes() int {
 	return n
 }
 
-func (v Value) encode() *enc {
+func (v Value) encode(f32 bool) *enc {
 	var shape enc
 	for _, d := range v.Shape {
 		var dm enc
@@ -335,6 +372,9 @@ func (v Value) encode() *enc {
 	}
 	var tt enc
 	elem := map[Elem]int64{Double: typeDouble, Int64: typeInt64, Bool: typeBool}[v.Elem]
+	if v.Elem == Double && f32 {
+		elem = typeFloat
+	}
 	tt.int64(tensorElemType, elem)
 	tt.message(tensorShape, &shape)
 	var tp enc
@@ -402,10 +442,10 @@ func (g *Graph) encode() *enc {
 		e.string(graphDocString, g.Doc)
 	}
 	for _, v := range g.inputs {
-		e.message(graphInput, v.encode())
+		e.message(graphInput, v.encode(g.f32))
 	}
 	for _, v := range g.outputs {
-		e.message(graphOutput, v.encode())
+		e.message(graphOutput, v.encode(g.f32))
 	}
 	return &e
 }

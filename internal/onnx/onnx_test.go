@@ -196,3 +196,37 @@ func TestLoopBody(t *testing.T) {
 		t.Errorf("the iteration input is not an int64 scalar: %v", tt)
 	}
 }
+
+// TestFloat32Graph: a float32 graph writes its constants rounded to
+// float32 (FLOAT, 4 bytes each) and declares its real inputs and outputs
+// FLOAT, its int64 values unchanged.
+func TestFloat32Graph(t *testing.T) {
+	g := NewFloat32Graph("g")
+	x := g.Input(Value{Name: "x", Shape: []Dim{Fixed(2)}})
+	c := g.Const("w", []int64{2}, []float64{0.1, -2})
+	g.Int64s("i", []int64{1}, 7)
+	g.Output(Value{Name: "y", Shape: []Dim{Fixed(2)}}, g.Op("Mul", []string{x, c}))
+	if !g.Float32() || g.RealType() != typeFloat || NewGraph("h").RealType() != typeDouble {
+		t.Fatalf("Float32 %v, RealType %d", g.Float32(), g.RealType())
+	}
+	gr := decode(t, find(decode(t, (&Model{Graph: g}).Marshal()), modelGraph)[0].b)
+	inits := find(gr, graphInitializer)
+	if len(inits) != 2 {
+		t.Fatalf("%d initializers", len(inits))
+	}
+	w, i := decode(t, inits[0].b), decode(t, inits[1].b)
+	raw := find(w, tensorRawData)[0].b
+	if find(w, tensorDataType)[0].v != typeFloat || len(raw) != 8 || math.Float32frombits(binary.LittleEndian.Uint32(raw)) != float32(0.1) {
+		t.Errorf("float32 constant: type %d, % x", find(w, tensorDataType)[0].v, raw)
+	}
+	if find(i, tensorDataType)[0].v != typeInt64 || len(find(i, tensorRawData)[0].b) != 8 {
+		t.Errorf("int64 constant changed: %v", i)
+	}
+	for _, num := range []int{graphInput, graphOutput} {
+		v := decode(t, find(gr, num)[0].b)
+		tt := decode(t, find(decode(t, find(v, valueType)[0].b), typeTensorType)[0].b)
+		if e := find(tt, tensorElemType)[0].v; e != typeFloat {
+			t.Errorf("field %d: element type %d, want FLOAT (%d)", num, e, typeFloat)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/calisym/calisym/internal/onnx"
@@ -34,6 +35,14 @@ type Options struct {
 	// Batch is the fixed number of trajectories, or 0 for a symbolic
 	// ("batch") first dimension.
 	Batch int
+	// Jacobian adds the step Jacobians to the one-step map (Horizon 0):
+	// the outputs "jac_state" (A = ∂x'/∂x, batch×2n×2n) and "jac_ports"
+	// (B = ∂x'/∂e, batch×2n×(n_u+n_c)), computed in the graph by forward
+	// mode through the layers.
+	Jacobian bool
+	// Float32 writes every real tensor, the inputs and outputs included,
+	// as float32 instead of float64.
+	Float32 bool
 	// Meta is added to the model's metadata_props.
 	Meta [][2]string
 }
@@ -42,47 +51,61 @@ type Options struct {
 // state into what the rollout carries from step to step (the normalised
 // state of a SympNet, the state itself for the MLP), step advances it
 // under one port vector and finish turns it into a physical state.
+// stepJac is step with the Jacobian of the physical next state with
+// respect to the physical state and ports, transposed: jt[b, i, o] =
+// ∂x'_o/∂(x, e)_i (batch × (2n+n_u+n_c) × 2n).
 type model struct {
-	g      *onnx.Graph
-	nx, ne int
-	kind   string
-	begin  func(state string) string
-	step   func(carry, ports string) string
-	finish func(carry string) string
+	g       *onnx.Graph
+	nx, ne  int
+	kind    string
+	begin   func(state string) string
+	step    func(carry, ports string) string
+	stepJac func(carry, ports string) (next, jt string)
+	finish  func(carry string) string
+}
+
+// newGraph returns an empty graph of the options' real type.
+func newGraph(name string, opt Options) *onnx.Graph {
+	if opt.Float32 {
+		return onnx.NewFloat32Graph(name)
+	}
+	return onnx.NewGraph(name)
 }
 
 // Symplectic returns the ONNX model of a compiled GR or GRB plan.
 func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	l := t.Layout
-	g := onnx.NewGraph("calisym_" + string(t.Kind))
+	g := newGraph("calisym_"+string(t.Kind), opt)
 	n, d := l.N, l.D()
 	d2, nx, ne := 2*d, l.StateDim(), l.PortDim()
 	k := t.K
+	if t.Kind != predictor.KindGR && t.Kind != predictor.KindGRB {
+		return nil, fmt.Errorf("%w: kind %q", ErrOptions, t.Kind)
+	}
+	// stateIdx and portIdx place x_i and e_j in Z (the section).
+	stateIdx := func(i int) int {
+		if i < n {
+			return l.OffQ() + i
+		}
+		return l.OffP() + i - n
+	}
+	portIdx := func(j int) int {
+		if j < l.NU {
+			return l.OffMuU() + j
+		}
+		return l.OffLambdaC() + j - l.NU
+	}
 	// Section and projection as 0/1 matrices: products with them copy
 	// values exactly.
 	ex := make([]float64, nx*d2)
+	pr := make([]float64, d2*nx)
 	for i := range nx {
-		idx := l.OffQ() + i
-		if i >= n {
-			idx = l.OffP() + i - n
-		}
-		ex[i*d2+idx] = 1
+		ex[i*d2+stateIdx(i)] = 1
+		pr[stateIdx(i)*nx+i] = 1
 	}
 	ee := make([]float64, ne*d2)
 	for j := range ne {
-		idx := l.OffMuU() + j
-		if j >= l.NU {
-			idx = l.OffLambdaC() + j - l.NU
-		}
-		ee[j*d2+idx] = 1
-	}
-	pr := make([]float64, d2*nx)
-	for i := range nx {
-		idx := l.OffQ() + i
-		if i >= n {
-			idx = l.OffP() + i - n
-		}
-		pr[idx*nx+i] = 1
+		ee[j*d2+portIdx(j)] = 1
 	}
 	cEx := g.Const("embed_state", []int64{int64(nx), int64(d2)}, ex)
 	cEe := g.Const("embed_ports", []int64{int64(ne), int64(d2)}, ee)
@@ -91,8 +114,13 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	sX := g.Const("s_x", []int64{int64(nx)}, t.SX)
 	muE := g.Const("mu_e", []int64{int64(ne)}, t.MuE)
 	sE := g.Const("s_e", []int64{int64(ne)}, t.SE)
-	one := g.Scalar(1)
+	one, minus2 := g.Scalar(1), g.Scalar(-2)
+	ax1, ax2 := g.Int64s("axis", []int64{1}, 1), g.Int64s("axis", []int64{1}, 2)
 	type layer struct{ mt, nu, b, a, coef, tw, twt, tb, ta string }
+	var sp *splineGraph
+	if t.Kind == predictor.KindGRB {
+		sp = newSplineGraph(g, t.Spline, k)
+	}
 	var layers []layer
 	for i, lt := range t.Layers {
 		mt := make([]float64, d2*k)
@@ -109,7 +137,7 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 			ly.a = g.Const(fmt.Sprintf("layer%d_a", i), []int64{int64(k)}, lt.A)
 		case predictor.KindGRB:
 			w := t.TailWidth
-			ly.coef = g.Const(fmt.Sprintf("layer%d_spline", i), []int64{int64(len(lt.Coef)), 1}, lt.Coef)
+			ly.coef = sp.coefficients(fmt.Sprintf("layer%d_spline", i), lt.Coef)
 			twt := make([]float64, k*w)
 			for j := range w {
 				for c := range k {
@@ -120,46 +148,83 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 			ly.twt = g.Const(fmt.Sprintf("layer%d_tailWt", i), []int64{int64(k), int64(w)}, twt)
 			ly.tb = g.Const(fmt.Sprintf("layer%d_tailb", i), []int64{int64(w)}, lt.TailB)
 			ly.ta = g.Const(fmt.Sprintf("layer%d_taila", i), []int64{int64(w)}, lt.TailA)
-		default:
-			return nil, fmt.Errorf("%w: kind %q", ErrOptions, t.Kind)
 		}
 		layers = append(layers, ly)
 	}
-	// a ⊙ sech²(z): 1 − tanh² times a.
-	sech2 := func(z, a string) string {
-		th := g.Op("Tanh", []string{z})
-		return g.Op("Mul", []string{g.Op("Sub", []string{one, g.Op("Mul", []string{th, th})}), a})
+	op := func(o string, in ...string) string { return g.Op(o, in) }
+	// tanh(z) and a ⊙ sech²(z) = a ⊙ (1 − tanh²(z)).
+	sech2 := func(z, a string) (th, s string) {
+		th = op("Tanh", z)
+		return th, op("Mul", op("Sub", one, op("Mul", th, th)), a)
 	}
-	var sp *splineGraph
-	if t.Kind == predictor.KindGRB {
-		sp = newSplineGraph(g, t.Spline, k)
-	}
-	mapZ := func(z string) string {
+	// mapZ applies the layers to Z (N×2d) and, when tz is not empty, to
+	// the tangent rows tz (r×2d or N×r×2d): dY = dZ Mᵀ, dZ += (dY ∇²K̂) N.
+	mapZ := func(z, tz string) (string, string) {
 		for _, ly := range layers {
-			y := g.Op("MatMul", []string{z, ly.mt})
-			var gr string
+			y := op("MatMul", z, ly.mt)
+			var gr, hd, hm string // ∇K̂; GR: diagonal of ∇²K̂ (N×k); GRB: ∇²K̂ (N×k×k)
 			switch t.Kind {
 			case predictor.KindGR:
-				gr = sech2(g.Op("Add", []string{y, ly.b}), ly.a)
+				th, s := sech2(op("Add", y, ly.b), ly.a)
+				gr = s
+				if tz != "" {
+					hd = op("Mul", op("Mul", th, s), minus2)
+				}
 			case predictor.KindGRB:
-				tail := g.Op("MatMul", []string{sech2(g.Op("Add", []string{g.Op("MatMul", []string{y, ly.twt}), ly.tb}), ly.ta), ly.tw})
-				gr = g.Op("Add", []string{sp.grad(y, ly.coef), tail})
+				th, s := sech2(op("Add", op("MatMul", y, ly.twt), ly.tb), ly.ta)
+				sg, sh := sp.eval(y, ly.coef, tz != "")
+				gr = op("Add", sg, op("MatMul", s, ly.tw))
+				if tz != "" {
+					// The tail's Hessian Wᵀ diag(−2 tanh·a sech²) W.
+					c := op("Mul", op("Mul", th, s), minus2)
+					hm = op("Add", sh, op("MatMul", ly.twt, op("Mul", op("Unsqueeze", c, ax2), ly.tw)))
+				}
 			}
-			z = g.Op("Add", []string{z, g.Op("MatMul", []string{gr, ly.nu})})
+			z = op("Add", z, op("MatMul", gr, ly.nu))
+			if tz != "" {
+				dy := op("MatMul", tz, ly.mt)
+				var dg string
+				if hd != "" {
+					dg = op("Mul", dy, op("Unsqueeze", hd, ax1))
+				} else {
+					dg = op("MatMul", dy, hm)
+				}
+				tz = op("Add", tz, op("MatMul", dg, ly.nu))
+			}
 		}
-		return z
+		return z, tz
 	}
+	embed := func(xn, ports string) string {
+		en := op("Div", op("Sub", ports, muE), sE)
+		return op("Add", op("MatMul", xn, cEx), op("MatMul", en, cEe))
+	}
+	// The tangents of the section: row i < 2n is ∂Z/∂x_i = e_{σ(i)}/s_x,i,
+	// row 2n + j is ∂Z/∂e_j = e_{σ(j)}/s_e,j.
+	tz0 := make([]float64, (nx+ne)*d2)
+	for i := range nx {
+		tz0[i*d2+stateIdx(i)] = 1 / t.SX[i]
+	}
+	for j := range ne {
+		tz0[(nx+j)*d2+portIdx(j)] = 1 / t.SE[j]
+	}
+	var cT0 string
 	m := &model{g: g, nx: nx, ne: ne, kind: string(t.Kind),
 		begin: func(state string) string {
-			return g.Op("Div", []string{g.Op("Sub", []string{state, muX}), sX})
+			return op("Div", op("Sub", state, muX), sX)
 		},
 		step: func(xn, ports string) string {
-			en := g.Op("Div", []string{g.Op("Sub", []string{ports, muE}), sE})
-			z := g.Op("Add", []string{g.Op("MatMul", []string{xn, cEx}), g.Op("MatMul", []string{en, cEe})})
-			return g.Op("MatMul", []string{mapZ(z), cPr})
+			z, _ := mapZ(embed(xn, ports), "")
+			return op("MatMul", z, cPr)
+		},
+		stepJac: func(xn, ports string) (string, string) {
+			if cT0 == "" {
+				cT0 = g.Const("section_tangents", []int64{int64(nx + ne), int64(d2)}, tz0)
+			}
+			z, tz := mapZ(embed(xn, ports), cT0)
+			return op("MatMul", z, cPr), op("Mul", op("MatMul", tz, cPr), sX)
 		},
 		finish: func(xn string) string {
-			return g.Op("Add", []string{g.Op("Mul", []string{xn, sX}), muX})
+			return op("Add", op("Mul", xn, sX), muX)
 		},
 	}
 	return m.build(opt, [][2]string{
@@ -167,114 +232,201 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	})
 }
 
-// splineGraph evaluates the gradient of a tensor-product cubic B-spline
-// on an m-dimensional input inside a graph, densely: every basis function
-// of every dimension, the four local polynomials placed by masks that are
-// exactly 0 or 1.
+// splinePad is the number of zero coefficients the graph adds on each side
+// of every dimension of a spline's coefficients: the four basis functions
+// of a clamped knot interval then always index the padded array.
+const splinePad = 4
+
+// splineGraph evaluates the gradient (and the Hessian) of a tensor-product
+// cubic B-spline on an m-dimensional input inside a graph by a lookup:
+// the knot interval k of every dimension gives the flat index of the 4^m
+// coefficients whose basis functions do not vanish there, one Gather
+// fetches them, and they are weighted with outer products of the four
+// local polynomials per dimension. The operators per layer depend on m,
+// not on the number of knots. The coefficients are padded with splinePad
+// zeros on each side of every dimension and k is clamped to
+// [−splinePad, intervals + 3], so that basis functions beyond the grid
+// (and every one where −3 ≤ t < intervals + 3 fails) meet zeros, as in
+// predictor.Spline.Eval.
 type splineGraph struct {
 	g              *onnx.Graph
 	sp             predictor.Spline
-	m              int
-	lo, h, ih, j   string
-	c              [5]string // 0 … 4 as scalars
-	idx            []string  // column index j of η, as [1] int64
+	m, nb, side    int
+	lo, h, ih, ih2 string
+	kmin, kmax     string
+	pad, strides   string // real: splinePad, and the padded strides (m×1)
+	offsets        string // int64 1×4^m: the offsets of the 4^m coefficients
+	c              [5]string
 	two, six, neg3 string
-	reshape        string
+	dim            []string // int64 scalars 0 … m−1
 	ax1, ax2       string
+	flat, square   string // reshape targets [0, −1] and [0, m, m]
 }
 
 func newSplineGraph(g *onnx.Graph, sp predictor.Spline, m int) *splineGraph {
-	s := &splineGraph{g: g, sp: sp, m: m}
-	h := (sp.Hi - sp.Lo) / float64(sp.Intervals)
-	s.lo, s.h, s.ih = g.Scalar(sp.Lo), g.Scalar(h), g.Scalar(1/h)
 	nb := sp.NumBasis()
-	js := make([]float64, nb)
-	for i := range js {
-		js[i] = float64(i)
+	s := &splineGraph{g: g, sp: sp, m: m, nb: nb, side: nb + 2*splinePad}
+	h := (sp.Hi - sp.Lo) / float64(sp.Intervals)
+	s.lo, s.h, s.ih, s.ih2 = g.Scalar(sp.Lo), g.Scalar(h), g.Scalar(1/h), g.Scalar(1/h*(1/h))
+	s.kmin, s.kmax, s.pad = g.Scalar(-splinePad), g.Scalar(float64(nb)), g.Scalar(splinePad)
+	strides := make([]float64, m)
+	st := 1
+	for j := m - 1; j >= 0; j-- {
+		strides[j] = float64(st)
+		st *= s.side
 	}
-	s.j = g.Const("basis_index", []int64{1, int64(nb)}, js)
+	s.strides = g.Const("spline_strides", []int64{int64(m), 1}, strides)
+	// Offsets of the combinations (i_0, …, i_{m−1}) ∈ {0..3}^m, i_0
+	// slowest, as the outer products below order them.
+	q := 1
+	for range m {
+		q *= 4
+	}
+	offs := make([]int64, q)
+	for a := range q {
+		rest := a
+		for j := m - 1; j >= 0; j-- {
+			offs[a] += int64(rest%4) * int64(strides[j])
+			rest /= 4
+		}
+	}
+	s.offsets = g.Int64s("spline_offsets", []int64{1, int64(q)}, offs...)
 	for i := range s.c {
 		s.c[i] = g.Scalar(float64(i))
 	}
-	for j := range m {
-		s.idx = append(s.idx, g.Int64s("col", []int64{1}, int64(j)))
-	}
 	s.two, s.six, s.neg3 = g.Scalar(2), g.Scalar(6), g.Scalar(-3)
-	s.reshape = g.Int64s("flat", []int64{2}, 0, -1)
+	for j := range m {
+		s.dim = append(s.dim, g.Int64s("dim", nil, int64(j)))
+	}
 	s.ax1, s.ax2 = g.Int64s("axis", []int64{1}, 1), g.Int64s("axis", []int64{1}, 2)
+	s.flat = g.Int64s("flat", []int64{2}, 0, -1)
+	s.square = g.Int64s("square", []int64{3}, 0, int64(m), int64(m))
 	return s
 }
 
-// basis returns the values and derivatives of the NumBasis basis functions
-// at the column x (N×1) as N×NumBasis tensors, with the operations of
-// predictor.Spline.Eval.
-func (s *splineGraph) basis(x string) (b, db string) {
+// coefficients adds a layer's coefficients (NumBasis^m, dimension 0
+// slowest) padded with zeros as a flat constant.
+func (s *splineGraph) coefficients(prefix string, coef []float64) string {
+	m, nb, side := s.m, s.nb, s.side
+	total := 1
+	for range m {
+		total *= side
+	}
+	out := make([]float64, total)
+	idx := make([]int, m)
+	for a, v := range coef {
+		rest := a
+		for j := m - 1; j >= 0; j-- {
+			idx[j] = rest % nb
+			rest /= nb
+		}
+		flat := 0
+		for j := range m {
+			flat = flat*side + idx[j] + splinePad
+		}
+		out[flat] = v
+	}
+	return s.g.Const(prefix, []int64{int64(total)}, out)
+}
+
+// eval returns ∇S(η) (N×m) and, when hess is set, ∇²S(η) (N×m×m) for η
+// (N×m) and a layer's padded coefficients.
+func (s *splineGraph) eval(eta, coef string, hess bool) (grad, hm string) {
 	g := s.g
 	op := func(o string, in ...string) string { return g.Op(o, in) }
-	t := op("Div", op("Sub", x, s.lo), s.h)
+	// The knot interval and local coordinate of every dimension at once,
+	// with the operations of predictor.Spline.Eval.
+	t := op("Div", op("Sub", eta, s.lo), s.h)
 	k := op("Floor", t)
 	u := op("Sub", t, k)
 	v := op("Sub", s.c[1], u)
 	u2 := op("Mul", u, u)
 	u3 := op("Mul", u2, u)
-	three, four := s.c[3], s.c[4]
-	two := s.two
-	local := [4]string{
-		op("Div", op("Mul", op("Mul", v, v), v), s.six),
-		op("Div", op("Add", op("Sub", op("Mul", three, u3), op("Mul", s.six, u2)), four), s.six),
-		op("Div", op("Add", op("Add", op("Add", op("Mul", s.neg3, u3), op("Mul", three, u2)), op("Mul", three, u)), s.c[1]), s.six),
-		op("Div", u3, s.six),
+	three, four, two, six := s.c[3], s.c[4], s.two, s.six
+	stack := func(f [4]string) string { // 4 × (N×m) → N×m×4
+		var cols []string
+		for _, x := range f {
+			cols = append(cols, op("Unsqueeze", x, s.ax2))
+		}
+		return g.Op("Concat", cols, onnx.IntAttr("axis", 2))
 	}
-	dlocal := [4]string{
+	b := stack([4]string{
+		op("Div", op("Mul", op("Mul", v, v), v), six),
+		op("Div", op("Add", op("Sub", op("Mul", three, u3), op("Mul", six, u2)), four), six),
+		op("Div", op("Add", op("Add", op("Add", op("Mul", s.neg3, u3), op("Mul", three, u2)), op("Mul", three, u)), s.c[1]), six),
+		op("Div", u3, six),
+	})
+	db := stack([4]string{
 		op("Mul", op("Div", op("Mul", op("Neg", v), v), two), s.ih),
 		op("Mul", op("Div", op("Sub", op("Mul", three, u2), op("Mul", four, u)), two), s.ih),
 		op("Mul", op("Div", op("Add", op("Add", op("Mul", s.neg3, u2), op("Mul", two, u)), s.c[1]), two), s.ih),
 		op("Mul", op("Div", u2, two), s.ih),
+	})
+	var d2b string
+	if hess {
+		d2b = stack([4]string{
+			op("Mul", v, s.ih2),
+			op("Mul", op("Sub", op("Mul", three, u), two), s.ih2),
+			op("Mul", op("Sub", s.c[1], op("Mul", three, u)), s.ih2),
+			op("Mul", u, s.ih2),
+		})
 	}
-	// diff = j − k (N×NumBasis): basis function j takes local polynomial
-	// i where diff = i; mask_i = relu(1 − |diff − i|) is exactly 1 there
-	// and 0 elsewhere, and beyond the support every mask is 0.
-	diff := op("Sub", s.j, k)
-	for i := range 4 {
-		mask := op("Relu", op("Sub", s.c[1], op("Abs", op("Sub", diff, s.c[i]))))
-		bi, dbi := op("Mul", mask, local[i]), op("Mul", mask, dlocal[i])
-		if i == 0 {
-			b, db = bi, dbi
-			continue
-		}
-		b, db = op("Add", b, bi), op("Add", db, dbi)
+	// The 4^m coefficients of the cell: one Gather at flat indices.
+	kc := op("Clip", k, s.kmin, s.kmax)
+	base := g.Op("Cast", []string{op("MatMul", op("Add", kc, s.pad), s.strides)}, onnx.IntAttr("to", 7))
+	cell := op("Gather", coef, op("Add", base, s.offsets)) // N×4^m
+	dimOf := func(f string, j int) string {                // N×4
+		return g.Op("Gather", []string{f, s.dim[j]}, onnx.IntAttr("axis", 1))
 	}
-	return b, db
-}
-
-// grad returns ∇S(η) (N×m) for η (N×m) and the coefficients as a column
-// (NumBasis^m × 1, dimension 0 slowest).
-func (s *splineGraph) grad(eta, coef string) string {
-	g := s.g
-	var bs, dbs []string
+	bs, dbs := make([]string, s.m), make([]string, s.m)
 	for j := range s.m {
-		b, db := s.basis(g.Op("Gather", []string{eta, s.idx[j]}, onnx.IntAttr("axis", 1)))
-		bs, dbs = append(bs, b), append(dbs, db)
+		bs[j], dbs[j] = dimOf(b, j), dimOf(db, j)
 	}
-	var cols []string
+	// contract returns Σ_α c_α Π_j f_j[α_j] (N×1) for one factor per
+	// dimension.
+	contract := func(f []string) string {
+		w := f[0]
+		for _, fj := range f[1:] {
+			w = op("Reshape", op("Mul", op("Unsqueeze", w, s.ax2), op("Unsqueeze", fj, s.ax1)), s.flat)
+		}
+		return g.Op("ReduceSum", []string{op("Mul", cell, w), s.ax1}, onnx.IntAttr("keepdims", 1))
+	}
+	// factors: B' in dimension j (l < 0, the gradient), B'' in j (l = j)
+	// or B' in j and l (the Hessian), B elsewhere.
+	factors := func(j, l int) []string {
+		f := slices.Clone(bs)
+		switch {
+		case l < 0:
+			f[j] = dbs[j]
+		case l == j:
+			f[j] = dimOf(d2b, j)
+		default:
+			f[j], f[l] = dbs[j], dbs[l]
+		}
+		return f
+	}
+	concat := func(cols []string) string {
+		if len(cols) == 1 {
+			return cols[0]
+		}
+		return g.Op("Concat", cols, onnx.IntAttr("axis", 1))
+	}
+	var gcols []string
 	for j := range s.m {
-		pick := func(i int) string {
-			if i == j {
-				return dbs[i]
-			}
-			return bs[i]
-		}
-		prod := pick(0)
-		for i := 1; i < s.m; i++ {
-			outer := g.Op("Mul", []string{g.Op("Unsqueeze", []string{prod, s.ax2}), g.Op("Unsqueeze", []string{pick(i), s.ax1})})
-			prod = g.Op("Reshape", []string{outer, s.reshape})
-		}
-		cols = append(cols, g.Op("MatMul", []string{prod, coef}))
+		gcols = append(gcols, contract(factors(j, -1)))
 	}
-	if len(cols) == 1 {
-		return cols[0]
+	grad = concat(gcols)
+	if !hess {
+		return grad, ""
 	}
-	return g.Op("Concat", cols, onnx.IntAttr("axis", 1))
+	entries := make([]string, s.m*s.m)
+	for j := range s.m {
+		for l := j; l < s.m; l++ {
+			e := contract(factors(j, l))
+			entries[j*s.m+l], entries[l*s.m+j] = e, e
+		}
+	}
+	return grad, op("Reshape", concat(entries), s.square)
 }
 
 // MLP returns the ONNX model of an MLP baseline.
@@ -287,7 +439,7 @@ func MLP(net *mlp.MLP, opt Options) (*onnx.Model, error) {
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
 		return nil, fmt.Errorf("onnxmodel: %w", err)
 	}
-	g := onnx.NewGraph("calisym_mlp")
+	g := newGraph("calisym_mlp", opt)
 	nx, ne := cfg.StateDim, cfg.PortDim
 	inv := func(v []float64) []float64 {
 		out := make([]float64, len(v))
@@ -315,21 +467,57 @@ func MLP(net *mlp.MLP, opt Options) (*onnx.Model, error) {
 		wts = append(wts, g.Const(fmt.Sprintf("layer%d_Wt", l-1), []int64{int64(in), int64(out)}, wt))
 		bs = append(bs, g.Const(fmt.Sprintf("layer%d_b", l-1), []int64{int64(out)}, w[fmt.Sprintf("layers.%d.bias", l-1)]))
 	}
+	op := func(o string, in ...string) string { return g.Op(o, in) }
+	normIn := func(x, ports string) string {
+		return g.Op("Concat", []string{
+			op("Mul", op("Sub", x, muX), isX),
+			op("Mul", op("Sub", ports, muE), isE),
+		}, onnx.IntAttr("axis", 1))
+	}
+	one := g.Scalar(1)
+	ax1 := g.Int64s("axis", []int64{1}, 1)
+	r := nx + ne
 	m := &model{g: g, nx: nx, ne: ne, kind: "mlp",
 		begin:  func(state string) string { return state },
 		finish: func(x string) string { return x },
 		step: func(x, ports string) string {
-			a := g.Op("Concat", []string{
-				g.Op("Mul", []string{g.Op("Sub", []string{x, muX}), isX}),
-				g.Op("Mul", []string{g.Op("Sub", []string{ports, muE}), isE}),
-			}, onnx.IntAttr("axis", 1))
+			a := normIn(x, ports)
 			for l := range wts {
-				a = g.Op("Add", []string{g.Op("MatMul", []string{a, wts[l]}), bs[l]})
+				a = op("Add", op("MatMul", a, wts[l]), bs[l])
 				if l < len(wts)-1 {
-					a = g.Op("Tanh", []string{a})
+					a = op("Tanh", a)
 				}
 			}
-			return g.Op("Add", []string{x, g.Op("Mul", []string{sD, a})})
+			return op("Add", x, op("Mul", sD, a))
+		},
+		stepJac: func(x, ports string) (string, string) {
+			// Tangent rows: row i is ∂a/∂(x, e)_i, starting from the
+			// normalisation's diagonal.
+			t0 := make([]float64, r*r)
+			id := make([]float64, r*nx)
+			for i, s := range append(inv(w["norm.s_x"]), inv(w["norm.s_e"])...) {
+				t0[i*r+i] = s
+			}
+			for i := range nx {
+				id[i*nx+i] = 1
+			}
+			a, tg := normIn(x, ports), g.Const("input_tangents", []int64{int64(r), int64(r)}, t0)
+			for l := range wts {
+				a = op("Add", op("MatMul", a, wts[l]), bs[l])
+				tg = op("MatMul", tg, wts[l])
+				if l < len(wts)-1 {
+					a = op("Tanh", a)
+					tg = op("Mul", tg, op("Unsqueeze", op("Sub", one, op("Mul", a, a)), ax1))
+				}
+			}
+			jt := op("Add", g.Const("state_identity", []int64{int64(r), int64(nx)}, id), op("Mul", tg, sD))
+			if len(wts) == 1 {
+				// A linear MLP's Jacobian is constant: give it the batch
+				// dimension (zeros of batch×1×1 added).
+				zero := op("Unsqueeze", g.Op("ReduceSum", []string{op("Mul", x, g.Scalar(0)), ax1}, onnx.IntAttr("keepdims", 1)), ax1)
+				jt = op("Add", jt, zero)
+			}
+			return op("Add", x, op("Mul", sD, a)), jt
 		},
 	}
 	return m.build(opt, nil)
@@ -340,6 +528,9 @@ func MLP(net *mlp.MLP, opt Options) (*onnx.Model, error) {
 func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 	if opt.Horizon < 0 || opt.Batch < 0 {
 		return nil, fmt.Errorf("%w: horizon %d, batch %d", ErrOptions, opt.Horizon, opt.Batch)
+	}
+	if opt.Jacobian && opt.Horizon != 0 {
+		return nil, fmt.Errorf("%w: the Jacobian outputs belong to the one-step map (horizon 0), not to a %d-step rollout", ErrOptions, opt.Horizon)
 	}
 	if m.ne == 0 {
 		return nil, fmt.Errorf("%w: a model without ports has no port input", ErrOptions)
@@ -354,9 +545,21 @@ func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 	if opt.Horizon == 0 {
 		ports := g.Input(onnx.Value{Name: "ports", Shape: []onnx.Dim{batch, onnx.Fixed(m.ne)},
 			Doc: "ports e = (u, f_c) applied during the step"})
-		next := m.finish(m.step(m.begin(state), ports))
-		g.Output(onnx.Value{Name: "next_state", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx)},
-			Doc: "predicted state after one step"}, next)
+		if opt.Jacobian {
+			next, jt := m.stepJac(m.begin(state), ports)
+			g.Output(onnx.Value{Name: "next_state", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx)},
+				Doc: "predicted state after one step"}, m.finish(next))
+			split := g.Int64s("split", []int64{2}, int64(m.nx), int64(m.ne))
+			jac := g.OpN("Split", []string{g.Op("Transpose", []string{jt}, onnx.IntsAttr("perm", 0, 2, 1)), split}, 2, onnx.IntAttr("axis", 2))
+			g.Output(onnx.Value{Name: "jac_state", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx), onnx.Fixed(m.nx)},
+				Doc: "A = ∂next_state/∂state: jac_state[b, i, j] = ∂x'_i/∂x_j"}, jac[0])
+			g.Output(onnx.Value{Name: "jac_ports", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx), onnx.Fixed(m.ne)},
+				Doc: "B = ∂next_state/∂ports: jac_ports[b, i, j] = ∂x'_i/∂e_j"}, jac[1])
+		} else {
+			next := m.finish(m.step(m.begin(state), ports))
+			g.Output(onnx.Value{Name: "next_state", Shape: []onnx.Dim{batch, onnx.Fixed(m.nx)},
+				Doc: "predicted state after one step"}, next)
+		}
 	} else {
 		h := opt.Horizon
 		ports := g.Input(onnx.Value{Name: "ports", Shape: []onnx.Dim{batch, onnx.Fixed(h), onnx.Fixed(m.ne)},
@@ -369,6 +572,10 @@ func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 		}
 		g.Output(onnx.Value{Name: "states", Shape: []onnx.Dim{batch, onnx.Fixed(h), onnx.Fixed(m.nx)},
 			Doc: "predicted states x_1 … x_H"}, all)
+	}
+	dtype := "float64"
+	if opt.Float32 {
+		dtype = "float32"
 	}
 	form := "step"
 	switch {
@@ -384,6 +591,8 @@ func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 		{"calisym.state_dim", strconv.Itoa(m.nx)},
 		{"calisym.port_dim", strconv.Itoa(m.ne)},
 		{"calisym.horizon", strconv.Itoa(opt.Horizon)},
+		{"calisym.dtype", dtype},
+		{"calisym.jacobian", strconv.FormatBool(opt.Jacobian)},
 	}
 	meta = append(append(meta, extra...), opt.Meta...)
 	return &onnx.Model{Graph: g, ProducerName: "calisym", ProducerVersion: strconv.Itoa(Version),
