@@ -100,6 +100,12 @@ type Metadata struct {
 	Ports []string `json:"ports,omitempty"`
 	// Dt is the sampling period the model was trained at, in seconds.
 	Dt float64 `json:"dt,omitempty"`
+	// PortMean is the port history's m (convert.history.port_mean): the
+	// last a + n_c of the n_u control values are the means of the a
+	// measured control and n_c contact values over the m samples before
+	// (see PortHistory); 0 or absent: none. Files written before it was
+	// recorded carry it in their port names only; Decode fills it in.
+	PortMean int `json:"port_mean,omitempty"`
 }
 
 func (m *Model) gr() tanhRidge { return tanhRidge{in: m.Layout.D(), width: m.Arch.Width} }

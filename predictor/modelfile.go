@@ -310,6 +310,11 @@ func Decode(data []byte) (*Model, error) {
 	if err := m.Norm.Validate(m.Layout); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
 	}
+	ph, err := m.PortHistory()
+	if err != nil {
+		return nil, err
+	}
+	m.Meta.PortMean = ph.PortMean
 	m.syncDerived()
 	return m, nil
 }

@@ -642,6 +642,7 @@ def main(argv):
                 res = {"states": _lists(r["states"]), "A": _lists(r["A"].reshape(n + (-1,))), "B": _lists(r["B"].reshape(n + (-1,)))}
             else:
                 res = {"states": _lists(model.rollout(case["x0"], case["ports"]))}
+            res["port_mean"] = model.port_mean
         except KeyError as e:
             msg = "%s: no %s (a case is {\"x0\": [[...]], \"ports\": [[[...]]]})" % (case_path, e)
         except (OSError, ValueError) as e:

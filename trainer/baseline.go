@@ -20,6 +20,21 @@ type MLP struct {
 	// Coordinates and Ports name the state coordinates and ports of the
 	// dataset the MLP was built for (NewMLP); Save records them.
 	Coordinates, Ports []string
+	// Meta records the dataset's control/contact split, sampling period
+	// and port history (NewMLP); Save writes it when set.
+	Meta *MLPMeta
+}
+
+// MLPMeta is what an MLP file records beside its network: the layout (n,
+// n_u, n_c: the ports split into control and contact values), the sampling
+// period dt in seconds and the port history's m (0: none;
+// predictor.PortHistory).
+type MLPMeta struct {
+	N        int     `json:"n"`
+	NU       int     `json:"n_u"`
+	NC       int     `json:"n_c"`
+	Dt       float64 `json:"dt"`
+	PortMean int     `json:"port_mean"`
 }
 
 // NewMLP builds the baseline with the given hidden widths for the dataset's
@@ -43,7 +58,12 @@ func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP
 	if err := net.SetNorm(norm); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	return &MLP{Net: net, W: w, Coordinates: slices.Clone(ds.Coordinates), Ports: slices.Clone(ds.Ports)}, nil
+	pm, err := predictor.PortMeanFromNames(ds.Ports, ds.NU, ds.NC)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	return &MLP{Net: net, W: w, Coordinates: slices.Clone(ds.Coordinates), Ports: slices.Clone(ds.Ports),
+		Meta: &MLPMeta{N: ds.N, NU: ds.NU, NC: ds.NC, Dt: ds.Dt, PortMean: pm}}, nil
 }
 
 // transitionArrays stacks every unique transition of ds.

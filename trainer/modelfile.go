@@ -44,6 +44,13 @@ type SavedModel struct {
 	// port values, as the training dataset named them (nil when the file
 	// does not record them).
 	Coordinates, Ports []string
+	// Layout is the model's n, n_u and n_c (the ports' split into control
+	// and contact values); zero for an MLP file that does not record it.
+	Layout predictor.Layout
+	// Dt is the sampling period in seconds (0 where not recorded).
+	Dt float64
+	// PortMean is the port history's m (0: none; predictor.PortHistory).
+	PortMean int
 	// ChecksumVerified reports that the file carried checksums and they
 	// matched; a file written before checksums were added loads with it
 	// false (see Warning).
@@ -78,6 +85,9 @@ func OpenModel(path string) (*SavedModel, error) {
 		sv := &SavedModel{Path: path, Kind: "mlp", StateDim: c.StateDim, PortDim: c.PortDim, Params: f.net.NumParams(),
 			Coordinates: f.Coordinates, Ports: f.Ports, ChecksumVerified: f.verified,
 			Rollers: (&MLP{Net: f.net}).Rollers(), Net: f.net}
+		if mm := f.Meta; mm != nil {
+			sv.Layout, sv.Dt, sv.PortMean = predictor.Layout{N: mm.N, NU: mm.NU, NC: mm.NC}, mm.Dt, mm.PortMean
+		}
 		sv.setWarning()
 		return sv, nil
 	}
@@ -87,6 +97,7 @@ func OpenModel(path string) (*SavedModel, error) {
 	}
 	sv := &SavedModel{Path: path, Kind: string(m.Arch.Kind), StateDim: m.Layout.StateDim(), PortDim: m.Layout.PortDim(),
 		Params: m.NumParams(), Coordinates: m.Meta.Coordinates, Ports: m.Meta.Ports, ChecksumVerified: m.ChecksumVerified(),
+		Layout: m.Layout, Dt: m.Meta.Dt, PortMean: m.Meta.PortMean,
 		Rollers: planRollers(m), Model: m}
 	sv.setWarning()
 	return sv, nil
@@ -134,12 +145,15 @@ func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 
 // mlpFile is the JSON file of an MLP baseline: its configuration, the
 // names of the coordinates and ports it was trained on, its named
-// parameter and normalisation blocks (mlp.MLP.Export) and their checksum.
+// parameter and normalisation blocks (mlp.MLP.Export), its layout,
+// sampling period and port history, and their checksum.
 type mlpFile struct {
 	Config      json.RawMessage      `json:"config"`
 	Coordinates []string             `json:"coordinates,omitempty"`
 	Ports       []string             `json:"ports,omitempty"`
 	Weights     map[string][]float64 `json:"weights"`
+	// Meta is absent in files written before it was recorded.
+	Meta *MLPMeta `json:"meta,omitempty"`
 	// SHA256 is mlpChecksum of the rest (absent in files written before
 	// checksums were added).
 	SHA256 string `json:"sha256,omitempty"`
@@ -152,7 +166,10 @@ type mlpFile struct {
 // JSON (compacted, so that reformatting the file does not change it), the
 // coordinate and port names (each followed by a NUL, each list
 // by a second NUL), then every weight block in name order as its name, a
-// NUL, its length and its values (uint64 little-endian, IEEE 754 bits).
+// NUL, its length and its values (uint64 little-endian, IEEE 754 bits),
+// then, where the file has a meta object, "meta", a NUL, dt (IEEE 754
+// bits) and n, n_u, n_c, port_mean (uint64 little-endian each). A file
+// without meta hashes as before meta existed.
 func mlpChecksum(f *mlpFile) string {
 	h := sha256.New()
 	var cfg bytes.Buffer
@@ -185,6 +202,13 @@ func mlpChecksum(f *mlpFile) string {
 			h.Write(b[:])
 		}
 	}
+	if mm := f.Meta; mm != nil {
+		h.Write([]byte("meta\x00"))
+		for _, v := range []uint64{math.Float64bits(mm.Dt), uint64(mm.N), uint64(mm.NU), uint64(mm.NC), uint64(mm.PortMean)} {
+			binary.LittleEndian.PutUint64(b[:], v)
+			h.Write(b[:])
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -192,22 +216,22 @@ func mlpChecksum(f *mlpFile) string {
 // and their SHA-256), the file LoadMLP and OpenModel read. It records no
 // coordinate names: MLP.Save does.
 func SaveMLP(path string, net *mlp.MLP) error {
-	return saveMLP(path, net, nil, nil)
+	return saveMLP(path, net, nil, nil, nil)
 }
 
 // Save writes the baseline as SaveMLP does, with the names of the
 // coordinates and ports of the dataset it was built for, which OpenModel
 // checks against the datasets it is evaluated on.
 func (m *MLP) Save(path string) error {
-	return saveMLP(path, m.Net, m.Coordinates, m.Ports)
+	return saveMLP(path, m.Net, m.Coordinates, m.Ports, m.Meta)
 }
 
-func saveMLP(path string, net *mlp.MLP, coords, ports []string) error {
+func saveMLP(path string, net *mlp.MLP, coords, ports []string, meta *MLPMeta) error {
 	cfg, wts, err := net.Export()
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
-	f := mlpFile{Config: cfg, Coordinates: coords, Ports: ports, Weights: wts}
+	f := mlpFile{Config: cfg, Coordinates: coords, Ports: ports, Weights: wts, Meta: meta}
 	f.SHA256 = mlpChecksum(&f)
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -249,6 +273,19 @@ func decodeMLP(raw []byte, path string) (*mlpFile, error) {
 	net, err := mlp.Load(f.Config, f.Weights)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %s: %w", path, err)
+	}
+	if mm := f.Meta; mm != nil {
+		c := net.Config()
+		switch pm, err := predictor.PortMeanFromNames(f.Ports, mm.NU, mm.NC); {
+		case mm.N < 1 || mm.NU < 0 || mm.NC < 0 || 2*mm.N != c.StateDim || mm.NU+mm.NC != c.PortDim:
+			return nil, fmt.Errorf("trainer: %s: meta n=%d, n_u=%d, n_c=%d do not fit state dimension %d and %d ports", path, mm.N, mm.NU, mm.NC, c.StateDim, c.PortDim)
+		case !(mm.Dt >= 0) || math.IsInf(mm.Dt, 0):
+			return nil, fmt.Errorf("trainer: %s: meta dt %v: want a sampling period in seconds ≥ 0", path, mm.Dt)
+		case err != nil:
+			return nil, fmt.Errorf("trainer: %s: %w", path, err)
+		case mm.PortMean < 0 || len(f.Ports) > 0 && pm != mm.PortMean:
+			return nil, fmt.Errorf("trainer: %s: meta port_mean %d but the port names %v record %d", path, mm.PortMean, f.Ports, pm)
+		}
 	}
 	f.net = net
 	return &f, nil

@@ -189,3 +189,56 @@ func TestCheckDatasetNames(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPFileMeta: an MLP built for a dataset records its layout (the
+// control/contact split), sampling period and port history, OpenModel
+// reads them back, the checksum covers them (a changed dt is refused),
+// and a file without them (SaveMLP, as files were written before) still
+// opens verified with none.
+func TestMLPFileMeta(t *testing.T) {
+	ds := toyDataset(t, 1, 30, 3, 1, 6)
+	ds.Dt = 0.0025
+	ds.Ports = []string{"u", "mean4(u)", "mean4(c)", "c"}
+	net, err := NewMLP(ds, []int{3}, LossWeights{Q: 1, P: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mlp.json")
+	if err := net.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := OpenModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (predictor.Layout{N: 2, NU: 3, NC: 1}); sv.Layout != want || sv.Dt != 0.0025 || sv.PortMean != 4 || !sv.ChecksumVerified {
+		t.Errorf("opened layout %+v, dt %v, port_mean %d, verified %v; want %+v, 0.0025, 4, true", sv.Layout, sv.Dt, sv.PortMean, sv.ChecksumVerified, want)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, from, to, want string }{
+		{"a changed dt", `"dt":0.0025`, `"dt":0.0035`, "checksum"},
+		{"a changed n_c", `"n_c":1`, `"n_c":2`, "checksum"},
+	} {
+		if !bytes.Contains(raw, []byte(c.from)) {
+			t.Fatalf("%s: %s not in the file", c.name, c.from)
+		}
+		bad := filepath.Join(dir, "bad.json")
+		if err := os.WriteFile(bad, bytes.Replace(raw, []byte(c.from), []byte(c.to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenModel(bad); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", c.name, err, c.want)
+		}
+	}
+	plain := filepath.Join(dir, "plain.json")
+	if err := SaveMLP(plain, net.Net); err != nil {
+		t.Fatal(err)
+	}
+	if sv, err := OpenModel(plain); err != nil || !sv.ChecksumVerified || sv.Layout != (predictor.Layout{}) || sv.Dt != 0 || sv.PortMean != 0 {
+		t.Errorf("an MLP file without meta: %v, %+v", err, sv)
+	}
+}

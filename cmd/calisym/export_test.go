@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -62,6 +63,22 @@ func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string)
 			pairs = append(pairs, file, paths[i])
 		}
 	}
+	for _, m := range models {
+		if !strings.HasSuffix(m.name, "mlp") || m.data == "" {
+			continue
+		}
+		// An MLP trained on a dataset records its layout and dt (the
+		// simulated pendulum: n = 2, n_u = 2, dt = 0.01 s) in the graph.
+		raw, err := os.ReadFile(m.path + ".step.onnx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range [][2]string{{"calisym.layout", `{"n":2,"n_u":2,"n_c":0}`}, {"calisym.dt", "0.01"}, {"calisym.port_mean", "0"}, {"calisym.dtype", "float64"}} {
+			if !bytes.Contains(raw, onnxMetaEntry(kv[0], kv[1])) {
+				t.Errorf("%s: the ONNX graph has no metadata entry %s = %s", m.name, kv[0], kv[1])
+			}
+		}
+	}
 	var res []refResult
 	if err := json.Unmarshal(nodetest.Run(t, 5*time.Minute, "onnx_rollout.mjs", pairs...), &res); err != nil {
 		t.Fatal(err)
@@ -87,6 +104,13 @@ func checkONNX(t *testing.T, models []refModel, cases []refCase, paths []string)
 			checkJacobians(t, m.name+", ONNX jac_state and jac_ports", r, cases[j.model])
 		}
 	}
+}
+
+// onnxMetaEntry returns the bytes of a metadata_props entry as protobuf
+// encodes a StringStringEntryProto (key and value shorter than 128 bytes).
+func onnxMetaEntry(key, value string) []byte {
+	b := append([]byte{0x0a, byte(len(key))}, key...)
+	return append(append(b, 0x12, byte(len(value))), value...)
 }
 
 // TestExportErrors: missing --onnx, a bad --batch or --horizon, --unroll

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -39,6 +41,8 @@ type refModel struct {
 	name, path string
 	stateDim   int
 	portDim    int
+	// data is the dataset a trained model was trained on ("" for a preset).
+	data string
 }
 
 // refCase is the rollout request the cross-checks share: a batch of
@@ -60,7 +64,9 @@ type refCase struct {
 // writePresetModels writes every preset with random parameters and a
 // random normalisation under dir, then a small GRB model with a 3-D ridge
 // coordinate and a contact port (the presets' GRB has m = 2 and no
-// contacts).
+// contacts) and one whose spline covers [−0.1, 0.1] only, so that many
+// ridge coordinates fall beyond the grid, where the basis fades out or
+// vanishes.
 func writePresetModels(t *testing.T, dir string) []refModel {
 	t.Helper()
 	var ms []refModel
@@ -69,6 +75,10 @@ func writePresetModels(t *testing.T, dir string) []refModel {
 	presets["grb-m3"] = predictor.Preset{Name: "grb-m3", Layout: predictor.Layout{N: 2, NU: 1, NC: 2},
 		Arch: predictor.Arch{Kind: predictor.KindGRB, Layers: 3, Width: 4, RidgeDim: 3,
 			Spline: predictor.Spline{Intervals: 5, Lo: -2, Hi: 2}, StepSize: 0.5}}
+	names = append(names, "grb-narrow")
+	presets["grb-narrow"] = predictor.Preset{Name: "grb-narrow", Layout: predictor.Layout{N: 2, NU: 1, NC: 1},
+		Arch: predictor.Arch{Kind: predictor.KindGRB, Layers: 3, Width: 3, RidgeDim: 2,
+			Spline: predictor.Spline{Intervals: 3, Lo: -0.1, Hi: 0.1}, StepSize: 0.5}}
 	for i, name := range names {
 		p := presets[name]
 		rng := rand.New(rand.NewPCG(uint64(31+i), 5))
@@ -86,7 +96,7 @@ func writePresetModels(t *testing.T, dir string) []refModel {
 		if err := m.Save(path); err != nil {
 			t.Fatal(err)
 		}
-		ms = append(ms, refModel{"preset " + name, path, p.Layout.StateDim(), p.Layout.PortDim()})
+		ms = append(ms, refModel{name: "preset " + name, path: path, stateDim: p.Layout.StateDim(), portDim: p.Layout.PortDim()})
 	}
 	return ms
 }
@@ -151,7 +161,7 @@ func writeTrainedModels(t *testing.T, dir string) []refModel {
 		if _, _, err := runCLI(t, args...); err != nil {
 			t.Fatalf("%s: %v", j.name, err)
 		}
-		ms = append(ms, refModel{j.name, out, j.sx, j.se})
+		ms = append(ms, refModel{name: j.name, path: out, stateDim: j.sx, portDim: j.se, data: j.data})
 	}
 	return ms
 }
@@ -379,6 +389,8 @@ type refResult struct {
 	Error   string        `json:"error"`
 	Inputs  []string      `json:"inputs"`
 	Outputs []string      `json:"outputs"`
+	// PortMean is the port history's m the numpy reader found.
+	PortMean int `json:"port_mean"`
 }
 
 // runReference runs the numpy reference's command (rollout or jacobian)
@@ -420,6 +432,153 @@ func TestIndependentRollouts(t *testing.T) {
 	}
 	t.Run("numpy", func(t *testing.T) { checkNumpy(t, dir, models, cases, paths) })
 	t.Run("onnx", func(t *testing.T) { checkONNX(t, models, cases, paths) })
+	t.Run("port history", func(t *testing.T) {
+		for _, m := range models {
+			if m.name == "trained anymal gr" {
+				checkPortHistory(t, dir, m)
+				return
+			}
+		}
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no ANYmal model: the port history is not checked")
+		}
+		t.Skip("no ANYmal model (shared data absent)")
+	})
+}
+
+// checkPortHistory checks the port history of a model trained on a
+// dataset converted with convert.history.port_mean (params/anymal.yaml):
+// the model file and its ONNX graph record port_mean, the numpy reader
+// reads it, and the numpy reference's port_means builds the means of the
+// dataset's every sample, from the measured ports before it, bit for bit
+// (each episode's first m samples as the history, the rest as the plan,
+// which takes the plan's own earlier steps into the means), and those of
+// statemap.PortHistory where fewer than m samples come before.
+func checkPortHistory(t *testing.T, dir string, m refModel) {
+	py := python(t)
+	sv, err := trainer.OpenModel(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.Load(m.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := sv.PortMean
+	if pm != 10 || sv.Model.Meta.PortMean != 10 {
+		t.Fatalf("%s: port_mean %d (meta %d), want 10 (params/anymal.yaml)", m.name, pm, sv.Model.Meta.PortMean)
+	}
+	// The ONNX graph's metadata_props entry (key, value), as protobuf
+	// encodes a StringStringEntryProto.
+	onnxFile := filepath.Join(dir, "anymal.onnx")
+	if _, _, err := runCLI(t, "export", m.path, "--onnx", onnxFile); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(onnxFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, onnxMetaEntry("calisym.port_mean", "10")) {
+		t.Errorf("the ONNX graph has no metadata entry calisym.port_mean = 10")
+	}
+	nc := ds.NC
+	a := (ds.NU - nc) / 2
+	nm, ne := a+nc, ds.PortDim()
+	measured := func(row []float64) []float64 { return slices.Concat(row[:a], row[a+nm:]) }
+	type pmCase struct {
+		Plan    [][]float64 `json:"plan"`
+		History [][]float64 `json:"history"`
+		M       int         `json:"m"`
+	}
+	var cases []pmCase
+	var want [][][]float64
+	for _, ep := range ds.Episodes {
+		if ep.Len <= pm {
+			continue
+		}
+		if len(cases) == 60 { // enough samples (a few thousand) for a test
+			break
+		}
+		var c pmCase
+		var w [][]float64
+		for j := range ep.Len {
+			row := ep.E[j*ne : (j+1)*ne]
+			if j < pm {
+				c.History = append(c.History, measured(row))
+				continue
+			}
+			c.Plan = append(c.Plan, measured(row))
+			w = append(w, slices.Clone(row[a:a+nm]))
+		}
+		c.M = pm
+		cases, want = append(cases, c), append(want, w)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("%s: no episode longer than %d samples", m.data, pm)
+	}
+	// Fewer than m samples before: a plan from the start of a stretch, a
+	// history of 3, against statemap.PortHistory as conversion feeds it.
+	for _, held := range []int{0, 3} {
+		plan := cases[0].Plan[:pm+2]
+		hist := cases[0].History[:held]
+		ph, err := statemap.NewPortHistory(pm, a, nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hist {
+			ph.Push(h)
+		}
+		out := make([]float64, 2*nm)
+		var w [][]float64
+		for _, p := range plan {
+			ph.Ports(p, out)
+			w = append(w, slices.Clone(out[a:a+nm]))
+			ph.Push(p)
+		}
+		cases, want = append(cases, pmCase{Plan: plan, History: hist, M: pm}), append(want, w)
+	}
+	var paths []string
+	for i, c := range cases {
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("port_means%d.json", i))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	cmd := exec.Command(py, append([]string{filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), "port_means"}, paths...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("numpy port_means: %v\n%s", err, errb.String())
+	}
+	var got []struct {
+		Means [][]float64 `json:"means"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
+		t.Fatalf("numpy port_means: %d results for %d cases (%v)", len(got), len(cases), err)
+	}
+	samples := 0
+	for i := range cases {
+		if len(got[i].Means) != len(want[i]) {
+			t.Fatalf("case %d: %d rows of means, want %d", i, len(got[i].Means), len(want[i]))
+		}
+		for k, w := range want[i] {
+			for j, v := range w {
+				if g := got[i].Means[k][j]; math.Float64bits(g) != math.Float64bits(v) {
+					t.Fatalf("case %d (history %d samples), plan step %d, mean of measured port %d: numpy %v, conversion %v (bits differ)",
+						i, len(cases[i].History), k, j, g, v)
+				}
+			}
+			samples++
+		}
+	}
+	t.Logf("%s: numpy port_means equal the dataset's means bit for bit at %d samples of %d episodes (m = %d, %d measured ports), and statemap.PortHistory's with fewer than m before",
+		m.name, samples-2*(pm+2), len(cases)-2, pm, nm)
 }
 
 // checkNumpy runs the numpy reference on every model (one process), then
@@ -467,6 +626,9 @@ func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, pa
 			continue
 		}
 		t.Logf("%s: numpy reference %.3g relative to the Go rollout", m.name, rel)
+		if sv, err := trainer.OpenModel(m.path); err != nil || res[i].PortMean != sv.PortMean {
+			t.Errorf("%s: the numpy reader finds port_mean %d, Go %d (%v)", m.name, res[i].PortMean, sv.PortMean, err)
+		}
 		if !(rel <= refTol) {
 			t.Errorf("%s: numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", m.name, rel, refTol)
 		}

@@ -248,6 +248,9 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		}
 		m.Norm = st.Normalization(l)
 		m.Meta.Coordinates, m.Meta.Ports, m.Meta.Dt = train.Coordinates, train.Ports, train.Dt
+		if m.Meta.PortMean, err = predictor.PortMeanFromNames(train.Ports, train.NU, train.NC); err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+		}
 		return &trainer.Symplectic{T: t, W: ms.Loss}, nil
 	}
 	return nil, fmt.Errorf("experiment: %s: unknown model kind %q (want gr, grb or mlp)", ms.Name, ms.Kind)

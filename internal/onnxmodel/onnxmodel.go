@@ -249,25 +249,55 @@ const splinePad = 4
 // (and every one where −3 ≤ t < intervals + 3 fails) meet zeros, as in
 // predictor.Spline.Eval.
 type splineGraph struct {
-	g              *onnx.Graph
-	sp             predictor.Spline
-	m, nb, side    int
-	lo, h, ih, ih2 string
-	kmin, kmax     string
-	pad, strides   string // real: splinePad, and the padded strides (m×1)
-	offsets        string // int64 1×4^m: the offsets of the 4^m coefficients
-	c              [5]string
-	two, six, neg3 string
-	dim            []string // int64 scalars 0 … m−1
-	ax1, ax2       string
-	flat, square   string // reshape targets [0, −1] and [0, m, m]
+	g            *onnx.Graph
+	sp           predictor.Spline
+	m, nb, side  int
+	lo, h        string
+	kmin, kmax   string
+	pad, strides string // real: splinePad, and the padded strides (m×1)
+	offsets      string // int64 1×4^m: the offsets of the 4^m coefficients
+	powers       string // the exponents 0, 1, 2, 3
+	// poly[d] (4×4): row p holds the coefficients of u^p in the d-th
+	// derivative (with respect to η) of the four local polynomials.
+	poly         [3]string
+	dim          []string // int64 scalars 0 … m−1
+	ax1, ax2     string
+	flat, square string // reshape targets [0, −1] and [0, m, m]
 }
 
 func newSplineGraph(g *onnx.Graph, sp predictor.Spline, m int) *splineGraph {
 	nb := sp.NumBasis()
 	s := &splineGraph{g: g, sp: sp, m: m, nb: nb, side: nb + 2*splinePad}
 	h := (sp.Hi - sp.Lo) / float64(sp.Intervals)
-	s.lo, s.h, s.ih, s.ih2 = g.Scalar(sp.Lo), g.Scalar(h), g.Scalar(1/h), g.Scalar(1/h*(1/h))
+	s.lo, s.h = g.Scalar(sp.Lo), g.Scalar(h)
+	s.powers = g.Const("powers", []int64{4}, []float64{0, 1, 2, 3})
+	// The local polynomials (1−u)³/6, (3u³ − 6u² + 4)/6,
+	// (−3u³ + 3u² + 3u + 1)/6, u³/6 (columns) by power of u (rows), and
+	// their derivatives with respect to η = lo + (k + u)·h.
+	ih := 1 / h
+	polys := [3][16]float64{{
+		1.0 / 6, 4.0 / 6, 1.0 / 6, 0,
+		-3.0 / 6, 0, 3.0 / 6, 0,
+		3.0 / 6, -6.0 / 6, 3.0 / 6, 0,
+		-1.0 / 6, 3.0 / 6, -3.0 / 6, 1.0 / 6,
+	}, {
+		-0.5, 0, 0.5, 0,
+		1, -2, 1, 0,
+		-0.5, 1.5, -1.5, 0.5,
+		0, 0, 0, 0,
+	}, {
+		1, -2, 1, 0,
+		-1, 3, -3, 1,
+		0, 0, 0, 0,
+		0, 0, 0, 0,
+	}}
+	for d, scale := range []float64{1, ih, ih * ih} {
+		c := polys[d]
+		for i := range c {
+			c[i] *= scale
+		}
+		s.poly[d] = g.Const("spline_poly", []int64{4, 4}, c[:])
+	}
 	s.kmin, s.kmax, s.pad = g.Scalar(-splinePad), g.Scalar(float64(nb)), g.Scalar(splinePad)
 	strides := make([]float64, m)
 	st := 1
@@ -291,10 +321,6 @@ func newSplineGraph(g *onnx.Graph, sp predictor.Spline, m int) *splineGraph {
 		}
 	}
 	s.offsets = g.Int64s("spline_offsets", []int64{1, int64(q)}, offs...)
-	for i := range s.c {
-		s.c[i] = g.Scalar(float64(i))
-	}
-	s.two, s.six, s.neg3 = g.Scalar(2), g.Scalar(6), g.Scalar(-3)
 	for j := range m {
 		s.dim = append(s.dim, g.Int64s("dim", nil, int64(j)))
 	}
@@ -335,41 +361,17 @@ func (s *splineGraph) eval(eta, coef string, hess bool) (grad, hm string) {
 	g := s.g
 	op := func(o string, in ...string) string { return g.Op(o, in) }
 	// The knot interval and local coordinate of every dimension at once,
-	// with the operations of predictor.Spline.Eval.
+	// as predictor.Spline.Eval computes them; the four local polynomials
+	// (and their derivatives) as the powers (1, u, u², u³) times a 4×4
+	// matrix of their coefficients.
 	t := op("Div", op("Sub", eta, s.lo), s.h)
 	k := op("Floor", t)
-	u := op("Sub", t, k)
-	v := op("Sub", s.c[1], u)
-	u2 := op("Mul", u, u)
-	u3 := op("Mul", u2, u)
-	three, four, two, six := s.c[3], s.c[4], s.two, s.six
-	stack := func(f [4]string) string { // 4 × (N×m) → N×m×4
-		var cols []string
-		for _, x := range f {
-			cols = append(cols, op("Unsqueeze", x, s.ax2))
-		}
-		return g.Op("Concat", cols, onnx.IntAttr("axis", 2))
-	}
-	b := stack([4]string{
-		op("Div", op("Mul", op("Mul", v, v), v), six),
-		op("Div", op("Add", op("Sub", op("Mul", three, u3), op("Mul", six, u2)), four), six),
-		op("Div", op("Add", op("Add", op("Add", op("Mul", s.neg3, u3), op("Mul", three, u2)), op("Mul", three, u)), s.c[1]), six),
-		op("Div", u3, six),
-	})
-	db := stack([4]string{
-		op("Mul", op("Div", op("Mul", op("Neg", v), v), two), s.ih),
-		op("Mul", op("Div", op("Sub", op("Mul", three, u2), op("Mul", four, u)), two), s.ih),
-		op("Mul", op("Div", op("Add", op("Add", op("Mul", s.neg3, u2), op("Mul", two, u)), s.c[1]), two), s.ih),
-		op("Mul", op("Div", u2, two), s.ih),
-	})
+	pw := op("Pow", op("Unsqueeze", op("Sub", t, k), s.ax2), s.powers) // N×m×4
+	b := op("MatMul", pw, s.poly[0])
+	db := op("MatMul", pw, s.poly[1])
 	var d2b string
 	if hess {
-		d2b = stack([4]string{
-			op("Mul", v, s.ih2),
-			op("Mul", op("Sub", op("Mul", three, u), two), s.ih2),
-			op("Mul", op("Sub", s.c[1], op("Mul", three, u)), s.ih2),
-			op("Mul", u, s.ih2),
-		})
+		d2b = op("MatMul", pw, s.poly[2])
 	}
 	// The 4^m coefficients of the cell: one Gather at flat indices.
 	kc := op("Clip", k, s.kmin, s.kmax)
