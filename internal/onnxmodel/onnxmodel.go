@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/calisym/calisym/internal/onnx"
@@ -114,8 +113,20 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	sX := g.Const("s_x", []int64{int64(nx)}, t.SX)
 	muE := g.Const("mu_e", []int64{int64(ne)}, t.MuE)
 	sE := g.Const("s_e", []int64{int64(ne)}, t.SE)
-	one, minus2 := g.Scalar(1), g.Scalar(-2)
-	ax1, ax2 := g.Int64s("axis", []int64{1}, 1), g.Int64s("axis", []int64{1}, 2)
+	one := g.Scalar(1)
+	// The constants only the tangents use, made with the first of them
+	// (an initializer no node uses draws onnxruntime's warning).
+	var minus2, ax1, ax2 string
+	tangentConsts := func() {
+		if minus2 == "" {
+			minus2 = g.Scalar(-2)
+			if t.Kind == predictor.KindGR {
+				ax1 = g.Int64s("axis", []int64{1}, 1)
+			} else {
+				ax2 = g.Int64s("axis", []int64{1}, 2)
+			}
+		}
+	}
 	type layer struct{ mt, nu, b, a, coef, tw, twt, tb, ta string }
 	var sp *splineGraph
 	if t.Kind == predictor.KindGRB {
@@ -160,6 +171,9 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	// mapZ applies the layers to Z (N×2d) and, when tz is not empty, to
 	// the tangent rows tz (r×2d or N×r×2d): dY = dZ Mᵀ, dZ += (dY ∇²K̂) N.
 	mapZ := func(z, tz string) (string, string) {
+		if tz != "" {
+			tangentConsts()
+		}
 		for _, ly := range layers {
 			y := op("MatMul", z, ly.mt)
 			var gr, hd, hm string // ∇K̂; GR: diagonal of ∇²K̂ (N×k); GRB: ∇²K̂ (N×k×k)
@@ -240,105 +254,194 @@ const splinePad = 4
 // splineGraph evaluates the gradient (and the Hessian) of a tensor-product
 // cubic B-spline on an m-dimensional input inside a graph by a lookup:
 // the knot interval k of every dimension gives the flat index of the 4^m
-// coefficients whose basis functions do not vanish there, one Gather
-// fetches them, and they are weighted with outer products of the four
-// local polynomials per dimension. The operators per layer depend on m,
-// not on the number of knots. The coefficients are padded with splinePad
-// zeros on each side of every dimension and k is clamped to
-// [−splinePad, intervals + 3], so that basis functions beyond the grid
-// (and every one where −3 ≤ t < intervals + 3 fails) meet zeros, as in
-// predictor.Spline.Eval.
+// coefficients whose basis functions do not vanish there (the cell), one
+// Gather fetches them, and they are weighed with products of the local
+// polynomials of each dimension (or their derivatives), in two-dimensional
+// operators only, which onnxruntime runs fastest: matrix products with
+// constant matrices spread the powers (u, u², u³) of every dimension into
+// the weights of each derivative, elementwise products combine the
+// dimensions, and a last matrix product sums over the cell. The operators
+// per layer depend on m, not on the number of knots. The coefficients are
+// padded with splinePad zeros on each side of every dimension and k is
+// clamped to [−splinePad, intervals + 3], so that basis functions beyond
+// the grid (and every one where −3 ≤ t < intervals + 3 fails) meet
+// zeros, as in predictor.Spline.Eval.
 type splineGraph struct {
-	g            *onnx.Graph
-	sp           predictor.Spline
-	m, nb, side  int
-	lo, h        string
-	kmin, kmax   string
-	pad, strides string // real: splinePad, and the padded strides (m×1)
-	offsets      string // int64 1×4^m: the offsets of the 4^m coefficients
-	powers       string // the exponents 0, 1, 2, 3
-	// poly[d] (4×4): row p holds the coefficients of u^p in the d-th
-	// derivative (with respect to η) of the four local polynomials.
-	poly         [3]string
-	dim          []string // int64 scalars 0 … m−1
-	ax1, ax2     string
-	flat, square string // reshape targets [0, −1] and [0, m, m]
+	g           *onnx.Graph
+	sp          predictor.Spline
+	m, nb, side int
+	ih          float64
+	lo, h       string
+	kmin, kmax  string
+	strides     string // real m×1: the padded array's strides
+	offsets     string // int64 1×4^m: the cell's flat offsets, padding included
+	// weights caches weightConsts by whether the Hessian is wanted.
+	weights map[bool]*splineWeights
+}
+
+// splineWeights are the constants of the contractions: with the gradient
+// only (c = m: ∂_j) or the Hessian too (c = m + m²: then ∂_j∂_l, row
+// major). spread (3m × m·c·4^m) and bias (m·c·4^m) give, at column
+// (dimension j, contraction, cell index α), the local polynomial α_j of
+// dimension j or its derivative that the contraction takes, as a function
+// of the powers (u_0, …, u_{m−1}, u_0², …, u_{m−1}³); split cuts them
+// into the m dimensions; tile
+// (4^m × c·4^m) repeats the cell for every contraction and sum
+// (c·4^m × c) adds each contraction's 4^m products.
+type splineWeights struct {
+	c           int
+	spread      string
+	bias        string
+	split       string
+	tile, sum   string
+	gradIdx     string
+	hessIdx     string
+	square      string  // the Hessian's shape, [0, m, m]
+	contraction [][]int // the derivative order of every dimension, per contraction
 }
 
 func newSplineGraph(g *onnx.Graph, sp predictor.Spline, m int) *splineGraph {
 	nb := sp.NumBasis()
-	s := &splineGraph{g: g, sp: sp, m: m, nb: nb, side: nb + 2*splinePad}
+	s := &splineGraph{g: g, sp: sp, m: m, nb: nb, side: nb + 2*splinePad, weights: map[bool]*splineWeights{}}
 	h := (sp.Hi - sp.Lo) / float64(sp.Intervals)
+	s.ih = 1 / h
 	s.lo, s.h = g.Scalar(sp.Lo), g.Scalar(h)
-	s.powers = g.Const("powers", []int64{4}, []float64{0, 1, 2, 3})
-	// The local polynomials (1−u)³/6, (3u³ − 6u² + 4)/6,
-	// (−3u³ + 3u² + 3u + 1)/6, u³/6 (columns) by power of u (rows), and
-	// their derivatives with respect to η = lo + (k + u)·h.
-	ih := 1 / h
-	polys := [3][16]float64{{
-		1.0 / 6, 4.0 / 6, 1.0 / 6, 0,
-		-3.0 / 6, 0, 3.0 / 6, 0,
-		3.0 / 6, -6.0 / 6, 3.0 / 6, 0,
-		-1.0 / 6, 3.0 / 6, -3.0 / 6, 1.0 / 6,
-	}, {
-		-0.5, 0, 0.5, 0,
-		1, -2, 1, 0,
-		-0.5, 1.5, -1.5, 0.5,
-		0, 0, 0, 0,
-	}, {
-		1, -2, 1, 0,
-		-1, 3, -3, 1,
-		0, 0, 0, 0,
-		0, 0, 0, 0,
-	}}
-	for d, scale := range []float64{1, ih, ih * ih} {
-		c := polys[d]
-		for i := range c {
-			c[i] *= scale
-		}
-		s.poly[d] = g.Const("spline_poly", []int64{4, 4}, c[:])
-	}
-	s.kmin, s.kmax, s.pad = g.Scalar(-splinePad), g.Scalar(float64(nb)), g.Scalar(splinePad)
-	strides := make([]float64, m)
-	st := 1
+	s.kmin, s.kmax = g.Scalar(-splinePad), g.Scalar(float64(nb))
+	strides := make([]int64, m)
+	st, sum := int64(1), int64(0)
 	for j := m - 1; j >= 0; j-- {
-		strides[j] = float64(st)
-		st *= s.side
+		strides[j] = st
+		sum += st
+		st *= int64(s.side)
 	}
-	s.strides = g.Const("spline_strides", []int64{int64(m), 1}, strides)
+	sf := make([]float64, m)
+	for j, v := range strides {
+		sf[j] = float64(v)
+	}
+	s.strides = g.Const("spline_strides", []int64{int64(m), 1}, sf)
 	// Offsets of the combinations (i_0, …, i_{m−1}) ∈ {0..3}^m, i_0
-	// slowest, as the outer products below order them.
-	q := 1
-	for range m {
-		q *= 4
-	}
+	// slowest, plus the padding's.
+	q := pow(4, m)
 	offs := make([]int64, q)
 	for a := range q {
-		rest := a
-		for j := m - 1; j >= 0; j-- {
-			offs[a] += int64(rest%4) * int64(strides[j])
-			rest /= 4
+		offs[a] = splinePad * sum
+		for j, i := range cellIndex(a, m) {
+			offs[a] += int64(i) * strides[j]
 		}
 	}
 	s.offsets = g.Int64s("spline_offsets", []int64{1, int64(q)}, offs...)
-	for j := range m {
-		s.dim = append(s.dim, g.Int64s("dim", nil, int64(j)))
-	}
-	s.ax1, s.ax2 = g.Int64s("axis", []int64{1}, 1), g.Int64s("axis", []int64{1}, 2)
-	s.flat = g.Int64s("flat", []int64{2}, 0, -1)
-	s.square = g.Int64s("square", []int64{3}, 0, int64(m), int64(m))
 	return s
+}
+
+// cellIndex returns (i_0, …, i_{m−1}) of the cell's a-th coefficient.
+func cellIndex(a, m int) []int {
+	idx := make([]int, m)
+	for j := m - 1; j >= 0; j-- {
+		idx[j] = a % 4
+		a /= 4
+	}
+	return idx
+}
+
+// localPoly holds the coefficients of u⁰ … u³ of the d-th derivative in
+// η (before the factor (1/h)^d) of the four local polynomials (1−u)³/6,
+// (3u³ − 6u² + 4)/6, (−3u³ + 3u² + 3u + 1)/6 and u³/6: localPoly[d][i][p].
+var localPoly = [3][4][4]float64{
+	{{1.0 / 6, -3.0 / 6, 3.0 / 6, -1.0 / 6}, {4.0 / 6, 0, -1, 3.0 / 6}, {1.0 / 6, 3.0 / 6, 3.0 / 6, -3.0 / 6}, {0, 0, 0, 1.0 / 6}},
+	{{-0.5, 1, -0.5, 0}, {0, -2, 1.5, 0}, {0.5, 1, -1.5, 0}, {0, 0, 0.5, 0}},
+	{{1, -1, 0, 0}, {-2, 3, 0, 0}, {1, -3, 0, 0}, {0, 1, 0, 0}},
+}
+
+// weightConsts returns (making them once) the contraction constants.
+func (s *splineGraph) weightConsts(hess bool) *splineWeights {
+	if w, ok := s.weights[hess]; ok {
+		return w
+	}
+	g, m := s.g, s.m
+	w := &splineWeights{}
+	for j := range m {
+		o := make([]int, m)
+		o[j] = 1
+		w.contraction = append(w.contraction, o)
+	}
+	if hess {
+		for j := range m {
+			for l := range m {
+				o := make([]int, m)
+				o[j]++
+				o[l]++
+				w.contraction = append(w.contraction, o)
+			}
+		}
+	}
+	c, q := len(w.contraction), pow(4, m)
+	w.c = c
+	cols := c * q
+	spread, bias := make([]float64, 3*m*m*cols), make([]float64, m*cols)
+	for j := range m {
+		for ci, orders := range w.contraction {
+			d := orders[j]
+			scale := 1.0
+			for range d {
+				scale *= s.ih
+			}
+			for a := range q {
+				i := cellIndex(a, m)[j]
+				col := j*cols + ci*q + a
+				bias[col] = localPoly[d][i][0] * scale
+				for p := 1; p <= 3; p++ {
+					spread[((p-1)*m+j)*m*cols+col] = localPoly[d][i][p] * scale
+				}
+			}
+		}
+	}
+	w.spread = g.Const("spline_spread", []int64{int64(3 * m), int64(m * cols)}, spread)
+	w.bias = g.Const("spline_bias", []int64{int64(m * cols)}, bias)
+	if m > 1 {
+		sizes := make([]int64, m)
+		for j := range sizes {
+			sizes[j] = int64(cols)
+		}
+		w.split = g.Int64s("split", []int64{int64(m)}, sizes...)
+	}
+	tile, sum := make([]float64, q*cols), make([]float64, cols*c)
+	for ci := range c {
+		for a := range q {
+			tile[a*cols+ci*q+a] = 1
+			sum[(ci*q+a)*c+ci] = 1
+		}
+	}
+	w.tile = g.Const("spline_tile", []int64{int64(q), int64(cols)}, tile)
+	w.sum = g.Const("spline_sum", []int64{int64(cols), int64(c)}, sum)
+	if hess {
+		gi, hi := make([]int64, m), make([]int64, m*m)
+		for j := range m {
+			gi[j] = int64(j)
+		}
+		for k := range m * m {
+			hi[k] = int64(m + k)
+		}
+		w.gradIdx = g.Int64s("grad_index", []int64{int64(m)}, gi...)
+		w.hessIdx = g.Int64s("hess_index", []int64{int64(m * m)}, hi...)
+		w.square = g.Int64s("square", []int64{3}, 0, int64(m), int64(m))
+	}
+	s.weights[hess] = w
+	return w
+}
+
+func pow(b, e int) int {
+	r := 1
+	for range e {
+		r *= b
+	}
+	return r
 }
 
 // coefficients adds a layer's coefficients (NumBasis^m, dimension 0
 // slowest) padded with zeros as a flat constant.
 func (s *splineGraph) coefficients(prefix string, coef []float64) string {
 	m, nb, side := s.m, s.nb, s.side
-	total := 1
-	for range m {
-		total *= side
-	}
-	out := make([]float64, total)
+	out := make([]float64, pow(side, m))
 	idx := make([]int, m)
 	for a, v := range coef {
 		rest := a
@@ -352,7 +455,7 @@ func (s *splineGraph) coefficients(prefix string, coef []float64) string {
 		}
 		out[flat] = v
 	}
-	return s.g.Const(prefix, []int64{int64(total)}, out)
+	return s.g.Const(prefix, []int64{int64(len(out))}, out)
 }
 
 // eval returns ∇S(η) (N×m) and, when hess is set, ∇²S(η) (N×m×m) for η
@@ -360,75 +463,31 @@ func (s *splineGraph) coefficients(prefix string, coef []float64) string {
 func (s *splineGraph) eval(eta, coef string, hess bool) (grad, hm string) {
 	g := s.g
 	op := func(o string, in ...string) string { return g.Op(o, in) }
-	// The knot interval and local coordinate of every dimension at once,
-	// as predictor.Spline.Eval computes them; the four local polynomials
-	// (and their derivatives) as the powers (1, u, u², u³) times a 4×4
-	// matrix of their coefficients.
+	w := s.weightConsts(hess)
+	// The knot interval and local coordinate of every dimension, as
+	// predictor.Spline.Eval computes them, and the powers of u.
 	t := op("Div", op("Sub", eta, s.lo), s.h)
 	k := op("Floor", t)
-	pw := op("Pow", op("Unsqueeze", op("Sub", t, k), s.ax2), s.powers) // N×m×4
-	b := op("MatMul", pw, s.poly[0])
-	db := op("MatMul", pw, s.poly[1])
-	var d2b string
-	if hess {
-		d2b = op("MatMul", pw, s.poly[2])
+	u := op("Sub", t, k)
+	u2 := op("Mul", u, u)
+	pw := g.Op("Concat", []string{u, u2, op("Mul", u2, u)}, onnx.IntAttr("axis", 1)) // N×3m
+	// The 4^m coefficients of the cell: one Gather at flat indices,
+	// repeated for every contraction.
+	base := g.Op("Cast", []string{op("MatMul", op("Clip", k, s.kmin, s.kmax), s.strides)}, onnx.IntAttr("to", 7))
+	prod := op("MatMul", op("Gather", coef, op("Add", base, s.offsets)), w.tile) // N×c·4^m
+	factors := []string{op("Add", op("MatMul", pw, w.spread), w.bias)}
+	if s.m > 1 {
+		factors = g.OpN("Split", []string{factors[0], w.split}, s.m, onnx.IntAttr("axis", 1))
 	}
-	// The 4^m coefficients of the cell: one Gather at flat indices.
-	kc := op("Clip", k, s.kmin, s.kmax)
-	base := g.Op("Cast", []string{op("MatMul", op("Add", kc, s.pad), s.strides)}, onnx.IntAttr("to", 7))
-	cell := op("Gather", coef, op("Add", base, s.offsets)) // N×4^m
-	dimOf := func(f string, j int) string {                // N×4
-		return g.Op("Gather", []string{f, s.dim[j]}, onnx.IntAttr("axis", 1))
+	for _, f := range factors {
+		prod = op("Mul", prod, f)
 	}
-	bs, dbs := make([]string, s.m), make([]string, s.m)
-	for j := range s.m {
-		bs[j], dbs[j] = dimOf(b, j), dimOf(db, j)
-	}
-	// contract returns Σ_α c_α Π_j f_j[α_j] (N×1) for one factor per
-	// dimension.
-	contract := func(f []string) string {
-		w := f[0]
-		for _, fj := range f[1:] {
-			w = op("Reshape", op("Mul", op("Unsqueeze", w, s.ax2), op("Unsqueeze", fj, s.ax1)), s.flat)
-		}
-		return g.Op("ReduceSum", []string{op("Mul", cell, w), s.ax1}, onnx.IntAttr("keepdims", 1))
-	}
-	// factors: B' in dimension j (l < 0, the gradient), B'' in j (l = j)
-	// or B' in j and l (the Hessian), B elsewhere.
-	factors := func(j, l int) []string {
-		f := slices.Clone(bs)
-		switch {
-		case l < 0:
-			f[j] = dbs[j]
-		case l == j:
-			f[j] = dimOf(d2b, j)
-		default:
-			f[j], f[l] = dbs[j], dbs[l]
-		}
-		return f
-	}
-	concat := func(cols []string) string {
-		if len(cols) == 1 {
-			return cols[0]
-		}
-		return g.Op("Concat", cols, onnx.IntAttr("axis", 1))
-	}
-	var gcols []string
-	for j := range s.m {
-		gcols = append(gcols, contract(factors(j, -1)))
-	}
-	grad = concat(gcols)
+	all := op("MatMul", prod, w.sum) // N×c
 	if !hess {
-		return grad, ""
+		return all, ""
 	}
-	entries := make([]string, s.m*s.m)
-	for j := range s.m {
-		for l := j; l < s.m; l++ {
-			e := contract(factors(j, l))
-			entries[j*s.m+l], entries[l*s.m+j] = e, e
-		}
-	}
-	return grad, op("Reshape", concat(entries), s.square)
+	grad = g.Op("Gather", []string{all, w.gradIdx}, onnx.IntAttr("axis", 1))
+	return grad, op("Reshape", g.Op("Gather", []string{all, w.hessIdx}, onnx.IntAttr("axis", 1)), w.square)
 }
 
 // MLP returns the ONNX model of an MLP baseline.
@@ -476,8 +535,6 @@ func MLP(net *mlp.MLP, opt Options) (*onnx.Model, error) {
 			op("Mul", op("Sub", ports, muE), isE),
 		}, onnx.IntAttr("axis", 1))
 	}
-	one := g.Scalar(1)
-	ax1 := g.Int64s("axis", []int64{1}, 1)
 	r := nx + ne
 	m := &model{g: g, nx: nx, ne: ne, kind: "mlp",
 		begin:  func(state string) string { return state },
@@ -493,6 +550,7 @@ func MLP(net *mlp.MLP, opt Options) (*onnx.Model, error) {
 			return op("Add", x, op("Mul", sD, a))
 		},
 		stepJac: func(x, ports string) (string, string) {
+			one, ax1 := g.Scalar(1), g.Int64s("axis", []int64{1}, 1)
 			// Tangent rows: row i is ∂a/∂(x, e)_i, starting from the
 			// normalisation's diagonal.
 			t0 := make([]float64, r*r)

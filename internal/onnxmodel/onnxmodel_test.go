@@ -25,7 +25,7 @@ func grbTensors(t *testing.T, layers, m, intervals int) predictor.PlanTensors {
 // graph for a ridge dimension m ≤ 3, without and with the Jacobian's
 // tangents (the dense spline this replaced took about 2,000 operators a
 // step for the pendulum preset's GRB, a number that grew with the knots).
-var maxGRBLayerNodes = map[bool]int{false: 70, true: 150}
+var maxGRBLayerNodes = map[bool]int{false: 35, true: 50}
 
 // TestGRBGraphSize: the operators of a GRB step graph do not depend on
 // the spline's knots (4, 16 and 64 intervals give the same count), and
