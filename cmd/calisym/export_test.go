@@ -114,7 +114,7 @@ func onnxMetaEntry(key, value string) []byte {
 }
 
 // TestExportErrors: missing --onnx, a bad --batch or --horizon, --unroll
-// without a horizon, and a
+// without a horizon, --jacobian with a horizon, an unknown --dtype, and a
 // corrupted model file are errors.
 func TestExportErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -138,6 +138,8 @@ func TestExportErrors(t *testing.T) {
 		{[]string{model, "--onnx", out, "--batch", "0"}, `--batch "0"`},
 		{[]string{model, "--onnx", out, "--horizon", "-2"}, "--horizon -2"},
 		{[]string{model, "--onnx", out, "--unroll"}, "--unroll needs --horizon"},
+		{[]string{model, "--onnx", out, "--jacobian", "--horizon", "3"}, "--jacobian belongs to the one-step map"},
+		{[]string{model, "--onnx", out, "--dtype", "float16"}, `--dtype "float16": want float64 or float32`},
 		{[]string{bad, "--onnx", out}, "checksum mismatch"},
 		{[]string{filepath.Join(dir, "absent.safetensors"), "--onnx", out}, "absent.safetensors"},
 	} {

@@ -10,11 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/internal/nodetest"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
@@ -170,6 +173,12 @@ func writeTrainedModels(t *testing.T, dir string) []refModel {
 // it out with the Go implementation (the file as trainer.OpenModel reads it).
 func goCase(t *testing.T, m refModel, seed uint64) refCase {
 	t.Helper()
+	return goCaseH(t, m, seed, refHorizon)
+}
+
+// goCaseH is goCase over the given horizon.
+func goCaseH(t *testing.T, m refModel, seed uint64, horizon int) refCase {
+	t.Helper()
 	sv, err := trainer.OpenModel(m.path)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +197,7 @@ func goCase(t *testing.T, m refModel, seed uint64) refCase {
 	} else {
 		lin = sv.Net.NewLinearizer()
 	}
-	lz := predictor.NewLinearization(lin, refHorizon)
+	lz := predictor.NewLinearization(lin, horizon)
 	// Draw inputs where the model was trained: its normalisation's mean
 	// plus half a scale of noise (a Crazyflie's momenta are of order 1e-5;
 	// inputs of order 1 would saturate every ridge and make any map
@@ -203,15 +212,15 @@ func goCase(t *testing.T, m refModel, seed uint64) refCase {
 		muX, sX, muE, sE = nz.MuX, nz.SX, nz.MuE, nz.SE
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
-	c := refCase{Horizon: refHorizon, SX: sX, SE: sE}
+	c := refCase{Horizon: horizon, SX: sX, SE: sE}
 	for range refBatch {
 		x0 := make([]float64, m.stateDim)
 		for i := range x0 {
 			x0[i] = muX[i] + 0.5*sX[i]*rng.NormFloat64()
 		}
 		var ports [][]float64
-		flat := make([]float64, 0, refHorizon*m.portDim)
-		for range refHorizon {
+		flat := make([]float64, 0, horizon*m.portDim)
+		for range horizon {
 			e := make([]float64, m.portDim)
 			for i := range e {
 				e[i] = muE[i] + 0.5*sE[i]*rng.NormFloat64()
@@ -219,19 +228,19 @@ func goCase(t *testing.T, m refModel, seed uint64) refCase {
 			ports = append(ports, e)
 			flat = append(flat, e...)
 		}
-		out := make([]float64, refHorizon*m.stateDim)
-		if err := r.Rollout(x0, flat, refHorizon, out); err != nil {
+		out := make([]float64, horizon*m.stateDim)
+		if err := r.Rollout(x0, flat, horizon, out); err != nil {
 			t.Fatal(err)
 		}
 		var want [][]float64
-		for k := range refHorizon {
+		for k := range horizon {
 			want = append(want, out[k*m.stateDim:(k+1)*m.stateDim])
 		}
-		if err := lz.Run(x0, flat, refHorizon); err != nil {
+		if err := lz.Run(x0, flat, horizon); err != nil {
 			t.Fatal(err)
 		}
 		var ja, jb [][]float64
-		for k := range refHorizon {
+		for k := range horizon {
 			a, b := lz.Step(k)
 			ja, jb = append(ja, slices.Clone(a)), append(jb, slices.Clone(b))
 		}
@@ -432,6 +441,7 @@ func TestIndependentRollouts(t *testing.T) {
 	}
 	t.Run("numpy", func(t *testing.T) { checkNumpy(t, dir, models, cases, paths) })
 	t.Run("onnx", func(t *testing.T) { checkONNX(t, models, cases, paths) })
+	t.Run("float32", func(t *testing.T) { checkFloat32(t, models) })
 	t.Run("port history", func(t *testing.T) {
 		for _, m := range models {
 			if m.name == "trained anymal gr" {
@@ -444,6 +454,67 @@ func TestIndependentRollouts(t *testing.T) {
 		}
 		t.Skip("no ANYmal model (shared data absent)")
 	})
+}
+
+// float32Horizon is the horizon of the float32 graphs' rollouts.
+const float32Horizon = 100
+
+// checkFloat32 exports the trained model of every robot as a float32
+// rollout graph of 100 steps (export --dtype float32), runs it with
+// onnxruntime and reports its error against the float64 Go rollout at
+// every step, in units of the state's normalisation scale: max over the
+// batch and the state coordinates i of |x32 − x64|/s_x,i. The first step
+// must be within 1e-5 (float32 rounding), and not exact (a float64 graph
+// would be).
+func checkFloat32(t *testing.T, models []refModel) {
+	requireORT(t)
+	var jobs []refModel
+	var cases []refCase
+	var pairs []string
+	for i, m := range models {
+		if m.data == "" {
+			continue
+		}
+		c := goCaseH(t, m, uint64(100+i), float32Horizon)
+		b, err := json.Marshal(struct {
+			refCase
+			Dtype string `json:"dtype"`
+		}{c, "float32"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		casePath, file := m.path+".f32case.json", m.path+".f32.onnx"
+		if err := os.WriteFile(casePath, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := runCLI(t, "export", m.path, "--onnx", file, "--horizon", strconv.Itoa(float32Horizon), "--batch", "dynamic", "--dtype", "float32"); err != nil {
+			t.Fatalf("%s: export --dtype float32: %v", m.name, err)
+		}
+		jobs, cases, pairs = append(jobs, m), append(cases, c), append(pairs, file, casePath)
+	}
+	if len(jobs) == 0 {
+		t.Skip("no trained models (shared data absent)")
+	}
+	var res []refResult
+	if err := json.Unmarshal(nodetest.Run(t, 5*time.Minute, "onnx_rollout.mjs", pairs...), &res); err != nil {
+		t.Fatal(err)
+	}
+	for j, m := range jobs {
+		c, got := cases[j], res[j].States
+		errs := make([]float64, float32Horizon)
+		for b := range c.Want {
+			for k := range float32Horizon {
+				for i, w := range c.Want[b][k] {
+					errs[k] = max(errs[k], math.Abs(got[b][k][i]-w)/c.SX[i])
+				}
+			}
+		}
+		t.Logf("%s, float32 graph against the float64 Go rollout (in state scales): H=1 %.2g, H=10 %.2g, H=30 %.2g, H=100 %.2g, largest %.2g",
+			m.name, errs[0], errs[9], errs[29], errs[99], slices.Max(errs))
+		if !(errs[0] <= 1e-5) || errs[0] == 0 {
+			t.Errorf("%s: the float32 graph's first step differs from float64 by %.3g state scales, want (0, 1e-5]", m.name, errs[0])
+		}
+	}
 }
 
 // checkPortHistory checks the port history of a model trained on a
