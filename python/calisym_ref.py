@@ -25,7 +25,9 @@ rollout reads each case, {"x0": [[...], ...], "ports": [[[...]]]} (a batch
 of initial states and port sequences), rolls its model out and prints a
 JSON list with one {"states": [[[...]]]} per pair, every value written as
 its shortest round-trip repr; jacobian adds "A" and "B", the step
-Jacobians (batch × H × the flattened matrices). A file that fails its
+Jacobians (batch × H × the flattened matrices), and for a case with
+"dense": true "dx0" and "dports", the rollout's full Jacobians (batch × H
+× the flattened block rows). A file that fails its
 checks gives {"error": "..."} in its place, the reason on stderr and exit
 status 1. port_means reads {"plan": [[...]], "history": [[...]], "m": m}
 and prints {"means": [[...]]} per case.
@@ -637,9 +639,11 @@ def main(argv):
             with open(case_path) as fh:
                 case = json.load(fh)
             if cmd == "jacobian":
-                r = model.rollout_jacobian(case["x0"], case["ports"])
+                r = model.rollout_jacobian(case["x0"], case["ports"], dense=bool(case.get("dense")))
                 n = r["A"].shape[:2]
                 res = {"states": _lists(r["states"]), "A": _lists(r["A"].reshape(n + (-1,))), "B": _lists(r["B"].reshape(n + (-1,)))}
+                if "dx0" in r:
+                    res["dx0"], res["dports"] = _lists(r["dx0"].reshape(n + (-1,))), _lists(r["dports"].reshape(n + (-1,)))
             else:
                 res = {"states": _lists(model.rollout(case["x0"], case["ports"]))}
             res["port_mean"] = model.port_mean

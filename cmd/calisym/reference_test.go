@@ -62,6 +62,12 @@ type refCase struct {
 	// scales, which compareJacobians weighs entries by.
 	JacA, JacB [][][]float64 `json:"-"`
 	SX, SE     []float64     `json:"-"`
+	// Dense asks the numpy reference for the rollout's full Jacobians,
+	// which JacX0 and JacPorts hold as Go's Linearization.Dense writes
+	// them (trajectory × step × block row k: ∂x̂_{k+1}/∂x_0, 2n×2n, and
+	// ∂x̂_{k+1}/∂(e_0 … e_{H−1}), 2n×H(n_u+n_c)).
+	Dense           bool          `json:"dense"`
+	JacX0, JacPorts [][][]float64 `json:"-"`
 }
 
 // writePresetModels writes every preset with random parameters and a
@@ -212,7 +218,9 @@ func goCaseH(t *testing.T, m refModel, seed uint64, horizon int) refCase {
 		muX, sX, muE, sE = nz.MuX, nz.SX, nz.MuE, nz.SE
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
-	c := refCase{Horizon: horizon, SX: sX, SE: sE}
+	// The full rollout Jacobians only for the short cross-check horizon
+	// (at 100 steps the ANYmal's would take half a gigabyte).
+	c := refCase{Horizon: horizon, SX: sX, SE: sE, Dense: horizon <= refHorizon}
 	for range refBatch {
 		x0 := make([]float64, m.stateDim)
 		for i := range x0 {
@@ -248,6 +256,20 @@ func goCaseH(t *testing.T, m refModel, seed uint64, horizon int) refCase {
 		c.Ports = append(c.Ports, ports)
 		c.Want = append(c.Want, want)
 		c.JacA, c.JacB = append(c.JacA, ja), append(c.JacB, jb)
+		if !c.Dense {
+			continue
+		}
+		nx, ne := m.stateDim, m.portDim
+		dx0, dp := make([]float64, horizon*nx*nx), make([]float64, horizon*nx*horizon*ne)
+		if err := lz.Dense(dx0, dp); err != nil {
+			t.Fatal(err)
+		}
+		var jx, jp [][]float64
+		for k := range horizon {
+			jx = append(jx, dx0[k*nx*nx:(k+1)*nx*nx])
+			jp = append(jp, dp[k*nx*horizon*ne:(k+1)*nx*horizon*ne])
+		}
+		c.JacX0, c.JacPorts = append(c.JacX0, jx), append(c.JacPorts, jp)
 	}
 	return c
 }
@@ -395,6 +417,8 @@ type refResult struct {
 	States  [][][]float64 `json:"states"`
 	A       [][][]float64 `json:"A"`
 	B       [][][]float64 `json:"B"`
+	DX0     [][][]float64 `json:"dx0"`
+	DPorts  [][][]float64 `json:"dports"`
 	Error   string        `json:"error"`
 	Inputs  []string      `json:"inputs"`
 	Outputs []string      `json:"outputs"`
@@ -689,6 +713,17 @@ func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, pa
 			t.Errorf("%s: numpy rollout_jacobian's states: %.3g relative to the Go rollout (%v)", m.name, rel, err)
 		}
 		checkJacobians(t, m.name+", numpy rollout_jacobian", jac[i], cases[i])
+		c := cases[i]
+		rx, errX := compareJacobians(jac[i].DX0, c.JacX0, c.SX, c.SX)
+		var seH []float64
+		for range c.Horizon {
+			seH = append(seH, c.SE...)
+		}
+		rp, errP := compareJacobians(jac[i].DPorts, c.JacPorts, c.SX, seH)
+		t.Logf("%s, numpy dense rollout Jacobians: ∂x̂/∂x0 %.3g, ∂x̂/∂e %.3g relative to Linearization.Dense", m.name, rx, rp)
+		if errX != nil || errP != nil || !(rx <= refTol) || !(rp <= refTol) {
+			t.Errorf("%s: numpy dense rollout Jacobians differ from Linearization.Dense by %.3g and %.3g relative (want ≤ %g; %v, %v)", m.name, rx, rp, refTol, errX, errP)
+		}
 	}
 	for i, m := range models {
 		rel, err := compareStates(res[i].States, cases[i].Want)
