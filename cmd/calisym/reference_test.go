@@ -426,10 +426,16 @@ type refResult struct {
 	PortMean int `json:"port_mean"`
 }
 
-// runReference runs the numpy reference's command (rollout or jacobian)
-// on (model, case) pairs in one process and returns its results, its
-// stderr and its exit error.
-func runReference(t *testing.T, py, command string, pairs ...string) ([]refResult, string, error) {
+// runReference runs the numpy reference's rollout on (model, case) pairs
+// in one process and returns its results, its stderr and its exit error.
+func runReference(t *testing.T, py string, pairs ...string) ([]refResult, string, error) {
+	t.Helper()
+	return runReferenceCmd(t, py, "rollout", pairs...)
+}
+
+// runReferenceCmd is runReference for the reference's command rollout or
+// jacobian.
+func runReferenceCmd(t *testing.T, py, command string, pairs ...string) ([]refResult, string, error) {
 	t.Helper()
 	cmd := exec.Command(py, append([]string{filepath.Join(fixtures.Root(), "python", "calisym_ref.py"), command}, pairs...)...)
 	var out, errb bytes.Buffer
@@ -700,11 +706,11 @@ func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, pa
 		}
 		bad = append(bad, path, paths[i])
 	}
-	res, stderr, err := runReference(t, py, "rollout", pairs...)
+	res, stderr, err := runReference(t, py, pairs...)
 	if err != nil {
 		t.Fatalf("numpy reference: %v\n%s", err, stderr)
 	}
-	jac, stderr, err := runReference(t, py, "jacobian", pairs...)
+	jac, stderr, err := runReferenceCmd(t, py, "jacobian", pairs...)
 	if err != nil {
 		t.Fatalf("numpy reference, jacobian: %v\n%s", err, stderr)
 	}
@@ -739,7 +745,7 @@ func checkNumpy(t *testing.T, dir string, models []refModel, cases []refCase, pa
 			t.Errorf("%s: numpy reference differs from the Go rollout by %.3g relative (want ≤ %g)", m.name, rel, refTol)
 		}
 	}
-	res, stderr, err = runReference(t, py, "rollout", bad...)
+	res, stderr, err = runReference(t, py, bad...)
 	if err == nil {
 		t.Errorf("numpy reference exits 0 on corrupted files:\n%s", stderr)
 	}
