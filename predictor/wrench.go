@@ -35,14 +35,17 @@ const (
 	// pose (statemap.StateFloatingBase): every observed sample is its own
 	// origin, so the orientation of sample t relative to sample t−1 is the
 	// rotation of the model's one-step prediction, q̂_t[3:6] (an SO(3)
-	// rotation vector); the estimator chains these from the first sample
-	// after a (re)start, whose base frame is the estimate's world frame.
+	// rotation vector). The estimate's frame is the base frame of the
+	// latest sample, each residual of the window rotated into it by these
+	// rotations chained back from the latest sample: an inertial frame for
+	// the window, the state carrying no gravity direction.
 	WrenchBaseSE3 WrenchBase = iota + 1
 	// WrenchBaseGravity is the gravity-aware base
 	// (statemap.StateFloatingBaseGravity): roll and pitch (q[3], q[4]) are
-	// absolute, the yaw relative; the yaw is chained from the one-step
-	// predictions' yaw changes q̂_t[5]. The world frame is z up, its
-	// heading that of the first sample after a (re)start.
+	// absolute, the yaw relative. The estimate's frame is z up with the
+	// heading of the latest sample, each residual rotated into it by its
+	// sample's roll and pitch and the one-step predictions' yaw changes
+	// q̂_t[5] chained back from the latest sample.
 	WrenchBaseGravity
 )
 
@@ -109,8 +112,10 @@ func (c WrenchEstimate) String() string {
 }
 
 // WrenchEstimator makes a Stepper of a floating-base robot offset-free by
-// an external wrench on the base, 6 numbers in a world frame (WrenchBase):
-// the force at the base origin and the torque about it.
+// an external wrench on the base, 6 numbers in a world frame (WrenchBase:
+// fixed to the latest sample's base frame or heading, so that the
+// estimate depends on the window's samples only): the force at the base
+// origin and the torque about it.
 //
 // Observe feeds it the measured samples one dt apart; each one after the
 // first leaves the residual r_t = p_t − p̂_t of the model's one-step
@@ -127,7 +132,8 @@ func (c WrenchEstimate) String() string {
 //
 // Rollout predicts as the model does and translates the base momenta of
 // step k by Decay^(k−1)·d, d = (R_0ᵀ ŵ_lin, R_0ᵀ ŵ_ang) the estimate in the
-// base frame of the latest observed sample. The translation does not
+// base frame of the latest observed sample (R_0 = I for WrenchBaseSE3,
+// its roll and pitch for WrenchBaseGravity). The translation does not
 // depend on the state, so each corrected step has the model's Jacobian
 // and ε_J is unchanged.
 //
@@ -140,15 +146,16 @@ type WrenchEstimator struct {
 	cfg      WrenchEstimate
 	base     WrenchBase
 	n, ne    int
-	ring     []float64 // Window × 6 world-frame residual impulses
+	ring     []float64 // Window × 6 residual impulses, each in its sample's base frame
+	rots     []float64 // Window × 9: SE3: the rotation from the sample before (row major); gravity: roll, pitch, yaw change
+	world    []float64 // Window × 6 scratch: the residuals in the world frame
 	count    int       // residuals in the ring (≤ Window)
 	next     int       // ring slot of the next residual
 	prevX    []float64
 	prevE    []float64
 	havePrev bool
 	pred     []float64 // 2n: one-step prediction
-	rot      [9]float64
-	yaw      float64 // WrenchBaseGravity: chained heading
+	rot      [9]float64 // the latest sample's base orientation in the world frame
 	mean, se [6]float64
 	gate     [6]float64
 	est      [6]float64 // gated estimate, world frame, impulse per step
@@ -169,7 +176,7 @@ func NewWrenchEstimator(s Stepper, n, ne int, base WrenchBase, cfg WrenchEstimat
 	}
 	f := &WrenchEstimator{
 		s: s, cfg: cfg, base: base, n: n, ne: ne,
-		ring:  make([]float64, cfg.Window*6),
+		ring: make([]float64, cfg.Window*6), rots: make([]float64, cfg.Window*9), world: make([]float64, cfg.Window*6),
 		prevX: make([]float64, 2*n), prevE: make([]float64, ne),
 		pred: make([]float64, 2*n), blocks: make([]float64, cfg.Blocks*6),
 	}
@@ -188,7 +195,6 @@ func (f *WrenchEstimator) History() int { return f.cfg.Window }
 func (f *WrenchEstimator) Reset() {
 	f.count, f.next, f.havePrev = 0, 0, false
 	f.rot = [9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
-	f.yaw = 0
 	f.mean, f.se, f.gate, f.est = [6]float64{}, [6]float64{}, [6]float64{}, [6]float64{}
 }
 
@@ -216,28 +222,25 @@ func (f *WrenchEstimator) Observe(x, e []float64) error {
 			f.Reset()
 			return fmt.Errorf("%w: wrench estimator one-step prediction", ErrNotFinite)
 		}
-		// the orientation of this sample in the world frame
+		slot := f.rots[f.next*9 : f.next*9+9]
 		switch f.base {
 		case WrenchBaseSE3:
 			var d [9]float64
 			expSO3(f.pred[3], f.pred[4], f.pred[5], &d)
-			f.rot = mul3(&f.rot, &d)
+			copy(slot, d[:])
 		case WrenchBaseGravity:
-			f.yaw += f.pred[5]
-			f.rot = rpy(x[3], x[4], f.yaw)
+			slot[0], slot[1], slot[2] = x[3], x[4], f.pred[5]
 		}
-		var r [6]float64
+		r := f.ring[f.next*6 : f.next*6+6]
 		for j := range r {
 			r[j] = x[f.n+j] - f.pred[f.n+j]
 		}
-		w := f.ring[f.next*6 : f.next*6+6]
-		rotate(&f.rot, r[0:3], w[0:3], false)
-		rotate(&f.rot, r[3:6], w[3:6], false)
 		f.next = (f.next + 1) % f.cfg.Window
 		f.count = min(f.count+1, f.cfg.Window)
 		f.estimate()
-	} else if f.base == WrenchBaseGravity {
-		f.rot = rpy(x[3], x[4], f.yaw)
+	}
+	if f.base == WrenchBaseGravity {
+		f.rot = rpy(x[3], x[4], 0)
 	}
 	copy(f.prevX, x)
 	copy(f.prevE, e)
@@ -257,12 +260,33 @@ func (f *WrenchEstimator) estimate() {
 	}
 	W := f.cfg.Window
 	start := (f.next - B*L + W) % W
+	// the residuals in the world frame, from the latest back: C is the
+	// orientation of sample i's base in the world frame
+	C := [9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
+	var yaw float64 // gravity: the heading of sample i less the latest's
+	for i := B*L - 1; i >= 0; i-- {
+		k := (start + i) % W
+		rs := f.rots[k*9 : k*9+9]
+		if f.base == WrenchBaseGravity {
+			C = rpy(rs[0], rs[1], yaw)
+			yaw -= rs[2]
+		}
+		r, w := f.ring[k*6:k*6+6], f.world[k*6:k*6+6]
+		rotate(&C, r[0:3], w[0:3], false)
+		rotate(&C, r[3:6], w[3:6], false)
+		if f.base == WrenchBaseSE3 {
+			// the sample before: C·Dᵀ
+			var D [9]float64
+			copy(D[:], rs)
+			C = mulT3(&C, &D)
+		}
+	}
 	clear(f.blocks)
 	invL := 1 / float64(L)
 	for b := range B {
 		bm := f.blocks[b*6 : b*6+6]
 		for i := range L {
-			r := f.ring[((start+b*L+i)%W)*6:]
+			r := f.world[((start+b*L+i)%W)*6:]
 			for j := range bm {
 				bm[j] += r[j]
 			}
@@ -308,7 +332,8 @@ type WrenchState struct {
 	// standard error (batch means), Gate the fraction of Mean applied.
 	Mean, SE, Gate [6]float64
 	// Rotation is the base orientation of the latest observed sample in
-	// the world frame (row major).
+	// the estimate's world frame (row major): the identity for
+	// WrenchBaseSE3, its roll and pitch for WrenchBaseGravity.
 	Rotation [9]float64
 	// Residuals is the number of residuals in the window.
 	Residuals int
@@ -370,12 +395,12 @@ func rotate(R *[9]float64, v, out []float64, transpose bool) {
 	out[2] = R[6]*x + R[7]*y + R[8]*z
 }
 
-// mul3 returns a·b (row major).
-func mul3(a, b *[9]float64) [9]float64 {
+// mulT3 returns a·bᵀ (row major).
+func mulT3(a, b *[9]float64) [9]float64 {
 	var c [9]float64
 	for i := range 3 {
 		for j := range 3 {
-			c[i*3+j] = a[i*3]*b[j] + a[i*3+1]*b[3+j] + a[i*3+2]*b[6+j]
+			c[i*3+j] = a[i*3]*b[j*3] + a[i*3+1]*b[j*3+1] + a[i*3+2]*b[j*3+2]
 		}
 	}
 	return c

@@ -42,8 +42,9 @@ func (s baseStepper) Rollout(x0, ports []float64, horizon int, out []float64) er
 // from a fixed start, and feeds each sample to f with the origin
 // coordinates zeroed (all six for the SE(3) base; position and yaw for
 // the gravity-aware one, whose roll and pitch wander). It returns the
-// world orientation the system had at its last observed sample.
-func wrenchTruth(t *testing.T, f *WrenchEstimator, s baseStepper, W [6]float64, dt float64, steps int, disturb func(k int, d []float64)) [9]float64 {
+// world orientation the system had at its last observed sample and, for
+// the gravity-aware base, that sample's heading.
+func wrenchTruth(t *testing.T, f *WrenchEstimator, s baseStepper, W [6]float64, dt float64, steps int, disturb func(k int, d []float64)) ([9]float64, float64) {
 	t.Helper()
 	x := make([]float64, 2*baseN)
 	x[6], x[baseN] = 0.2, 0.1
@@ -52,6 +53,7 @@ func wrenchTruth(t *testing.T, f *WrenchEstimator, s baseStepper, W [6]float64, 
 	next := make([]float64, 2*baseN)
 	obs := make([]float64, 2*baseN)
 	var observed [9]float64 // the orientation of the last observed sample
+	var heading float64
 	d := make([]float64, 6)
 	for k := range steps {
 		e := []float64{math.Sin(0.1 * float64(k))}
@@ -64,7 +66,7 @@ func wrenchTruth(t *testing.T, f *WrenchEstimator, s baseStepper, W [6]float64, 
 		if err := f.Observe(obs, e); err != nil {
 			t.Fatal(err)
 		}
-		observed = R
+		observed, heading = R, yaw
 		if err := s.Rollout(obs, e, 1, next); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +78,7 @@ func wrenchTruth(t *testing.T, f *WrenchEstimator, s baseStepper, W [6]float64, 
 		} else {
 			var dR [9]float64
 			expSO3(next[3], next[4], next[5], &dR)
-			R = mul3(&R, &dR)
+			R = mulT3(&R, &[9]float64{dR[0], dR[3], dR[6], dR[1], dR[4], dR[7], dR[2], dR[5], dR[8]})
 		}
 		var b [6]float64
 		rotate(&R, W[0:3], b[0:3], true)
@@ -90,7 +92,20 @@ func wrenchTruth(t *testing.T, f *WrenchEstimator, s baseStepper, W [6]float64, 
 		}
 		x, next = next, x
 	}
-	return observed
+	return observed, heading
+}
+
+// inFrame returns the wrench W (world frame) in the estimate's frame:
+// the base frame of the last observed sample (orientation R) for the
+// SE(3) base, z up with its heading for the gravity-aware one.
+func inFrame(W [6]float64, R [9]float64, heading float64, gravity bool) [6]float64 {
+	if gravity {
+		R = rpy(0, 0, heading)
+	}
+	var out [6]float64
+	rotate(&R, W[0:3], out[0:3], true)
+	rotate(&R, W[3:6], out[3:6], true)
+	return out
 }
 
 // TestWrenchEstimatorRecoversConstantWrench: a constant external wrench in
@@ -113,19 +128,27 @@ func TestWrenchEstimatorRecoversConstantWrench(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			R := wrenchTruth(t, f, baseStepper{gravity}, W, dt, 300, nil)
+			R, heading := wrenchTruth(t, f, baseStepper{gravity}, W, dt, 300, nil)
 			st := f.State()
 			if st.Residuals != cfg.Window {
 				t.Fatalf("%d residuals, want %d", st.Residuals, cfg.Window)
 			}
-			for j, w := range W {
+			want := inFrame(W, R, heading, gravity)
+			for j, w := range want {
 				if got := st.Impulse[j] / dt; math.Abs(got-w) > 1e-9*100 {
 					t.Errorf("component %d: %v, want %v", j, got, w)
 				}
 			}
-			for i := range R {
-				if math.Abs(R[i]-st.Rotation[i]) > 1e-12 {
-					t.Fatalf("orientation %v, the system's %v", st.Rotation, R)
+			// the latest base in the estimate's frame: the identity, or its
+			// roll and pitch
+			wantR := [9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
+			if gravity {
+				Rh := rpy(0, 0, heading)
+				wantR = mulT3(&[9]float64{Rh[0], Rh[3], Rh[6], Rh[1], Rh[4], Rh[7], Rh[2], Rh[5], Rh[8]}, &[9]float64{R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8]})
+			}
+			for i := range wantR {
+				if math.Abs(wantR[i]-st.Rotation[i]) > 1e-12 {
+					t.Fatalf("orientation %v, want %v", st.Rotation, wantR)
 				}
 			}
 		})
@@ -136,7 +159,7 @@ func TestWrenchEstimatorRecoversConstantWrench(t *testing.T) {
 			}
 			const sigma, amp, period = 0.3, 1.0, 25 // N·s per step
 			rng := rand.New(rand.NewPCG(5, 6))
-			wrenchTruth(t, f, baseStepper{gravity}, W, dt, 400, func(k int, d []float64) {
+			R, heading := wrenchTruth(t, f, baseStepper{gravity}, W, dt, 400, func(k int, d []float64) {
 				for j := range d {
 					d[j] = amp*math.Sin(2*math.Pi*float64(k)/period+float64(j)) + sigma*rng.NormFloat64()
 				}
@@ -148,7 +171,7 @@ func TestWrenchEstimatorRecoversConstantWrench(t *testing.T) {
 				got[j] = v / dt
 			}
 			t.Logf("estimate %.4g N, N·m (gates %.3f)", got, st.Gate)
-			for j, w := range W {
+			for j, w := range inFrame(W, R, heading, gravity) {
 				got := st.Impulse[j] / dt
 				if tol := 0.05*math.Abs(w) + noise; math.Abs(got-w) > tol {
 					t.Errorf("component %d: %.4g, want %.4g within %.3g (mean %.4g, se %.3g, gate %.3f)", j, got, w, tol, st.Mean[j]/dt, st.SE[j]/dt, st.Gate[j])
