@@ -154,7 +154,7 @@ type WrenchEstimator struct {
 	prevX    []float64
 	prevE    []float64
 	havePrev bool
-	pred     []float64 // 2n: one-step prediction
+	pred     []float64  // 2n: one-step prediction
 	rot      [9]float64 // the latest sample's base orientation in the world frame
 	mean, se [6]float64
 	gate     [6]float64
