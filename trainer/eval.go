@@ -53,6 +53,51 @@ type EvalOptions struct {
 	// file@first-sample, the conversion's names), up to Force.Window+1 of
 	// them and none across a gap, as the live node feeds it.
 	Force *predictor.ForceEstimate
+	// Wrench, when set, makes the rollouts offset-free by an external
+	// wrench on the floating base (predictor.WrenchEstimator), fed as
+	// Force is; the dataset's coordinates must start with a floating base
+	// (statemap.BaseKind). Force and Wrench exclude each other.
+	Wrench *predictor.WrenchEstimate
+}
+
+// WrenchBase returns how a wrench estimate reads the base of a dataset
+// whose q is named coords (statemap.BaseKind), or an error without a
+// floating base.
+func WrenchBase(coords []string) (predictor.WrenchBase, error) {
+	switch statemap.BaseKind(coords) {
+	case statemap.StateFloatingBase:
+		return predictor.WrenchBaseSE3, nil
+	case statemap.StateFloatingBaseGravity:
+		return predictor.WrenchBaseGravity, nil
+	}
+	return 0, fmt.Errorf("trainer: a wrench estimate needs a floating base: the coordinates do not start with %v or %v", statemap.BaseCoordinates(statemap.StateFloatingBase), statemap.BaseCoordinates(statemap.StateFloatingBaseGravity))
+}
+
+// newOffset wraps r in the offset-free estimator opt asks for (nil when
+// none).
+func (opt EvalOptions) newOffset(r Roller, ds *dataset.Dataset) (predictor.OffsetEstimator, error) {
+	n, ne := ds.N, ds.PortDim()
+	switch {
+	case opt.Force != nil && opt.Wrench != nil:
+		return nil, fmt.Errorf("trainer: a force estimate (%s) and a wrench estimate (%s): choose one", opt.Force, opt.Wrench)
+	case opt.Force != nil:
+		est, err := predictor.NewForceEstimator(r, n, ne, *opt.Force)
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+		return est, nil
+	case opt.Wrench != nil:
+		base, err := WrenchBase(ds.Coordinates)
+		if err != nil {
+			return nil, err
+		}
+		est, err := predictor.NewWrenchEstimator(r, n, ne, base, *opt.Wrench)
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+		return est, nil
+	}
+	return nil, nil
 }
 
 // EvalResult is the autoregressive error of a model on a dataset.
@@ -228,12 +273,12 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	outs := make([][]float64, workers)
 	var (
 		hist *LogHistory
-		ests []*predictor.ForceEstimator
+		ests []predictor.OffsetEstimator
 		bufs [][]float64
 	)
-	if opt.Force != nil {
+	if opt.Force != nil || opt.Wrench != nil {
 		hist = NewLogHistory(ds)
-		ests, bufs = make([]*predictor.ForceEstimator, workers), make([][]float64, workers)
+		ests, bufs = make([]predictor.OffsetEstimator, workers), make([][]float64, workers)
 	}
 	for w := range rollers {
 		r, err := newRoller()
@@ -242,8 +287,8 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		}
 		rollers[w], outs[w] = r, make([]float64, H*nx)
 		if hist != nil {
-			if ests[w], err = predictor.NewForceEstimator(r, n, ne, *opt.Force); err != nil {
-				return EvalResult{}, fmt.Errorf("trainer: %w", err)
+			if ests[w], err = opt.newOffset(r, ds); err != nil {
+				return EvalResult{}, err
 			}
 			rollers[w], bufs[w] = ests[w], make([]float64, nx)
 		}

@@ -84,15 +84,15 @@ func (h *LogHistory) Sample(e, row, back int) (x, ports []float64, ok bool) {
 	return src.X[ref.row*nx : (ref.row+1)*nx], src.E[ref.row*ne : (ref.row+1)*ne], true
 }
 
-// Feed resets est and observes the last est.Config().Window+1 samples up
+// Feed resets est and observes the last est.History()+1 samples up
 // to and including row start of episode e (fewer where the log has no
 // earlier sample in ds), each with its origin coordinates zeroed. buf is
 // scratch of 2n values.
-func (h *LogHistory) Feed(est *predictor.ForceEstimator, e, start int, buf []float64) error {
+func (h *LogHistory) Feed(est predictor.OffsetEstimator, e, start int, buf []float64) error {
 	est.Reset()
-	// the earliest sample, up to Window back, with none missing after it
+	// the earliest sample, up to History back, with none missing after it
 	back := 0
-	for back < est.Config().Window {
+	for back < est.History() {
 		if _, _, ok := h.Sample(e, start, back+1); !ok {
 			break
 		}

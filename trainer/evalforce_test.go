@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/calisym/calisym/dataset"
@@ -103,5 +104,48 @@ func TestLogHistoryFeed(t *testing.T) {
 	h = NewLogHistory(ds)
 	if err := h.Feed(est, 1, 2, buf); err != nil || est.Residuals() != 2 {
 		t.Errorf("unindexed episode, row 2: %d residuals (%v), want 2", est.Residuals(), err)
+	}
+}
+
+// TestEvaluateWrench: offset-free rollouts by the wrench estimate on a
+// floating base at rest whose vertical base momentum grows by c every step
+// (a constant force along z that the held state does not know): windows
+// with a history predict it exactly (a constant residual passes the gate
+// whole), windows with none keep the held state's error; a dataset
+// without a floating base and both estimates at once are refused.
+func TestEvaluateWrench(t *testing.T) {
+	const c, H = 0.5, 4
+	ds := &dataset.Dataset{Meta: dataset.Meta{N: 6, NU: 1, Dt: 0.01,
+		Coordinates: []string{"rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z"}}}
+	for _, a := range []int{0, 10, 25} {
+		ep := dataset.Episode{Name: fmt.Sprintf("w.mcap@%d", a), Len: 10}
+		for j := range 10 {
+			x := make([]float64, 12)
+			x[8] = c * float64(a+j)
+			ep.X = append(ep.X, x...)
+			ep.E = append(ep.E, 1)
+		}
+		ds.Episodes = append(ds.Episodes, ep)
+	}
+	var perWindow float64
+	for k := 1; k <= H; k++ {
+		perWindow += float64(k*k) * c * c
+	}
+	wrench := &predictor.WrenchEstimate{Window: 4, Gate: 3, Decay: 1, Blocks: 2}
+	for _, workers := range []int{1, 3} {
+		res, err := Evaluate(context.Background(), HoldRollers, ds, EvalOptions{Horizon: H, Stride: H + 1, Workers: workers, Wrench: wrench})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 * perWindow / (6 * H * 12); res.Windows != 6 || math.Abs(res.MSE-want) > 1e-15 {
+			t.Errorf("workers %d: %d windows, MSE %.17g, want 6 and %.17g", workers, res.Windows, res.MSE, want)
+		}
+	}
+	if _, err := Evaluate(context.Background(), HoldRollers, forceDataset(c), EvalOptions{Horizon: H, Stride: H + 1, Wrench: wrench}); err == nil || !strings.Contains(err.Error(), "needs a floating base") {
+		t.Errorf("no floating base: %v", err)
+	}
+	both := EvalOptions{Horizon: H, Stride: H + 1, Wrench: wrench, Force: &predictor.ForceEstimate{Window: 3, Decay: 1}}
+	if _, err := Evaluate(context.Background(), HoldRollers, ds, both); err == nil || !strings.Contains(err.Error(), "choose one") {
+		t.Errorf("force and wrench: %v", err)
 	}
 }

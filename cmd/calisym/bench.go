@@ -25,7 +25,7 @@ func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
 	var full, quiet, reports bool
-	var check, checkpoints, variants, seeds, force string
+	var check, checkpoints, variants, seeds, force, wrench string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -77,8 +77,11 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			if reports {
 				return checkStoredReports(w, systems, out, full, check)
 			}
+			if wrench != "" && variants == "" && seeds == "" {
+				return errors.New("bench: --wrench evaluates a study's saved models: give --variants (default) or --seeds")
+			}
 			if variants != "" || seeds != "" {
-				return runStudy(cmd, systems, variants, seeds, force, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet)
+				return runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet)
 			}
 			// summary.md says that every system ran: an earlier run's
 			// must not stay should this one fail.
@@ -178,6 +181,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it)")
 	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
 	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"")
+	cmd.Flags().StringVar(&wrench, "wrench", "", "with --variants: also evaluate every run's models with rollouts offset-free by the wrench estimate on the floating base, reported as <variant>+wrench: "+wrenchFlagHelp)
 	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (its \""+benchHeading+"\" section: "+publishedPage+") hold the regenerated numbers; fail if not")
 	return cmd
@@ -263,7 +267,7 @@ func variantNames() []string {
 
 // runStudy runs bench's study: every variant and seed on each system's
 // data, converted once.
-func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force string, opt experiment.RealOptions, out string, quiet bool) error {
+func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wrench string, opt experiment.RealOptions, out string, quiet bool) error {
 	names := strings.Split(cmp.Or(variants, "default"), ",")
 	vs, err := experiment.LookupVariants(names)
 	if err != nil {
@@ -286,6 +290,12 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force strin
 			return fmt.Errorf("bench: --force: %w", err)
 		}
 	}
+	var we *predictor.WrenchEstimate
+	if wrench != "" {
+		if we, err = parseWrench(wrench); err != nil {
+			return fmt.Errorf("bench: --wrench: %w", err)
+		}
+	}
 	log := cmd.ErrOrStderr()
 	if !quiet {
 		opt.Progress = log
@@ -296,6 +306,7 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force strin
 			return err
 		}
 		dir := filepath.Join(out, s)
+		b.Wrench = we
 		if _, err := b.Study(cmd.Context(), vs, sd, dir, fe, log); err != nil {
 			return err
 		}

@@ -488,7 +488,7 @@ func saveLearner(l trainer.Learner, path string) error {
 }
 
 func newEvalCmd() *cobra.Command {
-	var modelPath, dataDir, horizons, force string
+	var modelPath, dataDir, horizons, force, wrench string
 	var horizon, stride, maxWin int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -509,7 +509,15 @@ an error that names the longest horizon the data allow.
 force_estimate does: the mean of the model's last W one-step momentum
 residuals before each window (from the samples before it in its log;
 none at a log's start) is added to the predicted momenta, times λ^(k−1)
-at step k.`,
+at step k.
+
+--wrench W,z[,λ[,B]] makes them offset-free by an external wrench on a
+floating base, as the node's wrench_estimate does: the model's one-step
+residuals of the six base momenta over the last W samples before each
+window, in a world frame, each component kept as far as its mean stands
+out of its standard error over B blocks (gate z), translate the
+predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
+--force and --wrench exclude each other.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sv, err := openModel(cmd, modelPath)
@@ -546,6 +554,17 @@ at step k.`,
 					return fmt.Errorf("eval: --force: %w", err)
 				}
 			}
+			if wrench != "" {
+				if force != "" {
+					return errors.New("eval: --force and --wrench: choose one")
+				}
+				if opt.Wrench, err = parseWrench(wrench); err != nil {
+					return fmt.Errorf("eval: --wrench: %w", err)
+				}
+				if _, err := trainer.WrenchBase(ds.Coordinates); err != nil {
+					return fmt.Errorf("eval: --wrench: %s: %w", dataDir, err)
+				}
+			}
 			res, err := trainer.Evaluate(ctx, sv.Rollers, ds, opt)
 			if err != nil {
 				return err
@@ -561,7 +580,7 @@ at step k.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir, "force_estimate": opt.Force,
+				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir, "force_estimate": opt.Force, "wrench_estimate": opt.Wrench,
 					"ar_mse": res.MSE, "result": res, "multi_horizon": multi,
 					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti})
 			}
@@ -570,6 +589,9 @@ at step k.`,
 				modelPath, sv.Kind, sv.Params, dataDir, res.MSE, res.Horizon, res.Windows, res.MSEQ, res.MSEP, res.Diverged)
 			if opt.Force != nil {
 				fmt.Fprintf(w, "rollouts offset-free (force estimate: %s)\n", opt.Force)
+			}
+			if opt.Wrench != nil {
+				fmt.Fprintf(w, "rollouts offset-free (wrench estimate: %s)\n", opt.Wrench)
 			}
 			fmt.Fprintf(w, "state held constant (x̂_k = x_0, the reference to beat): AR MSE %.4g (q %.4g, p %.4g)\n", hold.MSE, hold.MSEQ, hold.MSEP)
 			if b, ok := res.Split(trainer.BaseCoordinates(ds.Coordinates)); ok {
@@ -609,6 +631,7 @@ at step k.`,
 	f.IntVar(&maxWin, "max-windows", 0, "cap on rollout windows (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&force, "force", "", "offset-free rollouts: the force estimate's window and decay (\"10,0.9\"; empty: off)")
+	f.StringVar(&wrench, "wrench", "", "offset-free rollouts of a floating base: "+wrenchFlagHelp+"; empty: off")
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

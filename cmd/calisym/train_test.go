@@ -181,6 +181,17 @@ func TestEvalHoldAndNames(t *testing.T) {
 	if err != nil || !strings.Contains(out, "rollouts offset-free (force estimate: window 4, decay 1)") {
 		t.Errorf("eval --force 4,1: %v\n%s", err, out)
 	}
+	// --wrench needs a floating base, and excludes --force
+	for _, args := range [][]string{{"--wrench", "400,3"}, {"--wrench", "400,3", "--force", "10,0.9"}, {"--wrench", "400"}} {
+		_, _, err := runCLI(t, append([]string{"eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5"}, args...)...)
+		want := map[int]string{2: "needs a floating base", 4: "--force and --wrench: choose one"}[len(args)]
+		if len(args) == 2 && args[1] == "400" {
+			want = "eval: --wrench: \"400\": want window,gate"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("eval %v: %v, want an error with %q", args, err, want)
+		}
+	}
 	for _, bad := range []string{"10", "0,0.9", "10,1.5", "ten,0.9"} {
 		if _, _, err := runCLI(t, "eval", "--model", model, "--data", ood, "--force", bad); err == nil || !strings.Contains(err.Error(), "--force") {
 			t.Errorf("eval --force %s: %v, want an error", bad, err)

@@ -19,7 +19,11 @@ type EvalGroup struct {
 	Name string
 	// Files are the glob patterns of the group's logs (as split rules).
 	Files []string
-	Data  *dataset.Dataset
+	// Inputs are input globs (relative to the system's data directory)
+	// read for the evaluation groups only, beyond the system's inputs: logs
+	// that must never enter training (the ANYmal's dev/ payload log).
+	Inputs []string
+	Data   *dataset.Dataset
 }
 
 // GroupResult is the autoregressive error of one model (or of the state
@@ -56,13 +60,19 @@ func (g GroupResult) At(h int) float64 {
 // windows are the same: one per episode, from its first sample). With
 // force, the rollouts are offset-free (trainer.EvalOptions.Force).
 func EvalGroups(ctx context.Context, rollers trainer.RollerFactory, groups []EvalGroup, horizons []int, force *predictor.ForceEstimate) ([]GroupResult, error) {
+	return EvalGroupsWith(ctx, rollers, groups, horizons, trainer.EvalOptions{Force: force})
+}
+
+// EvalGroupsWith is EvalGroups with the offset-free estimate of off
+// (trainer.EvalOptions.Force or Wrench; its other fields are ignored).
+func EvalGroupsWith(ctx context.Context, rollers trainer.RollerFactory, groups []EvalGroup, horizons []int, off trainer.EvalOptions) ([]GroupResult, error) {
 	H := 0
 	for _, h := range horizons {
 		H = max(H, h)
 	}
 	var out []GroupResult
 	for _, g := range groups {
-		r, err := trainer.Evaluate(ctx, rollers, g.Data, trainer.EvalOptions{Horizon: H, Stride: H + 1, Force: force})
+		r, err := trainer.Evaluate(ctx, rollers, g.Data, trainer.EvalOptions{Horizon: H, Stride: H + 1, Force: off.Force, Wrench: off.Wrench})
 		if err != nil {
 			return out, fmt.Errorf("experiment: group %s: %w", g.Name, err)
 		}

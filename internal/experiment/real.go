@@ -148,6 +148,10 @@ type RealBenchmark struct {
 	// the system's default (nil: they are the same); the study's
 	// "default" variant.
 	Default func(ms []ModelSpec, spec Spec)
+	// Wrench, when set, makes Study evaluate every run's saved models on
+	// the groups with the wrench estimate as well (variant
+	// "<name>+wrench"; predictor.WrenchEstimator).
+	Wrench *predictor.WrenchEstimate
 
 	opts     RealOptions         // the options it was prepared with
 	history  int                 // the params' port history, which OneStep and Full drop
@@ -507,7 +511,9 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 
 // convertGroups converts the system's evaluation groups: windows of
 // horizon+1 samples at stride horizon+1 from each log's start, one window
-// per episode, with the evaluation conversion's exclusions.
+// per episode, with the evaluation conversion's exclusions. It reads the
+// evaluation conversion's inputs and the groups' own (EvalGroup.Inputs),
+// which no other conversion reads.
 func convertGroups(ctx context.Context, sys realSystem, evalSpec *convert.Spec, root, params string) ([]EvalGroup, error) {
 	if len(sys.groups) == 0 {
 		return nil, nil
@@ -515,8 +521,11 @@ func convertGroups(ctx context.Context, sys realSystem, evalSpec *convert.Spec, 
 	gs := *evalSpec
 	gs.Window.Length, gs.Window.Stride, gs.Window.Storage = sys.horizon+1, sys.horizon+1, convert.StorageWindow
 	split := convert.SplitSpec{By: convert.SplitByFile, Default: "other"}
+	gs.Inputs = slices.Clone(gs.Inputs)
 	for _, g := range sys.groups {
 		split.Rules = append(split.Rules, convert.SplitRule{Split: g.Name, Files: g.Files})
+		// a group's own inputs: this conversion only, never training's
+		gs.Inputs = append(gs.Inputs, g.Inputs...)
 	}
 	gs.Split = split
 	res, err := convertWith(ctx, &gs, root, params)

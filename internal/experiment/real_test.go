@@ -457,6 +457,27 @@ func TestAnymalStudy(t *testing.T) {
 	if want := "| ood | k3-select+force | CaLiSym-GR | 2 |"; !strings.Contains(string(md), want) {
 		t.Errorf("study.md lacks %q:\n%s", want, md)
 	}
+	// Read again, with the wrench estimate as well: "<variant>+wrench"
+	// after "<variant>+force", the same models on the same windows.
+	b.Wrench = &predictor.WrenchEstimate{Window: 16, Gate: 1e-6, Decay: 1, Blocks: 4}
+	runs3, err := b.Study(ctx, variants, []uint64{1, 2}, dir, force, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs3) != 12 || runs3[4].Variant != "one-step+wrench" || runs3[4].Seed != 1 {
+		t.Fatalf("%d runs with the force and wrench passes, the fifth %s seed %d", len(runs3), runs3[4].Variant, runs3[4].Seed)
+	}
+	wrenched := runs3[4].Report.Models[0].Groups[1]
+	if !(wrenched.At(5) > 0) || wrenched.At(5) == plain.At(5) || wrenched.At(5) == forced.At(5) || wrenched.Windows != plain.Windows {
+		t.Errorf("wrench-corrected OOD group %+v, plain %+v: want other errors on the same windows", wrenched, plain)
+	}
+	md, err = os.ReadFile(filepath.Join(dir, "study.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| ood | k3-select+wrench | CaLiSym-GR | 2 |"; !strings.Contains(string(md), want) {
+		t.Errorf("study.md lacks %q:\n%s", want, md)
+	}
 }
 
 // TestPortHistoryData: a params file's convert.history is part of the

@@ -16,7 +16,6 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
-	"github.com/calisym/calisym/trainer"
 	"github.com/calisym/calisym/trainer/plot"
 )
 
@@ -210,7 +209,8 @@ type StudyRun struct {
 //
 // With force, every run's saved models are also evaluated on the groups
 // with offset-free rollouts (trainer.EvalOptions.Force), reported as the
-// variant "<name>+force": the same models, no training.
+// variant "<name>+force": the same models, no training; with b.Wrench
+// likewise by the wrench estimate, as "<name>+wrench".
 func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []uint64, outDir string, force *predictor.ForceEstimate, log io.Writer) ([]StudyRun, error) {
 	if log == nil {
 		log = io.Discard
@@ -254,9 +254,9 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			runs = append(runs, run)
 		}
 	}
-	if force != nil {
+	if passes := b.offsetPasses(force); len(passes) > 0 {
 		var err error
-		if runs, variants, err = b.forceRuns(ctx, runs, variants, *force, log); err != nil {
+		if runs, variants, err = b.offsetRuns(ctx, runs, variants, passes, log); err != nil {
 			return runs, err
 		}
 	}
@@ -264,46 +264,6 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 		return runs, fmt.Errorf("experiment: %w", err)
 	}
 	return runs, studyPlots(runs, variants, b.Spec.System, outDir)
-}
-
-// forceRuns evaluates the saved models of every run on the groups with
-// offset-free rollouts and returns the runs and variants with one
-// "<variant>+force" run (a copy of the report whose models carry the new
-// group errors) after each variant's.
-func (b *RealBenchmark) forceRuns(ctx context.Context, runs []StudyRun, variants []Variant, force predictor.ForceEstimate, log io.Writer) ([]StudyRun, []Variant, error) {
-	var outRuns []StudyRun
-	var outVars []Variant
-	for _, v := range variants {
-		fv := Variant{Name: v.Name + "+force", About: fmt.Sprintf("the models of %s, rollouts offset-free (force estimate: %s)", v.Name, force)}
-		outVars = append(outVars, v, fv)
-		data, err := b.data(ctx, b.withDefaultData(v))
-		if err != nil {
-			return nil, nil, err
-		}
-		var added []StudyRun
-		for _, r := range runs {
-			if r.Variant != v.Name {
-				continue
-			}
-			outRuns = append(outRuns, r)
-			rep := *r.Report
-			rep.Models = slices.Clone(r.Report.Models)
-			for i := range rep.Models {
-				m := &rep.Models[i]
-				saved, err := trainer.OpenModel(filepath.Join(r.Dir, m.File))
-				if err != nil {
-					return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
-				}
-				if m.Groups, err = EvalGroups(ctx, saved.Rollers, data.Groups, b.Spec.Horizons, &force); err != nil {
-					return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
-				}
-			}
-			fmt.Fprintf(log, "study: %s seed %d: offset-free rollouts (%s)\n", v.Name, r.Seed, force)
-			added = append(added, StudyRun{Variant: fv.Name, Seed: r.Seed, Dir: r.Dir, Report: &rep})
-		}
-		outRuns = append(outRuns, added...)
-	}
-	return outRuns, outVars, nil
 }
 
 // studyPlots draws outDir/study_<group>.png for every evaluation group:

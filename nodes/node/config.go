@@ -123,6 +123,15 @@ type Config struct {
 	// on the simulated ANYmal's ID-test logs it raised the long-horizon
 	// model's error at 5 steps by a third (README, lever 5).
 	ForceEstimate *predictor.ForceEstimate `yaml:"force_estimate"`
+	// WrenchEstimate, when set, makes the predictions offset-free by an
+	// external wrench on the floating base (predictor.WrenchEstimator):
+	// the model's one-step residuals of the six base momenta over the last
+	// window samples, in a world frame, kept per component as far as
+	// their mean stands out of its standard error (gate), translate the
+	// predicted base momenta. Fed as force_estimate is; the two exclude
+	// each other, and it needs a floating base. Off by default: its
+	// effect on the benchmark is not measured yet (docs/benchmarks.md).
+	WrenchEstimate *predictor.WrenchEstimate `yaml:"wrench_estimate"`
 }
 
 // TopicConfig is one input topic.
@@ -370,6 +379,9 @@ func (c *Config) Defaults() {
 	if c.ForceEstimate != nil {
 		c.ForceEstimate.Defaults()
 	}
+	if c.WrenchEstimate != nil {
+		c.WrenchEstimate.Defaults()
+	}
 	if c.Queue == 0 {
 		c.Queue = 64
 	}
@@ -441,6 +453,14 @@ func (c *Config) Check(spec *statemap.Spec) error {
 	if c.ForceEstimate != nil {
 		if err := c.ForceEstimate.Check(); err != nil {
 			return configError("force_estimate", "%v", err)
+		}
+	}
+	if c.WrenchEstimate != nil {
+		if c.ForceEstimate != nil {
+			return configError("wrench_estimate", "and force_estimate are both set: choose one")
+		}
+		if err := c.WrenchEstimate.Check(); err != nil {
+			return configError("wrench_estimate", "%v", err)
 		}
 	}
 	if c.Queue < 1 {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/calisym/calisym/msgs"
 )
@@ -113,11 +114,28 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			msgs.KeyValue{Key: "port_history_samples", Value: strconv.Itoa(h.past.Held())},
 			msgs.KeyValue{Key: "port_history_restarts", Value: u(nd.stats.HistoryRestarts)})
 	}
-	if nd.force != nil {
+	if nd.force != nil && nd.force.force != nil {
 		pred.Values = append(pred.Values,
 			msgs.KeyValue{Key: "force_estimate_residuals", Value: strconv.Itoa(nd.force.est.Residuals())},
 			msgs.KeyValue{Key: "force_estimate_N", Value: f(nd.forceNewtons())},
 			msgs.KeyValue{Key: "force_estimate_restarts", Value: u(nd.stats.ForceRestarts)})
+	}
+	if nd.force != nil && nd.force.wrench != nil {
+		force, torque, gate := nd.wrenchOdom()
+		vec := func(v ...float64) string {
+			parts := make([]string, len(v))
+			for i, x := range v {
+				parts[i] = f(x)
+			}
+			return strings.Join(parts, " ")
+		}
+		pred.Values = append(pred.Values,
+			msgs.KeyValue{Key: "wrench_estimate_residuals", Value: strconv.Itoa(nd.force.est.Residuals())},
+			msgs.KeyValue{Key: "wrench_force_N", Value: vec(force[0], force[1], force[2])},
+			msgs.KeyValue{Key: "wrench_torque_Nm", Value: vec(torque[0], torque[1], torque[2])},
+			msgs.KeyValue{Key: "wrench_confidence", Value: vec(gate[:]...)},
+			msgs.KeyValue{Key: "wrench_frame", Value: nd.cfg.FrameID},
+			msgs.KeyValue{Key: "wrench_estimate_restarts", Value: u(nd.stats.ForceRestarts)})
 	}
 	if pred.Message == "" {
 		pred.Message = "predicting"

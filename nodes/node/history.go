@@ -1,8 +1,10 @@
 package node
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
@@ -43,22 +45,46 @@ type portHistory struct {
 	pending []float64
 }
 
-// forceState is the offset-free estimate, fed the observed samples with
-// the coordinates a window's first sample has at zero (statemap.
-// OriginCoordinates) zeroed.
+// forceState is the offset-free estimate (Config.ForceEstimate or
+// Config.WrenchEstimate), fed the observed samples with the coordinates a
+// window's first sample has at zero (statemap.OriginCoordinates) zeroed.
 type forceState struct {
-	est    *predictor.ForceEstimator
+	est    predictor.OffsetEstimator
+	force  *predictor.ForceEstimator  // est, for the force estimate
+	wrench *predictor.WrenchEstimator // est, for the wrench estimate
 	origin []int
-	e      []float64 // the observed sample's model ports
-	d      []float64 // scratch for the diagnostics
+	e      []float64     // the observed sample's model ports
+	d      []float64     // scratch for the diagnostics
+	pose   mechanics.SE3 // the base pose of the last observed sample
 }
 
-func newForceState(r *predictor.Roller, coords []string, n, ne int, cfg predictor.ForceEstimate) (*forceState, error) {
-	est, err := predictor.NewForceEstimator(r, n, ne, cfg)
-	if err != nil {
-		return nil, err
+func newForceState(r *predictor.Roller, coords []string, n, ne int, cfg *Config) (*forceState, error) {
+	fs := &forceState{origin: statemap.OriginCoordinates(coords), e: make([]float64, ne), d: make([]float64, 0, n)}
+	var err error
+	switch {
+	case cfg.ForceEstimate != nil:
+		if fs.force, err = predictor.NewForceEstimator(r, n, ne, *cfg.ForceEstimate); err != nil {
+			return nil, err
+		}
+		fs.est = fs.force
+	case cfg.WrenchEstimate != nil:
+		var base predictor.WrenchBase
+		switch statemap.BaseKind(coords) {
+		case statemap.StateFloatingBase:
+			base = predictor.WrenchBaseSE3
+		case statemap.StateFloatingBaseGravity:
+			base = predictor.WrenchBaseGravity
+		default:
+			return nil, configError("wrench_estimate", "needs a floating base (state kind %s or %s), and the mapping's coordinates start %v", statemap.StateFloatingBase, statemap.StateFloatingBaseGravity, coords[:min(len(coords), 6)])
+		}
+		if fs.wrench, err = predictor.NewWrenchEstimator(r, n, ne, base, *cfg.WrenchEstimate); err != nil {
+			return nil, err
+		}
+		fs.est = fs.wrench
+	default:
+		return nil, fmt.Errorf("node: no offset-free estimate configured")
 	}
-	return &forceState{est: est, origin: statemap.OriginCoordinates(coords), e: make([]float64, ne), d: make([]float64, 0, n)}, nil
+	return fs, nil
 }
 
 // newHistory makes the input history's state for the mapping's port
@@ -75,8 +101,8 @@ func (nd *Node) newHistory(spec *statemap.Spec, cfg *Config) error {
 		}
 		nd.hist = &portHistory{past: past, fc: fc, pending: make([]float64, nd.nm)}
 	}
-	if fc := cfg.ForceEstimate; fc != nil {
-		if nd.force, err = newForceState(nd.roller, spec.Coordinates(), nd.n, nd.ne, *fc); err != nil {
+	if cfg.ForceEstimate != nil || cfg.WrenchEstimate != nil {
+		if nd.force, err = newForceState(nd.roller, spec.Coordinates(), nd.n, nd.ne, cfg); err != nil {
 			return err
 		}
 		nd.stepper = nd.force.est
@@ -134,7 +160,8 @@ func (nd *Node) observe() {
 		}
 	}
 	continues := o.have // the last observed sample is one dt before this one
-	if _, err := nd.sampler.Sample(nd.values, o.x, o.em); err != nil {
+	pose, err := nd.sampler.Sample(nd.values, o.x, o.em)
+	if err != nil {
 		nd.restartHistory()
 		return
 	}
@@ -153,6 +180,7 @@ func (nd *Node) observe() {
 			nd.restartHistory()
 			return
 		}
+		f.pose = pose
 	}
 	o.stamp, o.have = stamp, true
 }
@@ -187,17 +215,49 @@ func (nd *Node) modelPorts(em, e []float64) {
 func (nd *Node) ForceEstimate(dst []float64) ([]float64, int) {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
-	if nd.force == nil {
+	if nd.force == nil || nd.force.force == nil {
 		return nil, 0
 	}
-	return nd.force.est.Offset(dst), nd.force.est.Residuals()
+	return nd.force.force.Offset(dst), nd.force.est.Residuals()
+}
+
+// WrenchEstimate returns the current wrench estimate (Config.
+// WrenchEstimate) in the estimator's world frame (predictor.
+// WrenchEstimator), and false without one.
+func (nd *Node) WrenchEstimate() (predictor.WrenchState, bool) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.force == nil || nd.force.wrench == nil {
+		return predictor.WrenchState{}, false
+	}
+	return nd.force.wrench.State(), true
+}
+
+// wrenchOdom returns the applied wrench estimate in newtons and
+// newton-metres in the frame of the state's base pose (Config.FrameID,
+// the estimator's odom): the estimator's world frame is the base frame at
+// the start of its history, so the estimate is rotated by the base's
+// orientation there, R_odom·R_estᵀ, and the gates.
+func (nd *Node) wrenchOdom() (force, torque mechanics.Vec3, gate [6]float64) {
+	st := nd.force.wrench.State()
+	var re mechanics.Mat3
+	for i := range 3 {
+		for j := range 3 {
+			re[i][j] = st.Rotation[3*i+j]
+		}
+	}
+	R := nd.force.pose.R.Mul(re.T())
+	inv := 1 / nd.dt
+	force = R.MulVec(mechanics.Vec3{st.Impulse[0] * inv, st.Impulse[1] * inv, st.Impulse[2] * inv})
+	torque = R.MulVec(mechanics.Vec3{st.Impulse[3] * inv, st.Impulse[4] * inv, st.Impulse[5] * inv})
+	return force, torque, st.Gate
 }
 
 // forceNewtons returns the norm of the estimated force on the base's
 // linear momentum [N] (the first three momenta of a floating base), or of
 // all momenta without one.
 func (nd *Node) forceNewtons() float64 {
-	d := nd.force.est.Offset(nd.force.d)
+	d := nd.force.force.Offset(nd.force.d)
 	if nd.sampler.Floating() && len(d) >= 3 {
 		d = d[:3]
 	}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/predictor"
+)
+
+// TestParseWrench: eval's and bench's --wrench: window and gate, with
+// decay and blocks optional; bad values are refused naming what is wrong,
+// its range and the value.
+func TestParseWrench(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want predictor.WrenchEstimate
+	}{
+		{"400,3", predictor.WrenchEstimate{Window: 400, Gate: 3, Decay: 1, Blocks: 8}},
+		{"200, 2.5, 0.99", predictor.WrenchEstimate{Window: 200, Gate: 2.5, Decay: 0.99, Blocks: 8}},
+		{"100,3,1,4", predictor.WrenchEstimate{Window: 100, Gate: 3, Decay: 1, Blocks: 4}},
+	} {
+		got, err := parseWrench(tc.in)
+		if err != nil || *got != tc.want {
+			t.Errorf("%q: %+v (%v), want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"400", "want window,gate[,decay[,blocks]]"},
+		{"400,3,1,8,2", "want window,gate[,decay[,blocks]]"},
+		{"many,3", "window"},
+		{"400,x", "gate"},
+		{"0,3", "not 0"},
+		{"400,0", "not 0"},
+		{"4,3", "window 4: want 8 (the blocks) … 100000 residuals"},
+		{"400,-1", "gate -1: want"},
+		{"400,3,1.5", "decay 1.5: want a factor in [0, 1]"},
+		{"400,3,0", "decay 0: want a factor in (0, 1]"},
+		{"400,3,1,1", "blocks 1: want 2 … 1000 blocks"},
+	} {
+		if _, err := parseWrench(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error with %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// TestBenchWrenchFlag: bench --wrench without a study, and a bad value,
+// are refused naming the flag (eval's --wrench: TestEvalHoldAndNames).
+func TestBenchWrenchFlag(t *testing.T) {
+	if _, _, err := runCLI(t, "bench", "--wrench", "400,3"); err == nil || !strings.Contains(err.Error(), "--wrench evaluates a study's saved models") {
+		t.Errorf("bench --wrench without --variants: %v", err)
+	}
+	if _, _, err := runCLI(t, "bench", "--variants", "default", "--wrench", "400"); err == nil || !strings.Contains(err.Error(), "bench: --wrench") {
+		t.Errorf("bench --wrench 400: %v", err)
+	}
+}

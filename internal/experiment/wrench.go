@@ -1,0 +1,79 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/trainer"
+)
+
+// offsetPass is one evaluation of a study's saved models with an
+// offset-free estimate: the runs of variant v come again as
+// "<v>+<suffix>".
+type offsetPass struct {
+	suffix, about string
+	off           trainer.EvalOptions // Force or Wrench
+}
+
+// offsetPasses returns the study's offset-free passes: the force
+// estimate's (Study's force) and the wrench estimate's (b.Wrench), in that
+// order, each where set.
+func (b *RealBenchmark) offsetPasses(force *predictor.ForceEstimate) []offsetPass {
+	var out []offsetPass
+	if force != nil {
+		out = append(out, offsetPass{suffix: "force", about: fmt.Sprintf("rollouts offset-free (force estimate: %s)", force), off: trainer.EvalOptions{Force: force}})
+	}
+	if b.Wrench != nil {
+		out = append(out, offsetPass{suffix: "wrench", about: fmt.Sprintf("rollouts offset-free (wrench estimate: %s)", b.Wrench), off: trainer.EvalOptions{Wrench: b.Wrench}})
+	}
+	return out
+}
+
+// offsetRuns evaluates the saved models of every run on the groups with
+// each pass's offset-free rollouts and returns the runs and variants with,
+// after each variant's, one "<variant>+<suffix>" run per pass (a copy of
+// the report whose models carry the new group errors).
+func (b *RealBenchmark) offsetRuns(ctx context.Context, runs []StudyRun, variants []Variant, passes []offsetPass, log io.Writer) ([]StudyRun, []Variant, error) {
+	var outRuns []StudyRun
+	var outVars []Variant
+	for _, v := range variants {
+		outVars = append(outVars, v)
+		data, err := b.data(ctx, b.withDefaultData(v))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range runs {
+			if r.Variant == v.Name {
+				outRuns = append(outRuns, r)
+			}
+		}
+		for _, p := range passes {
+			fv := Variant{Name: v.Name + "+" + p.suffix, About: fmt.Sprintf("the models of %s, %s", v.Name, p.about)}
+			outVars = append(outVars, fv)
+			for _, r := range runs {
+				if r.Variant != v.Name {
+					continue
+				}
+				rep := *r.Report
+				rep.Models = slices.Clone(r.Report.Models)
+				for i := range rep.Models {
+					m := &rep.Models[i]
+					saved, err := trainer.OpenModel(filepath.Join(r.Dir, m.File))
+					if err != nil {
+						return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
+					}
+					if m.Groups, err = EvalGroupsWith(ctx, saved.Rollers, data.Groups, b.Spec.Horizons, p.off); err != nil {
+						return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", fv.Name, r.Seed, err)
+					}
+				}
+				fmt.Fprintf(log, "study: %s seed %d: %s\n", v.Name, r.Seed, p.about)
+				outRuns = append(outRuns, StudyRun{Variant: fv.Name, Seed: r.Seed, Dir: r.Dir, Report: &rep})
+			}
+		}
+	}
+	return outRuns, outVars, nil
+}
