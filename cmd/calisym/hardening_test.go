@@ -82,6 +82,7 @@ func TestOutOfRangeFlags(t *testing.T) {
 		{[]string{"mpc", "--steps", "-5", "--out", dir}, []string{"--steps -5", "at least 0"}},
 		{[]string{"bench", "--epochs", "-1", "--out", dir}, []string{"--epochs -1", "at least 0"}},
 		{[]string{"replay", "--speed", "-1", "--out", filepath.Join(dir, "o.mcap"), "x.mcap"}, []string{"--speed -1", "at least 0"}},
+		{[]string{"node", "--params", "params/pendulum_sim.yaml", "--transport", "foxglove", "--sim-pendulum", "--speed", "0"}, []string{"--speed 0", "above 0"}},
 		{[]string{"replay", "--distro", "bogus", "--out", filepath.Join(dir, "o.mcap"), "x.mcap"}, []string{`--distro "bogus"`, "jazzy"}},
 	} {
 		_, _, err := runCLI(t, c.args...)

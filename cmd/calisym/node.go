@@ -75,6 +75,9 @@ where the node would; it reads no log.`,
 			if (input == "") == !simPendulum {
 				return errors.New("give the inputs: --input LOG or --sim-pendulum")
 			}
+			if err := floatAbove("speed", speed, 0); err != nil {
+				return err
+			}
 			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {
 				return err
