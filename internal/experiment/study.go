@@ -30,6 +30,10 @@ type Variant struct {
 	// PortHistory), and the variant trains and evaluates on the logs
 	// converted that way; nil keeps the benchmark's data.
 	Convert func(*convert.Spec)
+	// TrainStride, when positive, converts the training windows at this
+	// stride instead of the benchmark's (more transitions per epoch: the
+	// paper's training budget); the evaluation windows are unchanged.
+	TrainStride int
 }
 
 // withDefaultData returns v, for the "default" variant with the params'
@@ -46,18 +50,23 @@ func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 // on them: its own conversion of the logs (RealOptions.Convert), once per
 // variant, when it changes the conversion.
 func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
-	if v.Convert == nil {
+	if v.Convert == nil && v.TrainStride == 0 {
 		return b.Data, nil
 	}
 	if d, ok := b.variants[v.Name]; ok {
 		return d, nil
 	}
 	opt := b.opts
-	opt.Convert = func(s *convert.Spec) {
-		if b.opts.Convert != nil {
-			b.opts.Convert(s)
+	if v.Convert != nil {
+		opt.Convert = func(s *convert.Spec) {
+			if b.opts.Convert != nil {
+				b.opts.Convert(s)
+			}
+			v.Convert(s)
 		}
-		v.Convert(s)
+	}
+	if v.TrainStride > 0 {
+		opt.TrainStride = v.TrainStride
 	}
 	vb, err := PrepareReal(ctx, b.System, opt)
 	if err != nil {
@@ -131,6 +140,21 @@ func Variants() []Variant {
 			ms[i].Loss.StepDecay = d
 		}
 	}
+	// capacity: CaLiSym's layers and tanh units, the MLP's hidden widths
+	scale := func(ms []ModelSpec, layers, width int, hidden float64) {
+		for i := range ms {
+			if ms[i].Kind == "mlp" {
+				h := slices.Clone(ms[i].Hidden)
+				for j := range h {
+					h[j] = int(math.Round(float64(h[j]) * hidden))
+				}
+				ms[i].Hidden = h
+				continue
+			}
+			ms[i].Arch.Layers *= layers
+			ms[i].Arch.Width *= width
+		}
+	}
 	units := func(ms []ModelSpec) {
 		for i := range ms {
 			ms[i].Loss.Units = 1
@@ -170,6 +194,34 @@ func Variants() []Variant {
 				}
 			}
 		}},
+		// The real-robot study (issue 37): capacity, optimiser, data budget
+		// and port history on top of each system's default.
+		{Name: "lh-wide", About: "longhorizon with four times the tanh units per layer of CaLiSym (GR/GRB width ×4) and an MLP of twice the hidden width, so the MLP keeps at least CaLiSym's parameters (lever 6)", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			scale(ms, 1, 4, 2)
+		}},
+		{Name: "lh-deep", About: "longhorizon with twice CaLiSym's layers and an MLP of 1.5 times the hidden width, parameters matched within 10% on the Crazyflie (lever 6)", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			scale(ms, 2, 1, 1.5)
+		}},
+		{Name: "lh-adamw", About: "longhorizon with CaLiSym trained by AdamW (as the MLP) instead of Muon", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			for i := range ms {
+				ms[i].Train.Optimizer = "adamw"
+			}
+		}},
+		{Name: "lh-stride10", About: "longhorizon on training windows at stride 10 instead of 50: five times the transitions and optimiser steps per epoch (lever 1, the paper's stride)", Apply: LongHorizon, TrainStride: 10},
+		{Name: "lh-stride10-60ep", About: "lh-stride10 with twice the epochs (60: K = 50 from the 15th): ten times the default's optimiser steps (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }, TrainStride: 10},
+		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
+		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
+		{Name: "onestep-knots7", About: "onestep with the GRB spline's knot range widened from [−3.5, 3.5] to [−7, 7] at the same knot spacing (24 intervals; lever 5)", Apply: func(ms []ModelSpec, _ Spec) {
+			for i := range ms {
+				if ms[i].Arch.Kind == predictor.KindGRB {
+					ms[i].Arch.Spline = predictor.Spline{Intervals: 24, Lo: -7, Hi: 7}
+				}
+			}
+		}},
+		{Name: "onestep-wide", About: "onestep with four times CaLiSym's tanh units per layer and an MLP of twice the hidden width (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { scale(ms, 1, 4, 2) }},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
 	}
@@ -260,10 +312,32 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			return runs, err
 		}
 	}
-	if err := atomicfile.WriteFile(filepath.Join(outDir, "study.md"), []byte(StudyMarkdown(runs, variants))); err != nil {
+	md := StudyMarkdown(runs, variants)
+	// A benchmark without evaluation groups reports its ID-test and OOD
+	// sets by horizon as the groups "id_test" and "ood".
+	groups := runs
+	if len(runs) > 0 && runs[0].Report != nil && len(runs[0].Report.HoldGroups) == 0 {
+		hold, err := b.splitHold(ctx)
+		if err != nil {
+			return runs, err
+		}
+		groups = withSplitGroups(runs, hold)
+		var t strings.Builder
+		t.WriteString("\n## By horizon: AR MSE on the ID-test and OOD sets, mean [min, max] over seeds\n")
+		groupTable(&t, groups, variants)
+		md += t.String()
+	}
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "study.md"), []byte(md)); err != nil {
 		return runs, fmt.Errorf("experiment: %w", err)
 	}
-	return runs, studyPlots(runs, variants, b.Spec.System, outDir)
+	js, err := json.MarshalIndent(StudyRows(groups, variants), "", "  ")
+	if err != nil {
+		return runs, fmt.Errorf("experiment: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "study.json"), append(js, '\n')); err != nil {
+		return runs, fmt.Errorf("experiment: %w", err)
+	}
+	return runs, studyPlots(groups, variants, b.Spec.System, outDir)
 }
 
 // studyPlots draws outDir/study_<group>.png for every evaluation group:
@@ -331,33 +405,7 @@ func StudyMarkdown(runs []StudyRun, variants []Variant) string {
 		}
 		return b.String()
 	}
-	hold := runs[0].Report.HoldGroups
-	hs := hold[0].Horizons
-	b.WriteString("\n| group | variant | model | seeds |")
-	for _, h := range hs {
-		fmt.Fprintf(&b, " %d |", h)
-	}
-	b.WriteString("\n|---|---|---|---:|")
-	for range hs {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
-	for gi, hg := range hold {
-		for _, v := range variants {
-			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
-				fmt.Fprintf(&b, "| %s | %s | %s | %d |", hg.Group, v.Name, sm.Name, sm.Seeds)
-				for _, vs := range sm.Vals {
-					b.WriteString(" " + meanRange(vs) + " |")
-				}
-				b.WriteString("\n")
-			}
-		}
-		fmt.Fprintf(&b, "| %s | | state held constant | |", hg.Group)
-		for _, h := range hs {
-			fmt.Fprintf(&b, " %s |", num(hg.At(h)))
-		}
-		b.WriteString("\n")
-	}
+	groupTable(&b, runs, variants)
 	return b.String()
 }
 

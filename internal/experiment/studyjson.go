@@ -1,0 +1,189 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/calisym/calisym/trainer"
+)
+
+// StudyRow is one number of a study: the AR MSE of one model (or of the
+// state held constant) of one variant on one evaluation group at one
+// horizon, as the mean, minimum and maximum over the variant's seeds. A
+// study's rows are its study.json, committed for each system as
+// docs/results/<system>_study.json.
+type StudyRow struct {
+	// Group is the evaluation group as the study's tables name it
+	// ("id_test", "ood", "ood_pushes", …).
+	Group string `json:"group"`
+	// Model is "calisym" (a GR or GRB SympNet), "mlp" or "hold" (the
+	// state held constant, the same for every variant).
+	Model   string  `json:"model"`
+	Variant string  `json:"variant"`
+	Horizon int     `json:"horizon"`
+	Mean    float64 `json:"mean"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Seeds   int     `json:"seeds"`
+	// Diverged counts the seeds whose error is not finite (left out of
+	// Mean, Min, Max and Seeds); a row with no finite seed is left out.
+	Diverged int `json:"diverged,omitempty"`
+}
+
+// studyModel names a model kind in a study's rows.
+func studyModel(kind string) string {
+	if kind == "mlp" {
+		return "mlp"
+	}
+	return "calisym"
+}
+
+// StudyRows returns the rows of a study whose runs carry evaluation
+// groups (withSplitGroups gives a benchmark without them its ID-test
+// and OOD sets as groups): for every group, variant, model and horizon,
+// in the order of the tables, then the state held constant of that
+// variant's group. A non-finite error (a diverged run) is left out of
+// the row's mean, minimum and maximum and its seeds.
+func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
+	if len(runs) == 0 || runs[0].Report == nil || len(runs[0].Report.HoldGroups) == 0 {
+		return nil
+	}
+	hold := runs[0].Report.HoldGroups
+	hs := hold[0].Horizons
+	var rows []StudyRow
+	for gi, hg := range hold {
+		for _, v := range variants {
+			sms := groupSeeds(runs, v.Name, gi, hs)
+			seeds := 0
+			for _, sm := range sms {
+				seeds = max(seeds, sm.Seeds)
+				for i, h := range hs {
+					r := StudyRow{Group: hg.Group, Model: studyModel(sm.Kind), Variant: v.Name, Horizon: h}
+					r.Mean, r.Min, r.Max, r.Seeds = stats(sm.Vals[i])
+					if r.Diverged = len(sm.Vals[i]) - r.Seeds; r.Seeds > 0 {
+						rows = append(rows, r)
+					}
+				}
+			}
+			if len(sms) == 0 {
+				continue
+			}
+			for _, h := range hs {
+				x := hg.At(h)
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					continue
+				}
+				rows = append(rows, StudyRow{Group: hg.Group, Model: "hold", Variant: v.Name, Horizon: h, Mean: x, Min: x, Max: x, Seeds: seeds})
+			}
+		}
+	}
+	return rows
+}
+
+// stats returns the mean, minimum and maximum of the finite values and
+// their count (NaN for none).
+func stats(vs []float64) (mean, lo, hi float64, n int) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		mean, lo, hi, n = mean+v, min(lo, v), max(hi, v), n+1
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), 0
+	}
+	return mean / float64(n), lo, hi, n
+}
+
+// splitHold evaluates the state held constant on the benchmark's ID-test
+// and OOD sets at every horizon of its table, as Run evaluates the
+// models' multi-horizon rows: the groups "id_test" and "ood" of a
+// benchmark without evaluation groups.
+func (b *RealBenchmark) splitHold(ctx context.Context) ([]GroupResult, error) {
+	var out []GroupResult
+	for _, s := range []struct {
+		name string
+		d    Datasets
+	}{{splitIDTest, b.Data}, {splitOOD, b.Data}} {
+		g := GroupResult{Group: s.name, Horizons: slices.Clone(b.Spec.Horizons)}
+		d := s.d.ID
+		if s.name == splitOOD {
+			d = s.d.OOD
+		}
+		for _, h := range b.Spec.Horizons {
+			r, err := trainer.Evaluate(ctx, trainer.HoldRollers, d, trainer.EvalOptions{Horizon: h, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: b.opts.Workers})
+			if err != nil {
+				return nil, fmt.Errorf("experiment: %s: state held constant at horizon %d: %w", s.name, h, err)
+			}
+			g.MSE = append(g.MSE, r.MSE)
+			g.Windows = r.Windows
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// withSplitGroups returns runs whose reports carry no evaluation groups
+// as copies whose models have the groups "id_test" and "ood" read off
+// their multi-horizon rows, and hold as the state held constant on them;
+// runs with groups are returned as they are.
+func withSplitGroups(runs []StudyRun, hold []GroupResult) []StudyRun {
+	out := slices.Clone(runs)
+	for i, r := range out {
+		if r.Report == nil || len(r.Report.HoldGroups) > 0 {
+			continue
+		}
+		rep := *r.Report
+		rep.HoldGroups = hold
+		rep.Models = slices.Clone(r.Report.Models)
+		for j := range rep.Models {
+			m := &rep.Models[j]
+			id := GroupResult{Group: splitIDTest}
+			ood := GroupResult{Group: splitOOD}
+			for _, row := range m.MultiHorizon {
+				id.Horizons, id.MSE = append(id.Horizons, row.Horizon), append(id.MSE, row.IDMSE)
+				ood.Horizons, ood.MSE = append(ood.Horizons, row.Horizon), append(ood.MSE, row.OODMSE)
+			}
+			m.Groups = []GroupResult{id, ood}
+		}
+		out[i].Report = &rep
+	}
+	return out
+}
+
+// groupTable writes the study's table by evaluation group: per group,
+// variant and model, the AR MSE at every horizon as the mean [min, max]
+// over the seeds, and the state held constant.
+func groupTable(b *strings.Builder, runs []StudyRun, variants []Variant) {
+	hold := runs[0].Report.HoldGroups
+	hs := hold[0].Horizons
+	b.WriteString("\n| group | variant | model | seeds |")
+	for _, h := range hs {
+		fmt.Fprintf(b, " %d |", h)
+	}
+	b.WriteString("\n|---|---|---|---:|")
+	for range hs {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for gi, hg := range hold {
+		for _, v := range variants {
+			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
+				fmt.Fprintf(b, "| %s | %s | %s | %d |", hg.Group, v.Name, sm.Name, sm.Seeds)
+				for _, vs := range sm.Vals {
+					b.WriteString(" " + meanRange(vs) + " |")
+				}
+				b.WriteString("\n")
+			}
+		}
+		fmt.Fprintf(b, "| %s | | state held constant | |", hg.Group)
+		for _, h := range hs {
+			fmt.Fprintf(b, " %s |", num(hg.At(h)))
+		}
+		b.WriteString("\n")
+	}
+}
