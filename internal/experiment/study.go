@@ -221,6 +221,20 @@ func Variants() []Variant {
 				}
 			}
 		}},
+		{Name: "onestep-gr", About: "onestep with a GR-SympNet of 12 layers of 32 tanh units (4,368 parameters) in place of the pendulum's GRB-SympNet (4,524): tanh ridges instead of the spline outside the training range (lever 5)", Apply: func(ms []ModelSpec, _ Spec) {
+			for i := range ms {
+				if ms[i].Arch.Kind == predictor.KindGRB {
+					ms[i].Name, ms[i].Kind = "CaLiSym-GR", "gr"
+					ms[i].Arch = predictor.Arch{Kind: predictor.KindGR, Layers: 12, Width: 32, StepSize: ms[i].Arch.StepSize}
+				}
+			}
+		}},
+		{Name: "lh-normunits", About: "longhorizon with the state loss in normalised units (LossWeights.Units = 0) instead of physical ones, so that the small angular momenta weigh as much as the positions", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			for i := range ms {
+				ms[i].Loss.Units = 0
+			}
+		}},
 		{Name: "onestep-wide", About: "onestep with four times CaLiSym's tanh units per layer and an MLP of twice the hidden width (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { scale(ms, 1, 4, 2) }},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
