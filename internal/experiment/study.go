@@ -140,6 +140,14 @@ func Variants() []Variant {
 			ms[i].Loss.StepDecay = d
 		}
 	}
+	// the GRB spline's knot range doubled at the same knot spacing
+	knots7 := func(ms []ModelSpec) {
+		for i := range ms {
+			if ms[i].Arch.Kind == predictor.KindGRB {
+				ms[i].Arch.Spline = predictor.Spline{Intervals: 24, Lo: -7, Hi: 7}
+			}
+		}
+	}
 	// capacity: CaLiSym's layers and tanh units, the MLP's hidden widths
 	scale := func(ms []ModelSpec, layers, width int, hidden float64) {
 		for i := range ms {
@@ -214,13 +222,7 @@ func Variants() []Variant {
 		{Name: "lh-stride10-60ep", About: "lh-stride10 with twice the epochs (60: K = 50 from the 15th): ten times the default's optimiser steps (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }, TrainStride: 10},
 		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
 		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
-		{Name: "onestep-knots7", About: "onestep with the GRB spline's knot range widened from [−3.5, 3.5] to [−7, 7] at the same knot spacing (24 intervals; lever 5)", Apply: func(ms []ModelSpec, _ Spec) {
-			for i := range ms {
-				if ms[i].Arch.Kind == predictor.KindGRB {
-					ms[i].Arch.Spline = predictor.Spline{Intervals: 24, Lo: -7, Hi: 7}
-				}
-			}
-		}},
+		{Name: "onestep-knots7", About: "onestep with the GRB spline's knot range widened from [−3.5, 3.5] to [−7, 7] at the same knot spacing (24 intervals; lever 5)", Apply: func(ms []ModelSpec, _ Spec) { knots7(ms) }},
 		{Name: "onestep-gr", About: "onestep with a GR-SympNet of 12 layers of 32 tanh units (4,368 parameters) in place of the pendulum's GRB-SympNet (4,524): tanh ridges instead of the spline outside the training range (lever 5)", Apply: func(ms []ModelSpec, _ Spec) {
 			for i := range ms {
 				if ms[i].Arch.Kind == predictor.KindGRB {
@@ -234,6 +236,14 @@ func Variants() []Variant {
 			for i := range ms {
 				ms[i].Loss.Units = 0
 			}
+		}},
+		{Name: "select-knots7", About: "select and onestep-knots7 together", Apply: func(ms []ModelSpec, s Spec) {
+			sel(ms, s)
+			knots7(ms)
+		}},
+		{Name: "select-60ep", About: "select with twice the epochs (60, the α ramp over epochs 20–40): selection guards against the overfitting that made more epochs worse", Apply: func(ms []ModelSpec, s Spec) {
+			sel(ms, s)
+			twice(ms)
 		}},
 		{Name: "onestep-wide", About: "onestep with four times CaLiSym's tanh units per layer and an MLP of twice the hidden width (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { scale(ms, 1, 4, 2) }},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
