@@ -219,6 +219,7 @@ func Variants() []Variant {
 			}
 		}},
 		{Name: "lh-stride10", About: "longhorizon on training windows at stride 10 instead of 50: five times the transitions and optimiser steps per epoch (lever 1, the paper's stride)", Apply: LongHorizon, TrainStride: 10},
+		{Name: "lh-60ep", About: "longhorizon with twice the epochs (60: K = 50 from the 15th), the training windows unchanged (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }},
 		{Name: "lh-stride10-60ep", About: "lh-stride10 with twice the epochs (60: K = 50 from the 15th): ten times the default's optimiser steps (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }, TrainStride: 10},
 		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
 		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
