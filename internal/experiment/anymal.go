@@ -80,10 +80,10 @@ func anymalWith(name, title, params string, base []string) realSystem {
 			// group only, never trained on
 			{Name: "payload_dev", Files: []string{"payload_trot_701.mcap"}, Inputs: []string{"dev/payload_trot_701.mcap"}},
 		},
-		longHorizon: true,
-		paperNote:   "the paper's quadruped is the real ANYmal D of GrandTour (−12.7% against its best baseline, the Transformer; no MLP number); these logs are simulated",
-		split:       "by file: ood/ (push_401–403, rough_501–503) OOD; stand_103, sway_203, trot_306 ID test; the other 11 id/ runs train",
-		models:      quadrupedModels,
+		defaults:  LongHorizon,
+		paperNote: "the paper's quadruped is the real ANYmal D of GrandTour (−12.7% against its best baseline, the Transformer; no MLP number); these logs are simulated",
+		split:     "by file: ood/ (push_401–403, rough_501–503) OOD; stand_103, sway_203, trot_306 ID test; the other 11 id/ runs train",
+		models:    quadrupedModels,
 	}
 }
 

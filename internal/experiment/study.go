@@ -43,6 +43,9 @@ func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 	if v.Name == "default" && b.history > 0 && b.opts.OneStep && !b.opts.Full && v.Convert == nil {
 		v.Convert = PortHistory(b.history)
 	}
+	if v.Name == "default" && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
+		v.TrainStride = b.defaultStride
+	}
 	return v
 }
 
