@@ -1,0 +1,130 @@
+package experiment
+
+import (
+	"testing"
+
+	"github.com/calisym/calisym/predictor"
+)
+
+// TestRealRobotVariants: each variant of the real-robot study changes the
+// one-step configuration of both models as its description says (the
+// Crazyflie's models, the pendulum's for the spline and GR variants).
+func TestRealRobotVariants(t *testing.T) {
+	quad := func() []ModelSpec {
+		ms, err := quadrotorModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	pend := func() []ModelSpec {
+		ms, err := pendulumHWModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	spec := Spec{Horizon: 100}
+	cases := []struct {
+		variant string
+		models  func() []ModelSpec
+		stride  int
+		check   func(t *testing.T, gr, mlp ModelSpec)
+	}{
+		{"lh-wide", quad, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Arch.Width != 144 || gr.Arch.Layers != 14 || mlp.Hidden[0] != 256 || mlp.Hidden[1] != 256 || gr.Train.RolloutSteps != 50 {
+				t.Errorf("width %d, layers %d, MLP %v, K %d", gr.Arch.Width, gr.Arch.Layers, mlp.Hidden, gr.Train.RolloutSteps)
+			}
+		}},
+		{"lh-deep", quad, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Arch.Layers != 28 || gr.Arch.Width != 36 || mlp.Hidden[0] != 192 {
+				t.Errorf("layers %d, width %d, MLP %v", gr.Arch.Layers, gr.Arch.Width, mlp.Hidden)
+			}
+		}},
+		{"lh-adamw", quad, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Train.Optimizer != "adamw" || mlp.Train.Optimizer != "adamw" {
+				t.Errorf("optimisers %q, %q", gr.Train.Optimizer, mlp.Train.Optimizer)
+			}
+		}},
+		{"lh-stride10", quad, 10, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Train.Epochs != 30 || gr.Loss.Units != 1 || gr.Train.SelectHorizon != 100 {
+				t.Errorf("epochs %d, units %v, selection at %d", gr.Train.Epochs, gr.Loss.Units, gr.Train.SelectHorizon)
+			}
+		}},
+		{"lh-60ep", quad, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Train.Epochs != 60 || mlp.Train.Epochs != 60 || gr.Train.RolloutFrom != 5 {
+				t.Errorf("epochs %d, %d, K-step from %d", gr.Train.Epochs, mlp.Train.Epochs, gr.Train.RolloutFrom)
+			}
+		}},
+		{"lh-normunits", quad, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Loss.Units != 0 || mlp.Loss.Units != 0 || gr.Loss.StepDecay != 2 {
+				t.Errorf("units %v, %v, decay %v", gr.Loss.Units, mlp.Loss.Units, gr.Loss.StepDecay)
+			}
+		}},
+		{"lh-units0.5", quad, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Loss.Units != 0.5 || mlp.Loss.Units != 0.5 {
+				t.Errorf("units %v, %v", gr.Loss.Units, mlp.Loss.Units)
+			}
+		}},
+		{"onestep-knots7", pend, 0, func(t *testing.T, grb, mlp ModelSpec) {
+			if s := grb.Arch.Spline; s.Intervals != 24 || s.Lo != -7 || s.Hi != 7 {
+				t.Errorf("spline %+v", s)
+			}
+		}},
+		{"onestep-gr", pend, 0, func(t *testing.T, gr, mlp ModelSpec) {
+			if gr.Arch.Kind != predictor.KindGR || gr.Kind != "gr" || gr.Arch.Layers != 12 || gr.Arch.Width != 32 || mlp.Kind != "mlp" {
+				t.Errorf("%+v", gr.Arch)
+			}
+		}},
+		{"select-60ep", pend, 0, func(t *testing.T, grb, mlp ModelSpec) {
+			if grb.Train.Epochs != 60 || grb.Train.SelectHorizon != 100 || mlp.Train.SelectFrom != 5 {
+				t.Errorf("epochs %d, selection at %d from %d", grb.Train.Epochs, grb.Train.SelectHorizon, mlp.Train.SelectFrom)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.variant, func(t *testing.T) {
+			vs, err := LookupVariants([]string{c.variant})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vs[0].TrainStride != c.stride {
+				t.Errorf("training stride %d, want %d", vs[0].TrainStride, c.stride)
+			}
+			ms := c.models()
+			vs[0].Apply(ms, spec)
+			c.check(t, ms[0], ms[1])
+		})
+	}
+}
+
+// TestRealDefaults: the Crazyflie's default is LongHorizon on training
+// windows at stride 10, the pendulum's the selection over 60 epochs; the
+// study's default variant keeps a system's default stride and its
+// one-step base drops it.
+func TestRealDefaults(t *testing.T) {
+	sys := realSystems()
+	for _, name := range []string{RealCrazyflie, RealCrazyflieGravity} {
+		if s := sys[name]; s.defaultStride != 10 || s.trainStride != 50 || s.defaults == nil {
+			t.Errorf("%s: default stride %d, one-step stride %d", name, s.defaultStride, s.trainStride)
+		}
+	}
+	p := sys[RealDoublePendulumHW]
+	ms, err := pendulumHWModels(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.defaults(ms, Spec{Horizon: p.horizon})
+	for _, m := range ms {
+		if m.Train.Epochs != 60 || m.Train.SelectHorizon != 200 || m.Train.SelectFrom != 5 || m.Train.RolloutSteps != 0 {
+			t.Errorf("pendulum default %s: epochs %d, selection at %d from %d, K %d", m.Name, m.Train.Epochs, m.Train.SelectHorizon, m.Train.SelectFrom, m.Train.RolloutSteps)
+		}
+	}
+	b := &RealBenchmark{opts: RealOptions{OneStep: true}, defaultStride: 10}
+	if v := b.withDefaultData(Variant{Name: "default"}); v.TrainStride != 10 {
+		t.Errorf("default variant's stride %d", v.TrainStride)
+	}
+	if v := b.withDefaultData(Variant{Name: "onestep"}); v.TrainStride != 0 {
+		t.Errorf("onestep variant's stride %d", v.TrainStride)
+	}
+}
