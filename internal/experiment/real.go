@@ -159,6 +159,8 @@ type RealBenchmark struct {
 	// drops (realSystem.defaultStride)
 	defaultStride int
 	variants      map[string]Datasets // the data of variants that convert otherwise
+	// variantNotes are the notes of those variants' conversions
+	variantNotes map[string]map[string]string
 }
 
 // realSystem is the fixed description of one real-robot benchmark.

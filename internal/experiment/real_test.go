@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -427,6 +428,13 @@ func TestAnymalStudy(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("study.md lacks %q:\n%s", want, md)
 		}
+	}
+	var rows []StudyRow
+	if js, err := os.ReadFile(filepath.Join(dir, "study.json")); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(js, &rows); err != nil || len(rows) != 2*2*3*3 {
+		// groups × variants × (CaLiSym, MLP, hold) × horizons
+		t.Errorf("study.json: %d rows, %v", len(rows), err)
 	}
 	for _, f := range []string{"study_id.png", "study_ood.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {

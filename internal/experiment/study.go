@@ -79,6 +79,10 @@ func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
 		b.variants = map[string]Datasets{}
 	}
 	b.variants[v.Name] = vb.Data
+	if b.variantNotes == nil {
+		b.variantNotes = map[string]map[string]string{}
+	}
+	b.variantNotes[v.Name] = vb.Notes
 	return vb.Data, nil
 }
 
@@ -329,10 +333,14 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			if err != nil {
 				return runs, err
 			}
-			saved, savedData := b.Spec, b.Data
+			saved, savedData, savedNotes := b.Spec, b.Data, b.Notes
 			b.Spec, b.Data = spec, data
+			if n, ok := b.variantNotes[v.Name]; ok {
+				// the variant's own conversion (its training windows)
+				b.Notes = n
+			}
 			rep, err := b.Run(ctx, dir, log)
-			b.Spec, b.Data = saved, savedData
+			b.Spec, b.Data, b.Notes = saved, savedData, savedNotes
 			if err != nil {
 				return runs, fmt.Errorf("experiment: study %s seed %d: %w", v.Name, seed, err)
 			}

@@ -1,7 +1,15 @@
 package experiment
 
 import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
 
 	"github.com/calisym/calisym/predictor"
 )
@@ -127,4 +135,80 @@ func TestRealDefaults(t *testing.T) {
 	if v := b.withDefaultData(Variant{Name: "onestep"}); v.TrainStride != 0 {
 		t.Errorf("onestep variant's stride %d", v.TrainStride)
 	}
+}
+
+// TestStudyTrainStride: a variant with its own training stride trains on
+// its own conversion, whose windows its report names, and a study of a
+// benchmark without evaluation groups writes study.json with the ID-test
+// and OOD sets by horizon, the state held constant included.
+func TestStudyTrainStride(t *testing.T) {
+	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	ctx := context.Background()
+	const H = 20
+	opt := realOptions(run)
+	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+	opt.Horizon, opt.Epochs, opt.Workers, opt.OneStep = H, 1, 1, true
+	b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shrink(b)
+	b.Spec.Horizons = []int{5, H}
+	variants := []Variant{
+		{Name: "onestep", Apply: func([]ModelSpec, Spec) {}},
+		{Name: "s5", TrainStride: 5, Apply: func([]ModelSpec, Spec) {}},
+	}
+	dir := t.TempDir()
+	runs, err := b.Study(ctx, variants, []uint64{1}, dir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		want := map[string]string{"onestep": "stride 10 ", "s5": "stride 5 "}[r.Variant]
+		if w := r.Report.Extra["train_windows"]; !strings.Contains(w, want) {
+			t.Errorf("%s: train_windows %q, want %q", r.Variant, w, want)
+		}
+	}
+	if n1, n5 := runs[0].Report.Data["train_windows"], runs[1].Report.Data["train_windows"]; !(toFloat(n5) > 1.5*toFloat(n1)) {
+		t.Errorf("training windows: %v at stride 10, %v at stride 5", n1, n5)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "study.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []StudyRow
+	if err := json.Unmarshal(js, &rows); err != nil {
+		t.Fatal(err)
+	}
+	// 2 groups × 2 variants × (CaLiSym, MLP, held state) × 2 horizons
+	if len(rows) != 24 {
+		t.Fatalf("%d rows: %+v", len(rows), rows)
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r.Group+" "+r.Model] = true
+		if r.Seeds != 1 || !(r.Mean > 0) || r.Min != r.Mean || r.Max != r.Mean {
+			t.Errorf("row %+v", r)
+		}
+	}
+	for _, k := range []string{"id_test calisym", "id_test mlp", "id_test hold", "ood calisym", "ood mlp", "ood hold"} {
+		if !seen[k] {
+			t.Errorf("no %s rows", k)
+		}
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "study.md")); err != nil || !strings.Contains(string(md), "| ood | s5 | CaLiSym-GRB | 1 |") {
+		t.Errorf("study.md: %v\n%s", err, md)
+	}
+}
+
+// toFloat reads a number a report's data holds (JSON numbers decode as float64).
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	}
+	return math.NaN()
 }
