@@ -2,9 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/internal/nodetest"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/nodes/node"
 )
 
 // anymalReplayBound is the most a replay of one minute of the simulated
@@ -21,7 +23,8 @@ import (
 const anymalReplayBound = 32 << 20
 
 // TestReplayAnymalSize replays a whole 60 s ANYmal log with replay's
-// defaults (a prediction on every 10th trigger, zstd chunks): the file
+// defaults (a prediction on every 10th trigger, zstd chunks; none while
+// the port history warms up): the file
 // stays under anymalReplayBound (a prediction on every trigger wrote
 // 216 MB), and Foxglove's own MCAP reader (@mcap/core with Foxglove's zstd)
 // opens it and decodes the same predictions, bit for bit.
@@ -37,8 +40,30 @@ func TestReplayAnymalSize(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, stdout)
 	}
-	if !strings.Contains(stdout, "6000 input messages, 600 predictions, 0 suppressed") {
-		t.Errorf("replay output:\n%s", stdout)
+	// One trigger per state message, a prediction on every 10th (replay's
+	// --every default) from the first. The node predicts only once its
+	// port history holds its m samples (convert.history.port_mean), so the
+	// predicting triggers among the first m are suppressed; the log loses
+	// no sample, so there is no restart and no other warm-up.
+	const messages, every = 6000, 10
+	p, err := node.LoadParams(f.params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Spec.History.PortMean
+	if m <= 0 {
+		t.Fatalf("params %s: port_mean %d, want a port history (the warm-up this test counts)", f.params, m)
+	}
+	triggers := (messages + every - 1) / every // triggers 1, 1+every, …
+	warmup := (m + every - 1) / every          // those of them ≤ m
+	want := triggers - warmup
+	report := regexp.MustCompile(`(\d+) input messages, (\d+) predictions, (\d+) suppressed`).FindStringSubmatch(stdout)
+	if report == nil {
+		t.Fatalf("replay output has no counts:\n%s", stdout)
+	}
+	if got := fmt.Sprintf("%s/%s/%s", report[1], report[2], report[3]); got != fmt.Sprintf("%d/%d/%d", messages, want, warmup) {
+		t.Errorf("replay reported %s input messages, %s predictions, %s suppressed; want %d, %d (%d triggers predicting, less %d in the port history's %d-sample warm-up), %d\n%s",
+			report[1], report[2], report[3], messages, want, triggers, warmup, m, warmup, stdout)
 	}
 	st, err := os.Stat(out)
 	if err != nil {
@@ -78,8 +103,8 @@ func TestReplayAnymalSize(t *testing.T) {
 	if err := json.Unmarshal(raw, &js); err != nil {
 		t.Fatalf("read_replay.mjs output: %v", err)
 	}
-	if len(js.Messages) != 600 || len(preds) != 600 {
-		t.Fatalf("@mcap/core read %d predictions, Go %d; want 600", len(js.Messages), len(preds))
+	if len(js.Messages) != want || len(preds) != want {
+		t.Fatalf("@mcap/core read %d predictions, Go %d; want %d", len(js.Messages), len(preds), want)
 	}
 	for i, m := range js.Messages {
 		diff, err := livetest.DiffPrediction(m.Value, &preds[i])
