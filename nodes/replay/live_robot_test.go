@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,10 +58,15 @@ func (j jsTransform) msg() msgs.TransformStamped {
 // it only because their channels are latched. It checks:
 //
 //   - /robot_description (the URDF) and /tf_static arrive once each;
-//   - every /tf it receives equals, bit for bit, the offline rollout of
-//     the model from the input of the same stamp at the default lookahead
-//     (the horizon's end) with the URDF's forward kinematics;
-//   - every URDF link of both robots is reachable from odom at every /tf.
+//   - /tf carries the measured robot's frames with every state, in order,
+//     none left out, and the ghost's with each prediction (the params'
+//     100 Hz timer), stamped at the latest state;
+//   - every /tf it receives equals, bit for bit, its robot's half of the
+//     offline rollout of the model from the input of the same stamp at
+//     the default lookahead (the horizon's end) with the URDF's forward
+//     kinematics;
+//   - every URDF link of each robot is reachable from odom at every /tf
+//     of that robot.
 func TestLiveAnymalRobotFrames(t *testing.T) {
 	nodetest.Require(t)
 	root := anymalSim(t)
@@ -121,14 +127,17 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 	runErr := make(chan error, 1)
 	go func() { runErr <- nd.Run(runCtx, node.Compose(fox, bus), node.RunOptions{}) }()
 
-	// sent maps each delivered state's new stamp to its bytes.
+	// sent maps each delivered state's new stamp to its bytes; order
+	// gives each stamp's place in the sequence.
 	sent := map[int64][]byte{}
+	order := map[int64]int{}
 	deliver := func(i int) {
 		now := time.Now().UnixNano()
 		data := slices.Clone(states[i])
 		binary.LittleEndian.PutUint32(data[4:], uint32(now/1e9)) // header.stamp.sec (CDR little endian)
 		binary.LittleEndian.PutUint32(data[8:], uint32(now%1e9)) // header.stamp.nanosec
 		sent[now] = data
+		order[now] = len(order)
 		for !bus.Deliver(anymalTopic, data) {
 			time.Sleep(time.Millisecond) // Run has not subscribed yet
 		}
@@ -142,9 +151,10 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 		deliver(i)
 	}
 
+	// 2n /tf messages, the measured robot's and the ghost's, about n each
 	const n = 20
 	var stdout, stderr bytes.Buffer
-	cmd := nodetest.Start(t, ctx, &stdout, &stderr, "node_predictions.mjs", "ws://"+addr.String(), strconv.Itoa(n), "60000",
+	cmd := nodetest.Start(t, ctx, &stdout, &stderr, "node_predictions.mjs", "ws://"+addr.String(), strconv.Itoa(2*n), "60000",
 		"/tf", "/robot_description", "/tf_static")
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -164,7 +174,7 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 			done = true
 		default:
 			if i == len(states) {
-				t.Fatalf("node_predictions.mjs did not see %d /tf messages from %d states; stderr:\n%s", n, i, stderr.String())
+				t.Fatalf("node_predictions.mjs did not see %d /tf messages from %d states; stderr:\n%s", 2*n, i, stderr.String())
 			}
 			deliver(i)
 			i++
@@ -189,16 +199,18 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	links := slices.Clone(off.tree.Links)
+	prefix := params.Node.TF.GhostPrefix
+	measuredLinks := slices.Clone(off.tree.Links)
+	var ghostLinks []string
 	for _, l := range off.tree.Links {
-		links = append(links, "ghost/"+l)
+		ghostLinks = append(ghostLinks, prefix+l)
 	}
 	// The client subscribes to each channel on its own, so the order in
 	// which its subscriptions start, and with it that of the first
 	// messages, is not fixed: the static frames are taken from wherever
 	// they arrived.
 	var static []msgs.TransformStamped
-	descs, statics, tfs := 0, 0, 0
+	descs, statics := 0, 0
 	var frames [][]msgs.TransformStamped
 	for _, m := range out.Messages {
 		var v struct {
@@ -225,23 +237,49 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 			frames = append(frames, trs)
 		}
 	}
+	// Each /tf is one robot's: the measured robot's with each state, the
+	// ghost's (frames prefixed) with each prediction, on the params' 100 Hz
+	// timer on the wall clock, from the latest state. The states come
+	// about as often as the ticks but not in step, so a state may be
+	// predicted from twice or not at all: the measured robot must come
+	// with every state sent, in order, none left out, and each ghost at
+	// the stamp of the latest measured robot before it (the client may
+	// subscribe between the two).
+	measured, ghosts := 0, 0
+	lastMeasured := int64(-1)
 	for i, trs := range frames {
-		tfs++
+		if len(trs) == 0 {
+			t.Fatalf("/tf %d has no transforms", i)
+		}
 		stamp := trs[0].Header.Stamp.Nanos()
 		data, ok := sent[stamp]
 		if !ok {
 			t.Fatalf("/tf stamped %d: no state of that stamp was sent", stamp)
 		}
-		want := off.frames(t, data, stamp)
+		all := off.frames(t, data, stamp) // the measured robot's, then the ghost's
+		want, links, robot := all[:len(all)/2], measuredLinks, "measured robot"
+		if strings.HasPrefix(trs[0].ChildFrameID, prefix) {
+			want, links, robot = all[len(all)/2:], ghostLinks, "ghost"
+			ghosts++
+			if lastMeasured >= 0 && stamp != lastMeasured {
+				t.Fatalf("/tf %d: the ghost stamped %d, not at the latest state %d (the measured robot's before it)", i, stamp, lastMeasured)
+			}
+		} else {
+			if lastMeasured >= 0 && order[stamp] != order[lastMeasured]+1 {
+				t.Fatalf("/tf %d: the measured robot of state %d follows that of state %d; want every state's", i, order[stamp], order[lastMeasured])
+			}
+			measured++
+			lastMeasured = stamp
+		}
 		if !slices.Equal(trs, want) {
-			t.Fatalf("/tf %d (stamp %d) differs from the offline rollout at the horizon's end and the URDF's kinematics", i, stamp)
+			t.Fatalf("/tf %d (%s, stamp %d) differs from the offline rollout at the horizon's end and the URDF's kinematics", i, robot, stamp)
 		}
 		if miss := unreachable("odom", links, static, trs); len(miss) > 0 {
-			t.Fatalf("/tf %d: links not reachable from odom: %v", i, miss)
+			t.Fatalf("/tf %d (%s): links not reachable from odom: %v", i, robot, miss)
 		}
 	}
-	if descs != 1 || statics != 1 || tfs < n {
-		t.Fatalf("the client received %d /robot_description, %d /tf_static and %d /tf messages; want 1, 1 and %d", descs, statics, tfs, n)
+	if descs != 1 || statics != 1 || len(frames) < 2*n || measured < 2 || ghosts < 1 {
+		t.Fatalf("the client received %d /robot_description, %d /tf_static and %d /tf messages (%d measured, %d ghost); want 1, 1 and %d, both robots'", descs, statics, len(frames), measured, ghosts, 2*n)
 	}
 	fixed := 0
 	for _, j := range off.tree.Joints {
@@ -252,5 +290,5 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 	if len(static) != 2*fixed {
 		t.Errorf("/tf_static has %d transforms, want %d", len(static), 2*fixed)
 	}
-	t.Logf("%d states sent, %d predictions, the client checked %d /tf", i, nd.Stats().Predictions, tfs)
+	t.Logf("%d states sent, %d predictions, the client checked %d /tf (%d measured, %d ghost)", i, nd.Stats().Predictions, len(frames), measured, ghosts)
 }

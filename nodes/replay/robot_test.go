@@ -250,25 +250,31 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 		}
 	}
 	// The measured robot's frames come with each state message, the
-	// ghost's with each prediction (here every message): join each
-	// measured /tf with the ghost's of the same stamp.
+	// ghost's with each prediction (here every message): count each and
+	// join each measured /tf with the ghost's of the same stamp that
+	// follows it. published keeps the messages as written, for
+	// Foxglove's readers below.
+	published := tfs
 	var joined []msgs.TFMessage
+	measured, ghosts := 0, 0
 	for i := 0; i < len(tfs); i++ {
 		m := tfs[i]
-		if strings.HasPrefix(m.Transforms[0].ChildFrameID, "ghost/") {
+		if strings.HasPrefix(m.Transforms[0].ChildFrameID, params.Node.TF.GhostPrefix) {
 			t.Fatalf("/tf %d: the ghost's frames without the measured robot's before them", i)
 		}
-		if i+1 < len(tfs) && strings.HasPrefix(tfs[i+1].Transforms[0].ChildFrameID, "ghost/") {
+		measured++
+		if i+1 < len(tfs) && strings.HasPrefix(tfs[i+1].Transforms[0].ChildFrameID, params.Node.TF.GhostPrefix) {
 			if tfs[i+1].Transforms[0].Header.Stamp != m.Transforms[0].Header.Stamp {
 				t.Fatalf("/tf %d: the ghost stamped apart from the measured robot", i+1)
 			}
 			m.Transforms = append(slices.Clone(m.Transforms), tfs[i+1].Transforms...)
+			ghosts++
 			i++
 		}
 		joined = append(joined, m)
 	}
-	if len(joined) != len(tfs)/2 {
-		t.Fatalf("%d /tf messages of which %d join a measured robot and a ghost; want every message to predict", len(tfs), len(joined))
+	if measured != count || ghosts != count {
+		t.Fatalf("%d /tf messages: %d of the measured robot, %d of the ghost; want %d of each (%d states, each predicting)", len(tfs), measured, ghosts, count, count)
 	}
 	tfs = joined
 	urdfBytes, err := os.ReadFile(filepath.Join(root, params.Spec.Model.URDF))
@@ -395,11 +401,11 @@ func TestReplayAnymalRobotFrames(t *testing.T) {
 			jsTF = append(jsTF, trs)
 		}
 	}
-	if len(jsTF) != len(tfs) {
-		t.Fatalf("Foxglove's readers decode %d /tf messages, want %d", len(jsTF), len(tfs))
+	if len(jsTF) != len(published) {
+		t.Fatalf("Foxglove's readers decode %d /tf messages, want %d (%d measured, %d ghost)", len(jsTF), len(published), measured, ghosts)
 	}
-	for i := range tfs {
-		if !slices.Equal(jsTF[i], tfs[i].Transforms) {
+	for i := range published {
+		if !slices.Equal(jsTF[i], published[i].Transforms) {
 			t.Fatalf("/tf %d as Foxglove decodes it differs from calisym's", i)
 		}
 	}
