@@ -72,17 +72,14 @@ var ErrNotFinite = errors.New("predictor: value is not finite")
 // A ForceEstimator does not allocate after NewForceEstimator and is not
 // safe for concurrent use.
 type ForceEstimator struct {
-	s        Stepper
-	cfg      ForceEstimate
-	n, ne    int
-	ring     []float64 // Window × n residuals
-	count    int       // residuals in the ring (≤ Window)
-	next     int       // ring slot of the next residual
-	prevX    []float64
-	prevE    []float64
-	havePrev bool
-	pred     []float64 // 2n: one-step prediction
-	off      []float64 // n: the current mean residual
+	s     Stepper
+	cfg   ForceEstimate
+	n, ne int
+	ring  []float64 // Window × n residuals
+	count int       // residuals in the ring (≤ Window)
+	next  int       // ring slot of the next residual
+	one   oneStep
+	off   []float64 // n: the current mean residual
 }
 
 // NewForceEstimator wraps s, a model of n configuration coordinates and ne
@@ -96,9 +93,8 @@ func NewForceEstimator(s Stepper, n, ne int, cfg ForceEstimate) (*ForceEstimator
 	}
 	return &ForceEstimator{
 		s: s, cfg: cfg, n: n, ne: ne,
-		ring:  make([]float64, cfg.Window*n),
-		prevX: make([]float64, 2*n), prevE: make([]float64, ne),
-		pred: make([]float64, 2*n), off: make([]float64, n),
+		ring: make([]float64, cfg.Window*n),
+		one:  newOneStep(s, "force estimator", n, ne), off: make([]float64, n),
 	}, nil
 }
 
@@ -108,7 +104,8 @@ func (f *ForceEstimator) Config() ForceEstimate { return f.cfg }
 // Reset forgets every sample and residual: the next Observe starts a new
 // history (after a gap in the samples).
 func (f *ForceEstimator) Reset() {
-	f.count, f.next, f.havePrev = 0, 0, false
+	f.count, f.next = 0, 0
+	f.one.reset()
 	clear(f.off)
 }
 
@@ -120,21 +117,17 @@ func (f *ForceEstimator) Residuals() int { return f.count }
 // after the previous sample. A non-finite value resets the history and is
 // reported.
 func (f *ForceEstimator) Observe(x, e []float64) error {
-	if len(x) != 2*f.n || len(e) != f.ne {
-		return fmt.Errorf("%w: force estimator observed %d state and %d port values, want %d and %d", ErrLayout, len(x), len(e), 2*f.n, f.ne)
-	}
-	if !finite(x) || !finite(e) {
-		f.Reset()
-		return fmt.Errorf("%w: force estimator sample", ErrNotFinite)
-	}
-	if f.havePrev {
-		if err := f.s.Rollout(f.prevX, f.prevE, 1, f.pred); err != nil {
+	pred, err := f.one.predict(x, e)
+	if err != nil {
+		if !errors.Is(err, ErrLayout) {
 			f.Reset()
-			return fmt.Errorf("predictor: force estimator one-step prediction: %w", err)
 		}
+		return err
+	}
+	if pred != nil {
 		r := f.ring[f.next*f.n : (f.next+1)*f.n]
 		for j := range r {
-			r[j] = x[f.n+j] - f.pred[f.n+j]
+			r[j] = x[f.n+j] - pred[f.n+j]
 		}
 		if !finite(r) {
 			f.Reset()
@@ -144,9 +137,7 @@ func (f *ForceEstimator) Observe(x, e []float64) error {
 		f.count = min(f.count+1, f.cfg.Window)
 		f.mean()
 	}
-	copy(f.prevX, x)
-	copy(f.prevE, e)
-	f.havePrev = true
+	f.one.keep(x, e)
 	return nil
 }
 

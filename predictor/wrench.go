@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -151,10 +152,7 @@ type WrenchEstimator struct {
 	world    []float64 // Window × 6 scratch: the residuals in the world frame
 	count    int       // residuals in the ring (≤ Window)
 	next     int       // ring slot of the next residual
-	prevX    []float64
-	prevE    []float64
-	havePrev bool
-	pred     []float64  // 2n: one-step prediction
+	one      oneStep
 	rot      [9]float64 // the latest sample's base orientation in the world frame
 	mean, se [6]float64
 	gate     [6]float64
@@ -177,8 +175,7 @@ func NewWrenchEstimator(s Stepper, n, ne int, base WrenchBase, cfg WrenchEstimat
 	f := &WrenchEstimator{
 		s: s, cfg: cfg, base: base, n: n, ne: ne,
 		ring: make([]float64, cfg.Window*6), rots: make([]float64, cfg.Window*9), world: make([]float64, cfg.Window*6),
-		prevX: make([]float64, 2*n), prevE: make([]float64, ne),
-		pred: make([]float64, 2*n), blocks: make([]float64, cfg.Blocks*6),
+		one: newOneStep(s, "wrench estimator", n, ne), blocks: make([]float64, cfg.Blocks*6),
 	}
 	f.Reset()
 	return f, nil
@@ -193,7 +190,8 @@ func (f *WrenchEstimator) History() int { return f.cfg.Window }
 // Reset forgets every sample and residual: the next Observe starts a new
 // history, and its base frame the world frame.
 func (f *WrenchEstimator) Reset() {
-	f.count, f.next, f.havePrev = 0, 0, false
+	f.count, f.next = 0, 0
+	f.one.reset()
 	f.rot = [9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
 	f.mean, f.se, f.gate, f.est = [6]float64{}, [6]float64{}, [6]float64{}, [6]float64{}
 }
@@ -206,34 +204,26 @@ func (f *WrenchEstimator) Residuals() int { return f.count }
 // after the previous sample. A non-finite value resets the history and is
 // reported.
 func (f *WrenchEstimator) Observe(x, e []float64) error {
-	if len(x) != 2*f.n || len(e) != f.ne {
-		return fmt.Errorf("%w: wrench estimator observed %d state and %d port values, want %d and %d", ErrLayout, len(x), len(e), 2*f.n, f.ne)
-	}
-	if !finite(x) || !finite(e) {
-		f.Reset()
-		return fmt.Errorf("%w: wrench estimator sample", ErrNotFinite)
-	}
-	if f.havePrev {
-		if err := f.s.Rollout(f.prevX, f.prevE, 1, f.pred); err != nil {
+	pred, err := f.one.predict(x, e)
+	if err != nil {
+		if !errors.Is(err, ErrLayout) {
 			f.Reset()
-			return fmt.Errorf("predictor: wrench estimator one-step prediction: %w", err)
 		}
-		if !finite(f.pred) {
-			f.Reset()
-			return fmt.Errorf("%w: wrench estimator one-step prediction", ErrNotFinite)
-		}
+		return err
+	}
+	if pred != nil {
 		slot := f.rots[f.next*9 : f.next*9+9]
 		switch f.base {
 		case WrenchBaseSE3:
 			var d [9]float64
-			expSO3(f.pred[3], f.pred[4], f.pred[5], &d)
+			expSO3(pred[3], pred[4], pred[5], &d)
 			copy(slot, d[:])
 		case WrenchBaseGravity:
-			slot[0], slot[1], slot[2] = x[3], x[4], f.pred[5]
+			slot[0], slot[1], slot[2] = x[3], x[4], pred[5]
 		}
 		r := f.ring[f.next*6 : f.next*6+6]
 		for j := range r {
-			r[j] = x[f.n+j] - f.pred[f.n+j]
+			r[j] = x[f.n+j] - pred[f.n+j]
 		}
 		f.next = (f.next + 1) % f.cfg.Window
 		f.count = min(f.count+1, f.cfg.Window)
@@ -242,9 +232,7 @@ func (f *WrenchEstimator) Observe(x, e []float64) error {
 	if f.base == WrenchBaseGravity {
 		f.rot = rpy(x[3], x[4], 0)
 	}
-	copy(f.prevX, x)
-	copy(f.prevE, e)
-	f.havePrev = true
+	f.one.keep(x, e)
 	return nil
 }
 
