@@ -31,6 +31,13 @@ const (
 	TriggerMessage = "message"
 	// TriggerTimer predicts at a fixed rate from the latest inputs.
 	TriggerTimer = "timer"
+	// TriggerOnState predicts when the state arrives: on each accepted
+	// message of an input that carries state channels, or, with a rate,
+	// on the first of them at least one period (less half the input's
+	// measured period) after the state the last prediction started from.
+	// A prediction then starts from the newest state at once, where a
+	// timer makes it wait up to one period.
+	TriggerOnState = "on_state"
 )
 
 // Port forecasts.
@@ -177,14 +184,17 @@ func (m *ChannelMap) UnmarshalYAML(n *yaml.Node) error {
 
 // TriggerConfig says when the node predicts.
 type TriggerConfig struct {
-	// Kind is TriggerMessage (default) or TriggerTimer.
+	// Kind is TriggerMessage (default), TriggerTimer or TriggerOnState.
 	Kind string `yaml:"kind"`
 	// Topic is the trigger topic of TriggerMessage (default: the first of
-	// Topics). A prediction's header.stamp is not the trigger's but the
-	// stamp of the state it starts from: the newest stamp of the inputs
-	// that carry state channels.
+	// Topics); TriggerOnState takes none. A prediction's header.stamp is
+	// not the trigger's but the stamp of the state it starts from: the
+	// newest stamp of the inputs that carry state channels.
 	Topic string `yaml:"topic"`
-	// Rate is the rate of TriggerTimer [Hz].
+	// Rate is the rate of TriggerTimer [Hz], and the most predictions per
+	// second of the state's stamps for TriggerOnState (0: one per state
+	// message), which lets a 400 Hz estimator drive predictions at 100 Hz
+	// while a 100 Hz one drives one per message.
 	Rate float64 `yaml:"rate"`
 	// Every makes a prediction on every Every-th trigger (an accepted
 	// trigger message, a timer tick) and lets the others pass (0 or 1, the
@@ -348,7 +358,7 @@ func (c *Config) Defaults() {
 	if c.Trigger.Kind == "" {
 		c.Trigger.Kind = TriggerMessage
 	}
-	if c.Trigger.Topic == "" && len(c.Topics) > 0 {
+	if c.Trigger.Topic == "" && len(c.Topics) > 0 && c.Trigger.Kind != TriggerOnState {
 		c.Trigger.Topic = c.Topics[0].Topic
 	}
 	if c.Trigger.Every == 0 {
@@ -517,13 +527,20 @@ func (c *Config) Check(spec *statemap.Spec) error {
 		if !positive(c.Trigger.Rate) {
 			return configError("trigger.rate", "kind %q needs a positive rate, got %g", TriggerTimer, c.Trigger.Rate)
 		}
+	case TriggerOnState:
+		if r := c.Trigger.Rate; r != 0 && !positive(r) {
+			return configError("trigger.rate", "kind %q takes 0 (a prediction per state message) or a positive rate, got %g", TriggerOnState, r)
+		}
+		if c.Trigger.Topic != "" {
+			return configError("trigger.topic", "kind %q predicts on the inputs that carry state channels and takes no topic, got %q (kind %q predicts on one topic)", TriggerOnState, c.Trigger.Topic, TriggerMessage)
+		}
 	default:
-		return configError("trigger.kind", "%q is not %q or %q", c.Trigger.Kind, TriggerMessage, TriggerTimer)
+		return configError("trigger.kind", "%q is not %q, %q or %q", c.Trigger.Kind, TriggerMessage, TriggerTimer, TriggerOnState)
 	}
 	if c.Trigger.Every < 0 {
 		return configError("trigger.every", "must be at least 1 (0: the default, 1), got %d", c.Trigger.Every)
 	}
-	if !seen[c.Trigger.Topic] {
+	if c.Trigger.Kind != TriggerOnState && !seen[c.Trigger.Topic] {
 		return configError("trigger.topic", "%q is not an input topic (inputs: %s)", c.Trigger.Topic, strings.Join(c.topicNames(), ", "))
 	}
 	switch c.Ports.Forecast {

@@ -122,6 +122,17 @@ func (nd *Node) bind(types map[string]TopicType, defs Definitions) error {
 		nd.byTopic[tc.Topic] = in
 	}
 	nd.trigger = nd.byTopic[cfg.Trigger.Topic]
+	if cfg.Trigger.Kind == TriggerOnState {
+		for _, in := range nd.inputs {
+			if in.feeds {
+				nd.trigger = in
+				break
+			}
+		}
+		if nd.trigger == nil {
+			return configError("trigger.kind", "%q needs an input that carries state channels; none of %s does", TriggerOnState, strings.Join(cfg.topicNames(), ", "))
+		}
+	}
 	if cfg.Ports.Forecast == ForecastTopic {
 		nd.plan.topic = cfg.Ports.Topic
 		nd.plan.maxAge = nanos(cfg.Ports.MaxAge)
@@ -205,7 +216,7 @@ func (nd *Node) Handle(m Input) error {
 	if accepted && nd.observes(in) {
 		nd.observe()
 	}
-	if accepted && in == nd.trigger && nd.cfg.Trigger.Kind == TriggerMessage && nd.counted() {
+	if accepted && nd.isTrigger(in) && nd.counted() {
 		if err := nd.predict(now, m.Received); err != nil {
 			return err
 		}

@@ -26,7 +26,9 @@
 //     is dropped as out of order, one with the same stamp as a duplicate.
 //   - Port forecast: the latest ports held over the horizon, or a port
 //     trajectory a planner publishes.
-//   - Trigger: every message on the trigger topic, or a timer.
+//   - Trigger: every message on the trigger topic, a timer, or the
+//     arrival of the state (each state message, or at most Rate of them
+//     a second).
 package node
 
 import (
@@ -219,9 +221,13 @@ type Node struct {
 	changeDue  int64                   // when a change of status is due (MaxInt64: none)
 	nextTick   int64
 	triggers   uint64 // triggers counted (Trigger.Every)
-	latency    [1024]int64
-	view       viewState // the robot's frames for 3D viewers (tf.go)
-	nlat       int
+	onState    struct {
+		last int64 // state stamp of the last prediction (TriggerOnState's rate)
+		have bool
+	}
+	latency [1024]int64
+	view    viewState // the robot's frames for 3D viewers (tf.go)
+	nlat    int
 }
 
 // New builds a node: it binds every input topic to its type and compiles

@@ -43,6 +43,31 @@ func (nd *Node) Tick() error {
 	return nd.maybeDiagnostics(now)
 }
 
+// isTrigger reports whether an accepted message of in is a trigger: a
+// message on the trigger topic (TriggerMessage), or a state message
+// (TriggerOnState) at least one period of Trigger.Rate, less half the
+// state's measured period, after the state the last prediction started
+// from (each state message without a rate). With TriggerOnState the
+// prediction's publication time is then this message's stamp.
+func (nd *Node) isTrigger(in *input) bool {
+	switch nd.cfg.Trigger.Kind {
+	case TriggerMessage:
+		return in == nd.trigger
+	case TriggerOnState:
+		if !in.feeds {
+			return false
+		}
+		if r := nd.cfg.Trigger.Rate; r > 0 && nd.onState.have {
+			if nd.stateStamp()-nd.onState.last < int64(1e9/r)-nd.statePeriod()/2 {
+				return false
+			}
+		}
+		nd.trigger = in
+		return true
+	}
+	return false
+}
+
 // counted counts a trigger and reports whether it is one that predicts:
 // every Trigger.Every-th, from the first.
 func (nd *Node) counted() bool {
@@ -126,6 +151,7 @@ func (nd *Node) predict(now, received int64) error {
 		return err
 	}
 	nd.stats.Predictions++
+	nd.onState.last, nd.onState.have = start, true
 	lat := nd.now() - received
 	nd.stats.LastLatency = lat
 	nd.latency[nd.nlat%len(nd.latency)] = lat

@@ -336,6 +336,10 @@ func (p *latencyPub) Publish(topic string, _ int64, _ []byte) error {
 // With CALISYM_LATENCY_MODEL naming a model file (e.g. the anymal_sim
 // benchmark's calisym-gr.safetensors) the sub-benchmark of its layout
 // serves that model instead of a random one, and the other is skipped.
+// The node predicts on each state message (a message trigger on the state
+// topic: for the ANYmal's one input what trigger kind on_state does); the
+// messages are stamped 10 ms apart and sent back to back, each after the
+// last one's prediction, the port history warmed up before the timing.
 func BenchmarkQuadrupedLatency(b *testing.B) {
 	b.Run("paper", func(b *testing.B) { quadrupedLatency(b, true) })
 	b.Run("port_history", func(b *testing.B) { quadrupedLatency(b, false) })
@@ -361,7 +365,19 @@ func quadrupedLatency(b *testing.B, paper bool) {
 		model = m
 	}
 	pub := &latencyPub{published: make(chan time.Time, 1)}
-	nd, err := node.New(node.Options{Params: p, Model: model, Now: func() int64 { return time.Now().UnixNano() }, Publisher: pub})
+	// The messages are stamped one model step (10 ms) apart, as the
+	// state estimator's are at 100 Hz, so that the port history takes
+	// every message as its next sample (stamps closer than a step would
+	// be passed over, and the history would never fill); they are sent
+	// back to back. The node's clock runs ahead of the wall clock by the
+	// stamps of b.N steps, so that no stamp is ahead of it (a message
+	// from the future is refused); max_age never makes one stale.
+	step := int64(math.Round(model.Meta.Dt * 1e9))
+	if step <= 0 {
+		step = int64(math.Round(1e9 / p.Rate))
+	}
+	ahead := int64(b.N+p.Spec.History.PortMean+1) * step
+	nd, err := node.New(node.Options{Params: p, Model: model, Now: func() int64 { return time.Now().UnixNano() + ahead }, Publisher: pub})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -377,17 +393,30 @@ func quadrupedLatency(b *testing.B, paper bool) {
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
 	msg := anymalState(b, schema, t0, mechanics.SE3{R: mechanics.RPY(0.02, 0.01, 1), P: mechanics.Vec3{1, 2, 0.5}}, [6]float64{0.4, 0, 0, 0, 0, 0.2}, rng)
-	var stamp int64
+	stamp := time.Now().UnixNano()
 	lat := make([]time.Duration, 0, b.N)
 	cpu := make([]time.Duration, 0, b.N)
+	// The port history's warm-up: its samples before the first prediction.
+	for range p.Spec.History.PortMean {
+		setStamp(msg, stamp)
+		stamp += step
+		bus.Deliver("/state_estimator/anymal_state", msg)
+	}
+	for nd.Stats().Inputs["/state_estimator/anymal_state"].Accepted < uint64(p.Spec.History.PortMean) {
+		time.Sleep(time.Millisecond)
+	}
 	b.ResetTimer()
 	for range b.N {
-		// stamped now: a stamp ahead of the node's clock is refused
-		stamp = max(stamp+1, time.Now().UnixNano())
 		setStamp(msg, stamp)
+		stamp += step
 		c0, start := processCPU(), time.Now()
 		bus.Deliver("/state_estimator/anymal_state", msg)
-		end := <-pub.published
+		var end time.Time
+		select {
+		case end = <-pub.published:
+		case <-time.After(10 * time.Second):
+			b.Fatalf("no prediction 10 s after a message: %+v", nd.Stats())
+		}
 		lat = append(lat, end.Sub(start))
 		cpu = append(cpu, processCPU()-c0)
 	}
@@ -396,7 +425,7 @@ func quadrupedLatency(b *testing.B, paper bool) {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	if st := nd.Stats(); st.Predictions != uint64(b.N) {
+	if st := nd.Stats(); st.Predictions != uint64(b.N) || st.HistoryRestarts != 0 {
 		b.Fatalf("%d predictions for %d messages: %+v", st.Predictions, b.N, st)
 	}
 	p50, p99 := percentiles(lat)

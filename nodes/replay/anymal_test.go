@@ -194,7 +194,7 @@ func relDiff(a, b float64) float64 { return math.Abs(a-b) / (1 + math.Abs(b)) }
 // --data …/anymal_sim` does, and checks every published output against
 // what is computed here from the logged messages alone:
 //
-//   - one prediction per message (the 100 Hz timer on the 100 Hz log),
+//   - one prediction per message (on_state at 100 Hz on the 100 Hz log),
 //     stamped as the message it starts from, with the ports e_t held over
 //     the horizon, bit for bit;
 //   - its predicted q and p equal, to 1e-12, the offline rollout

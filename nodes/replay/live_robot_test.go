@@ -60,7 +60,7 @@ func (j jsTransform) msg() msgs.TransformStamped {
 //   - /robot_description (the URDF) and /tf_static arrive once each;
 //   - /tf carries the measured robot's frames with every state, in order,
 //     none left out, and the ghost's with each prediction (the params'
-//     100 Hz timer), stamped at the latest state;
+//     on_state trigger at 100 Hz), stamped at the latest state;
 //   - every /tf it receives equals, bit for bit, its robot's half of the
 //     offline rollout of the model from the input of the same stamp at
 //     the default lookahead (the horizon's end) with the URDF's forward
@@ -238,10 +238,9 @@ func TestLiveAnymalRobotFrames(t *testing.T) {
 		}
 	}
 	// Each /tf is one robot's: the measured robot's with each state, the
-	// ghost's (frames prefixed) with each prediction, on the params' 100 Hz
-	// timer on the wall clock, from the latest state. The states come
-	// about as often as the ticks but not in step, so a state may be
-	// predicted from twice or not at all: the measured robot must come
+	// ghost's (frames prefixed) with each prediction, which the params'
+	// on_state trigger (at most 100 a second of the states' stamps) starts
+	// from the latest state: the measured robot must come
 	// with every state sent, in order, none left out, and each ghost at
 	// the stamp of the latest measured robot before it (the client may
 	// subscribe between the two).
