@@ -74,19 +74,11 @@ func stopped(ctx context.Context, comm Comm) (cause, err error) {
 	// arrives after this process sent its flag counts at the next check,
 	// as on every other process
 	own := ctx.Err()
-	flag := []float64{0}
-	if own != nil {
-		flag[0] = 1
-	}
-	n := comm.Size()
-	counts := make([]int, n)
-	for r := range counts {
-		counts[r] = 1
-	}
-	all := make([]float64, n)
-	if err := comm.Allgather(flag, counts, all); err != nil {
+	all, err := gatherFlags(comm, own != nil)
+	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
+	n := len(all)
 	if own != nil {
 		return own, nil
 	}
@@ -103,18 +95,27 @@ func stopped(ctx context.Context, comm Comm) (cause, err error) {
 // process's own answer, and only the first's counts. Every process
 // returns only once the first has finished saving.
 func agreeSaved(comm Comm, ok bool) (bool, error) {
-	flag := []float64{0}
-	if ok {
-		flag[0] = 1
-	}
-	n := comm.Size()
-	counts := make([]int, n)
-	for r := range counts {
-		counts[r] = 1
-	}
-	all := make([]float64, n)
-	if err := comm.Allgather(flag, counts, all); err != nil {
+	all, err := gatherFlags(comm, ok)
+	if err != nil {
 		return false, fmt.Errorf("trainer: learning whether the checkpoint was saved: %w", err)
 	}
 	return all[0] == 1, nil
+}
+
+// gatherFlags gathers one flag from every process: all[r] is 1 where
+// process r set it, else 0.
+func gatherFlags(comm Comm, set bool) ([]float64, error) {
+	flag := []float64{0}
+	if set {
+		flag[0] = 1
+	}
+	counts := make([]int, comm.Size())
+	for r := range counts {
+		counts[r] = 1
+	}
+	all := make([]float64, len(counts))
+	if err := comm.Allgather(flag, counts, all); err != nil {
+		return nil, err
+	}
+	return all, nil
 }
