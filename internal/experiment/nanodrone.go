@@ -190,8 +190,8 @@ type NanoFlight struct {
 	Truth []NanoOutput
 	// X (2n per sample), E (n_u+n_c per sample) and Pose are the model's
 	// state, ports and base pose.
-	X, E []float64
-	Pose []mechanics.SE3
+	X, E   []float64
+	Pose   []mechanics.SE3
 	nx, ne int
 	spec   *statemap.Spec
 	minv   []float64 // M⁻¹ (6×6) of the rigid body
