@@ -1,0 +1,275 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/mechanics"
+)
+
+// nanoTrajectory is a synthetic flight of n samples at 100 Hz: constant
+// world velocity v, a steady turn about a tilted axis, a varying body rate.
+func nanoTrajectory(n int, v mechanics.Vec3) []NanoOutput {
+	out := make([]NanoOutput, n)
+	for i := range out {
+		t := float64(i) * 0.01
+		out[i] = NanoOutput{
+			Pos:   v.Scale(t).Add(mechanics.Vec3{1, -2, 0.5}),
+			Vel:   v,
+			Quat:  mechanics.QuatFromRotationVector(mechanics.Vec3{0.3 * t, -0.2 * t, 1.1 * t}),
+			Omega: mechanics.Vec3{math.Sin(t), 0.5, -math.Cos(3 * t)},
+		}
+	}
+	return out
+}
+
+// TestNanoMetricKnownError scores predictions with a known error: a
+// constant offset of one output group gives that offset at every horizon
+// and 50 times it summed, the other groups zero; the state held constant
+// on a constant-velocity flight gives |v|·h·dt in position.
+func TestNanoMetricKnownError(t *testing.T) {
+	truth := nanoTrajectory(300, mechanics.Vec3{0.6, -0.8, 0}) // |v| = 1 m/s
+	turn := mechanics.QuatFromRotationVector(mechanics.Vec3{0, 0.03 / math.Sqrt2, 0.03 / math.Sqrt2})
+	shifted := func(f func(o *NanoOutput)) NanoPredictor {
+		return func(start int, out []NanoOutput) error {
+			for h := range out {
+				out[h] = truth[start+1+h]
+				f(&out[h])
+			}
+			return nil
+		}
+	}
+	cases := []struct {
+		name    string
+		predict NanoPredictor
+		want    [4]func(h int) float64 // per group, by horizon
+	}{
+		{"position offset", shifted(func(o *NanoOutput) { o.Pos = o.Pos.Add(mechanics.Vec3{0.03, 0, -0.04}) }),
+			[4]func(int) float64{func(int) float64 { return 0.05 }, nil, nil, nil}},
+		{"velocity offset", shifted(func(o *NanoOutput) { o.Vel = o.Vel.Add(mechanics.Vec3{0, 0.2, 0}) }),
+			[4]func(int) float64{nil, func(int) float64 { return 0.2 }, nil, nil}},
+		// a rotation of 0.03 rad about a fixed body axis, and a quaternion
+		// of the other sign and not unit norm: the same orientations
+		{"orientation offset", shifted(func(o *NanoOutput) {
+			q := o.Quat.Mul(turn)
+			o.Quat = mechanics.Quat{W: -1.01 * q.W, X: -1.01 * q.X, Y: -1.01 * q.Y, Z: -1.01 * q.Z}
+		}), [4]func(int) float64{nil, nil, func(int) float64 { return 0.03 }, nil}},
+		{"angular rate offset", shifted(func(o *NanoOutput) { o.Omega = o.Omega.Add(mechanics.Vec3{-1, 2, 2}) }),
+			[4]func(int) float64{nil, nil, nil, func(int) float64 { return 3 }}},
+		{"state held constant", NanoHold(truth), [4]func(int) float64{
+			func(h int) float64 { return 0.01 * float64(h) }, nil, nil, nil}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := NanoScore(truth, NanoHorizon, c.predict)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Starts != len(truth)-NanoHorizon {
+				t.Fatalf("%d start samples, want %d", m.Starts, len(truth)-NanoHorizon)
+			}
+			for g := range NanoGroups {
+				want := c.want[g]
+				if want == nil {
+					if g == 0 || g == 1 || c.name != "state held constant" {
+						want = func(int) float64 { return 0 }
+					} else {
+						continue // the held orientation and rate err by the motion
+					}
+				}
+				var sum float64
+				for h := 1; h <= NanoHorizon; h++ {
+					if got := m.At(g, h); math.Abs(got-want(h)) > 1e-9 {
+						t.Errorf("%s at h = %d: %.12g, want %.12g", NanoGroups[g], h, got, want(h))
+					}
+					sum += want(h)
+				}
+				if got := m.Sum(g); math.Abs(got-sum) > 1e-8 {
+					t.Errorf("%s summed over 1…50: %.12g, want %.12g", NanoGroups[g], got, sum)
+				}
+			}
+		})
+	}
+	// constant offsets sum to 50 times the offset; the held state's
+	// position error to |v|·dt·(1 + … + 50) = 12.75 m
+	m, _ := NanoScore(truth, NanoHorizon, cases[0].predict)
+	if math.Abs(m.Sum(0)-2.5) > 1e-9 {
+		t.Errorf("position offset 0.05 m summed: %v, want 2.5", m.Sum(0))
+	}
+	m, _ = NanoScore(truth, NanoHorizon, NanoHold(truth))
+	if math.Abs(m.Sum(0)-12.75) > 1e-9 {
+		t.Errorf("held state, position summed: %v, want 12.75", m.Sum(0))
+	}
+	// a prediction that is not finite is an error naming the start
+	bad := shifted(func(o *NanoOutput) { o.Vel[2] = math.NaN() })
+	if _, err := NanoScore(truth, NanoHorizon, bad); err == nil || !strings.Contains(err.Error(), "start sample 0") {
+		t.Errorf("NaN prediction: %v", err)
+	}
+	if _, err := NanoScore(truth, 0, bad); err == nil {
+		t.Error("horizon 0: no error")
+	}
+}
+
+// TestPoolNano checks that pooling weighs each flight by its start
+// samples.
+func TestPoolNano(t *testing.T) {
+	mk := func(n int, v float64) NanoMetric {
+		m := NanoMetric{Starts: n}
+		for g := range m.MAE {
+			m.MAE[g] = []float64{v, 2 * v}
+		}
+		return m
+	}
+	p := PoolNano([]NanoMetric{mk(100, 1), mk(300, 3)})
+	if p.Starts != 400 || math.Abs(p.At(2, 1)-2.5) > 1e-15 || math.Abs(p.At(2, 2)-5) > 1e-15 || math.Abs(p.Sum(3)-7.5) > 1e-14 {
+		t.Errorf("pooled: %+v", p)
+	}
+}
+
+// TestNanoOutputsRoundTrip reads a real flight in both pose
+// representations and maps the true future states, expressed as a
+// prediction from each start sample would be (q relative to the start
+// pose, p), back to the benchmark's outputs: they are the logged
+// position, world velocity, orientation and body rate.
+func TestNanoOutputsRoundTrip(t *testing.T) {
+	path := fixtures.Path(t, "crazyflie", "test", "random1_20251017_run4.parquet")
+	for _, sys := range []string{RealCrazyflieGravity, RealCrazyflie} {
+		params, err := NanoParams(sys, filepath.Join(fixtures.Root(), "params"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := NewNanoReader(params, fixtures.DataDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := rd.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Len() < 5000 || len(f.X) != 12*f.Len() || len(f.E) != 6*f.Len() {
+			t.Fatalf("%s: %d samples, %d states, %d ports", sys, f.Len(), len(f.X), len(f.E))
+		}
+		oracle := func(start int, out []NanoOutput) error {
+			xhat := make([]float64, 12*len(out))
+			for h := range out {
+				q := f.spec.BaseCoordinates(f.Pose[start], f.Pose[start+1+h])
+				copy(xhat[12*h:], q[:])
+				copy(xhat[12*h+6:12*h+12], f.X[12*(start+1+h)+6:12*(start+2+h)])
+			}
+			f.Outputs(start, xhat, out)
+			return nil
+		}
+		m, err := NanoScore(f.Truth[:800], NanoHorizon, oracle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := range NanoGroups {
+			for h := 1; h <= NanoHorizon; h++ {
+				if v := m.At(g, h); v > 1e-7 {
+					t.Fatalf("%s: %s at h = %d: %g, want 0", sys, NanoGroups[g], h, v)
+				}
+			}
+		}
+		// and the held state is not zero: the oracle's zero is not vacuous
+		if h, _ := NanoScore(f.Truth[:800], NanoHorizon, NanoHold(f.Truth)); h.At(0, 50) < 0.05 {
+			t.Errorf("%s: held position error at h = 50: %g m", sys, h.At(0, 50))
+		}
+	}
+}
+
+// TestNanoRealFlight trains tiny models on one real flight (as
+// TestRealCrazyflieFlight), then scores the saved run with NanoEvaluate
+// on that flight: every start sample is scored, the numbers are finite,
+// the states and ports fed to the models are those of the benchmark's own
+// evaluation windows, and a model of the other pose representation is
+// refused.
+func TestNanoRealFlight(t *testing.T) {
+	const flight = "crazyflie/train/random1_20251017_run1.parquet"
+	fixtures.Path(t, "crazyflie", "train", "random1_20251017_run1.parquet")
+	ctx := context.Background()
+	opt := realOptions(flight)
+	opt.Split = timeSplit([2]float64{0, 40}, [2]float64{40, 50}, [2]float64{50, 60})
+	opt.Horizon, opt.Epochs, opt.Workers = 20, 1, 1
+	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shrink(b)
+	dir := t.TempDir()
+	if _, err := b.Run(ctx, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	nopt := NanoOptions{Systems: []string{RealCrazyflieGravity}, Runs: []string{dir}, Flights: []string{flight},
+		DataRoot: fixtures.DataDir(), ParamsDir: filepath.Join(fixtures.Root(), "params"), Workers: 2}
+	res, paths, err := NanoEvaluate(ctx, nopt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 || len(paths) != 1 || res[0].Model != "hold" || res[1].Model != "calisym" || res[2].Model != "mlp" {
+		t.Fatalf("results %+v, flights %v", res, paths)
+	}
+	params, _ := NanoParams(RealCrazyflieGravity, nopt.ParamsDir)
+	rd, err := NewNanoReader(params, fixtures.DataDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := rd.Read(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		m := r.Pooled[0]
+		if m.Starts != f.Len()-NanoHorizon || len(r.PerFlight[0]) != 1 {
+			t.Fatalf("%s: %d start samples, want %d", r.Model, m.Starts, f.Len()-NanoHorizon)
+		}
+		for g := range NanoGroups {
+			for _, h := range NanoReportHorizons {
+				if v := m.At(g, h); !(v > 0) || math.IsInf(v, 0) {
+					t.Errorf("%s: %s at h = %d: %v", r.Model, NanoGroups[g], h, v)
+				}
+			}
+		}
+	}
+	// one worker gives the same sums as two
+	nopt.Workers = 1
+	res1, _, err := NanoEvaluate(ctx, nopt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res1[1].Pooled[0].Sum(2) != res[1].Pooled[0].Sum(2) || res1[2].Pooled[0].Sum(0) != res[2].Pooled[0].Sum(0) {
+		t.Errorf("workers change the sums: %v vs %v", res1[1].Pooled[0].Sum(2), res[1].Pooled[0].Sum(2))
+	}
+	// the models see the states and ports of the benchmark's evaluation
+	// windows (episodes file@first-sample)
+	checked := 0
+	for _, ep := range b.Data.OOD.Episodes {
+		k, err := strconv.Atoi(ep.Name[strings.LastIndex(ep.Name, "@")+1:])
+		if err != nil {
+			t.Fatal(ep.Name)
+		}
+		for j := range 12 {
+			if d := math.Abs(ep.X[j] - f.X[12*k+j]); d > 1e-12*max(1, math.Abs(ep.X[j])) {
+				t.Fatalf("%s: state %d: conversion %g, metric %g", ep.Name, j, ep.X[j], f.X[12*k+j])
+			}
+		}
+		for j := range 6 {
+			if d := math.Abs(ep.E[j] - f.E[6*k+j]); d > 1e-12*max(1, math.Abs(ep.E[j])) {
+				t.Fatalf("%s: port %d: conversion %g, metric %g", ep.Name, j, ep.E[j], f.E[6*k+j])
+			}
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("%d windows compared", checked)
+	}
+	// a gravity-aware model scored as the SE(3) pose is refused
+	nopt.Systems = []string{RealCrazyflie}
+	if _, _, err := NanoEvaluate(ctx, nopt); err == nil || !strings.Contains(err.Error(), "coordinates") {
+		t.Errorf("gravity-aware run scored as %s: %v", RealCrazyflie, err)
+	}
+}
