@@ -35,8 +35,7 @@
 //  6. Windows of window.length samples every window.stride samples; a
 //     window is rejected when it covers a gap, NaN, bad quaternion,
 //     position jump, out-of-range sample, too-short stretch or momentum
-//     discontinuity, and the
-//     reasons are counted in the Report.
+//     discontinuity, and the reasons are counted in the Report.
 //
 // Kept windows are assigned to splits (by file, by time range, by energy)
 // and written as one dataset.Dataset per split: consecutive windows share
