@@ -48,6 +48,8 @@ type parityCase struct {
 // exercises (the parity test fails on a params file in neither list).
 var paramsWithoutData = map[string]string{
 	"px4_quadrotor.yaml": "no PX4 log in ../shared/data",
+	// its conversion is crazyflie.yaml's with another motor port (bagtools/convert TestCrazyflieERPMGlitches)
+	"crazyflie_erpm.yaml": "no node section: the measured rotor speeds are no live port",
 }
 
 func TestMappingParity(t *testing.T) {

@@ -182,6 +182,9 @@ func NewConverter(spec *Spec, opts Options) (*Converter, error) {
 		return nil, err
 	}
 	c := &Converter{spec: spec, opts: opts, mapper: mp, model: mp.Model(), plan: newPlan(spec, mp.Plan()), nv: mp.Model().NV()}
+	if err := c.checkBoundChannels(); err != nil {
+		return nil, err
+	}
 	if c.opts.Open == nil {
 		progress := c.opts.Progress
 		c.opts.Open = func(path string, spec *Spec) (Source, error) {

@@ -12,7 +12,9 @@
 //     ones; units are converted to SI.
 //  2. Validation on the raw samples: NaN counts (a channel that is all NaN
 //     fails), quaternion norms, configuration steps faster than the speed
-//     limits (position jumps).
+//     limits (position jumps), samples outside a channel's physical range
+//     (validate.bounds: short runs repaired by interpolation, longer ones
+//     rejected, a channel mostly out of range an ErrRange).
 //  3. Alignment of all channels onto one uniform working clock
 //     (bagtools/signal.Align): linear interpolation for Euclidean
 //     coordinates, slerp for orientations, hold or linear for ports; gaps
@@ -32,8 +34,8 @@
 //     body wrench from motor commands through the rotor allocation), f_c.
 //  6. Windows of window.length samples every window.stride samples; a
 //     window is rejected when it covers a gap, NaN, bad quaternion,
-//     position jump, too-short stretch or momentum discontinuity, and the
-//     reasons are counted in the Report.
+//     position jump, out-of-range sample, too-short stretch or momentum
+//     discontinuity, and the reasons are counted in the Report.
 //
 // Kept windows are assigned to splits (by file, by time range, by energy)
 // and written as one dataset.Dataset per split: consecutive windows share

@@ -21,6 +21,7 @@ const (
 	codeNaN
 	codeQuat
 	codeJump
+	codeRange
 	codeShort
 	numCodes
 )
@@ -38,6 +39,9 @@ const (
 	// ReasonJump: a window covers a step of the raw configuration faster
 	// than validate.max_speed, max_angular_speed or max_joint_speed.
 	ReasonJump = "jump"
+	// ReasonOutOfRange: a window covers a sample outside its channel's
+	// physical range (validate.bounds) that was not repaired.
+	ReasonOutOfRange = "out_of_range"
 	// ReasonShortSegment: a window covers valid samples in a stretch too
 	// short to filter (at most the filter's padding long).
 	ReasonShortSegment = "short_segment"
@@ -50,7 +54,7 @@ const (
 )
 
 func codeReason(c int) string {
-	return [...]string{"", ReasonGap, ReasonNaN, ReasonQuaternion, ReasonJump, ReasonShortSegment}[c]
+	return [...]string{"", ReasonGap, ReasonNaN, ReasonQuaternion, ReasonJump, ReasonOutOfRange, ReasonShortSegment}[c]
 }
 
 // fileData is one input converted to the dataset rate, before windows are
@@ -83,8 +87,11 @@ type streamSet struct {
 	constant []float64
 	orient   int   // stream of the orientation quaternion, −1 if none
 	flags    []int // streams of raw-sample flags (quaternion norm, jumps)
-	quatFlag int
-	dataEnd  int // streams [0, dataEnd) carry data; the rest are flags
+	// rangeFlags are the streams of out-of-range samples
+	// (validate.bounds) not repaired
+	rangeFlags []int
+	quatFlag   int
+	dataEnd    int // streams [0, dataEnd) carry data; the rest are flags
 }
 
 // working is one input aligned on the working clock.
@@ -111,10 +118,15 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	if err != nil {
 		return nil, err
 	}
+	outOfRange, err := c.checkBounds(src, byName, rep)
+	if err != nil {
+		return nil, err
+	}
 	ss, err := c.buildStreams(byName, rep)
 	if err != nil {
 		return nil, err
 	}
+	addRangeFlags(ss, byName, outOfRange)
 	w, err := c.align(src, ss, rep)
 	if err != nil {
 		return nil, err
@@ -320,6 +332,8 @@ func (w *working) codeSamples() {
 			w.code[k] = codeQuat
 		case anyFlag(al, ss.flags, k):
 			w.code[k] = codeJump
+		case anyFlag(al, ss.rangeFlags, k):
+			w.code[k] = codeRange
 		}
 	}
 }
@@ -728,6 +742,24 @@ func (c *Converter) buildStreams(byName map[string]Series, rep *FileReport) (*st
 		}
 	}
 	return ss, nil
+}
+
+// addRangeFlags adds a flag stream per channel with out-of-range samples
+// left unrepaired (checkBounds), on the channel's raw times, in the
+// order of the spec's channels.
+func addRangeFlags(ss *streamSet, byName map[string]Series, flags map[string][]float64) {
+	if len(flags) == 0 {
+		return
+	}
+	names := make([]string, 0, len(flags))
+	for name := range flags {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ss.rangeFlags = append(ss.rangeFlags, len(ss.streams))
+		ss.streams = append(ss.streams, signal.Stream{Name: name + "_out_of_range", Time: byName[name].Time, Values: flags[name], Width: 1})
+	}
 }
 
 // addFlag adds a flag stream when any raw sample is flagged.

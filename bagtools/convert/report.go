@@ -59,6 +59,12 @@ type FileReport struct {
 	QuatRejected     int     `json:"quat_rejected"` // see MaxQuatNormError
 	// MomentumJumps counts the momentum steps beyond the thresholds.
 	MomentumJumps int `json:"momentum_jumps"`
+	// OutOfRange counts, per channel that had any, the finite samples
+	// outside the channel's physical range (validate.bounds); Repaired
+	// those of them replaced by interpolation. The others reject the
+	// windows that cover them (ReasonOutOfRange).
+	OutOfRange map[string]int `json:"out_of_range,omitempty"`
+	Repaired   map[string]int `json:"repaired,omitempty"` // see OutOfRange
 	// Windows counts this file's windows.
 	Windows WindowCounts `json:"windows"`
 	// Warnings lists recoverable problems (a truncated last line, …).
@@ -177,6 +183,9 @@ func (r *Report) String() string {
 		if f.Jumps > 0 || f.Gaps > 0 || f.MomentumJumps > 0 {
 			fmt.Fprintf(&b, "; %d jumps, %d gaps, %d momentum jumps", f.Jumps, f.Gaps, f.MomentumJumps)
 		}
+		if n := sumCounts(f.OutOfRange); n > 0 {
+			fmt.Fprintf(&b, "; %d samples out of range, %d repaired", n, sumCounts(f.Repaired))
+		}
 		for _, w := range f.Warnings {
 			fmt.Fprintf(&b, "; warning: %s", w)
 		}
@@ -193,6 +202,15 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "  split %s: %d windows, %d episodes, %d samples, energy [%.4g, %.4g] J\n", k, s.Windows, s.Episodes, s.Samples, s.EnergyRange[0], s.EnergyRange[1])
 	}
 	return b.String()
+}
+
+// sumCounts returns the sum of per-channel counts.
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func writeReasons(b *strings.Builder, r map[string]int) {

@@ -208,6 +208,64 @@ type ValidateSpec struct {
 	// named files (unmodelled contacts, a fall, an operator's push),
 	// counted under ReasonExcluded.
 	Exclude []ExcludeSpec `yaml:"exclude" mapstructure:"exclude"`
+	// Bounds declare the physical range of channels the spec reads: a
+	// sample outside it is a glitch of the logger, repaired or rejected
+	// (BoundSpec).
+	Bounds []BoundSpec `yaml:"bounds" mapstructure:"bounds"`
+}
+
+// DefaultBoundMaxFraction is BoundSpec.MaxFraction when unset.
+const DefaultBoundMaxFraction = 0.01
+
+// BoundSpec is the physical range [Min, Max] of some channels, in the
+// units the log records them (before the channel's unit, scale and
+// offset), so that the value an error names is the one in the file.
+//
+// Per file and channel, the finite samples outside the range (a NaN is
+// counted as a NaN, not here) are counted in FileReport.OutOfRange. A
+// run of at most Repair consecutive such samples between two samples in
+// range is replaced by the linear interpolation in time between those two
+// (FileReport.Repaired, with a warning naming the row); a longer run, or
+// one at the file's start or end, marks its samples bad and every window
+// that covers one is rejected (ReasonOutOfRange). A channel with more
+// than MaxFraction of its samples out of range is not glitching but
+// wrong (its unit, its scale, the bound): the file fails with ErrRange,
+// naming the channel, the first such sample's row and value.
+type BoundSpec struct {
+	// Channels are the channel names (columns or message paths) the
+	// bound applies to; each must be one the spec reads.
+	Channels []string `yaml:"channels" mapstructure:"channels"`
+	// Min and Max are the bounds; either may be left out (no bound on
+	// that side), not both.
+	Min *float64 `yaml:"min" mapstructure:"min"`
+	Max *float64 `yaml:"max" mapstructure:"max"` // see Min
+	// Repair is the longest run of consecutive out-of-range samples
+	// repaired by interpolation (0: none, every window covering an
+	// out-of-range sample is rejected).
+	Repair int `yaml:"repair" mapstructure:"repair"`
+	// MaxFraction is the largest fraction of a channel's samples that may
+	// lie out of range before the file fails (0: DefaultBoundMaxFraction).
+	MaxFraction float64 `yaml:"max_fraction" mapstructure:"max_fraction"`
+	// Why says where the bound comes from (documentation only).
+	Why string `yaml:"why" mapstructure:"why"`
+}
+
+// Contains reports whether x lies within the bound (NaN does: it is not
+// out of range but missing).
+func (b *BoundSpec) Contains(x float64) bool {
+	return !(b.Min != nil && x < *b.Min) && !(b.Max != nil && x > *b.Max)
+}
+
+// String formats the range as "[min, max]" with ±∞ for a missing side.
+func (b *BoundSpec) String() string {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	if b.Min != nil {
+		lo = *b.Min
+	}
+	if b.Max != nil {
+		hi = *b.Max
+	}
+	return fmt.Sprintf("[%g, %g]", lo, hi)
 }
 
 // ExcludeSpec names a stretch of some input files whose windows are
@@ -398,6 +456,11 @@ func (s *Spec) Defaults() {
 	if s.Window.Storage == "" {
 		s.Window.Storage = StorageWindow
 	}
+	for i := range s.Validate.Bounds {
+		if s.Validate.Bounds[i].MaxFraction == 0 {
+			s.Validate.Bounds[i].MaxFraction = DefaultBoundMaxFraction
+		}
+	}
 }
 
 // specError returns an error wrapping ErrSpec that names the field.
@@ -496,6 +559,9 @@ func (s *Spec) checkProcessing() error {
 			return specError(key+".time", "must be [from] or [from, to) with from < to, got %v", e.Time)
 		}
 	}
+	if err := s.checkBounds(); err != nil {
+		return err
+	}
 	w := &s.Window
 	if w.Length < 2 {
 		return specError("window.length", "must be at least 2, got %d", w.Length)
@@ -532,6 +598,47 @@ func (s *Spec) checkProcessing() error {
 	for i, x := range v.MaxMomentumStep {
 		if !(x > 0) || math.IsInf(x, 0) {
 			return specError(fmt.Sprintf("validate.max_momentum_step[%d]", i), "must be positive, got %g", x)
+		}
+	}
+	return nil
+}
+
+// checkBounds checks validate.bounds: channels named once each, a finite
+// range with min < max, a non-negative repair length and a fraction in
+// (0, 1]. Whether the spec reads the channels is checked by NewConverter.
+func (s *Spec) checkBounds() error {
+	seen := map[string]string{}
+	for i, b := range s.Validate.Bounds {
+		key := fmt.Sprintf("validate.bounds[%d]", i)
+		if len(b.Channels) == 0 {
+			return specError(key+".channels", "name at least one channel")
+		}
+		for j, ch := range b.Channels {
+			if ch == "" {
+				return specError(fmt.Sprintf("%s.channels[%d]", key, j), "empty channel name")
+			}
+			if prev, ok := seen[ch]; ok {
+				return specError(fmt.Sprintf("%s.channels[%d]", key, j), "channel %q is bounded already by %s", ch, prev)
+			}
+			seen[ch] = key
+		}
+		if b.Min == nil && b.Max == nil {
+			return specError(key, "give min, max or both")
+		}
+		if b.Min != nil && !finite(*b.Min) {
+			return specError(key+".min", "must be finite, got %g", *b.Min)
+		}
+		if b.Max != nil && !finite(*b.Max) {
+			return specError(key+".max", "must be finite, got %g", *b.Max)
+		}
+		if b.Min != nil && b.Max != nil && !(*b.Min < *b.Max) {
+			return specError(key, "min %g must be below max %g", *b.Min, *b.Max)
+		}
+		if b.Repair < 0 {
+			return specError(key+".repair", "must be a non-negative number of samples, got %d", b.Repair)
+		}
+		if !(b.MaxFraction > 0 && b.MaxFraction <= 1) {
+			return specError(key+".max_fraction", "must be in (0, 1], got %g", b.MaxFraction)
 		}
 	}
 	return nil

@@ -650,6 +650,9 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		c, k := trainSpec.MeasuredPortNames()
 		n["port_history"] = fmt.Sprintf("convert.history.port_mean %d: the mean of every measured port over the %d samples before each sample, %d more control ports", m, m, len(c)+len(k))
 	}
+	if len(trainSpec.Validate.Bounds) > 0 {
+		n["bounds"] = boundsNote(trainSpec.Validate.Bounds, b.TrainConversion, b.EvalConversion)
+	}
 	if sys.name == AnymalSim {
 		n["simulated"] = "SIMULATED data (MuJoCo, ANYmal D URDF), not a real robot: no sensor or estimator noise, exact applied torques and true contact forces"
 	}
@@ -657,8 +660,12 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 	case statemap.ModelRigidBody:
 		rb := trainSpec.Model.RigidBody
 		q := trainSpec.Control.Quadrotor
-		n["constants"] = fmt.Sprintf("mass %g kg, inertia %v kg·m² (about the centre of mass), arm length %g m, thrust-to-torque %g m, thrust %v N per unit command (polynomial), g %g m/s²; sources in statemap/quadrotor.go",
-			rb.Mass, rb.Inertia, q.ArmLength, q.TorqueCoeff, q.ThrustPoly, trainSpec.Model.Gravity)
+		var motors []string
+		for _, m := range q.Motors {
+			motors = append(motors, m.Name)
+		}
+		n["constants"] = fmt.Sprintf("mass %g kg, inertia %v kg·m² (about the centre of mass), arm length %g m, thrust-to-torque %g m, rotor thrust %v N (polynomial coefficients in the motor channel: %s), g %g m/s²; sources in statemap/quadrotor.go",
+			rb.Mass, rb.Inertia, q.ArmLength, q.TorqueCoeff, q.ThrustPoly, strings.Join(motors, ", "), trainSpec.Model.Gravity)
 	case statemap.ModelURDF:
 		n["constants"] = "mass matrix by CRBA on " + trainSpec.Model.URDF + " (relative to " + root + ")"
 		if m, err := statemap.NewModel(&trainSpec.Spec, root); err == nil && m.Floating() {
@@ -681,6 +688,31 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		}
 	}
 	return n
+}
+
+// boundsNote describes the conversion's physical bounds
+// (validate.bounds) and what they caught in the training and evaluation
+// conversions.
+func boundsNote(bounds []convert.BoundSpec, train, eval *convert.Report) string {
+	var parts []string
+	for _, bd := range bounds {
+		parts = append(parts, fmt.Sprintf("%s in %s (runs of up to %d samples repaired)", strings.Join(bd.Channels, ", "), bd.String(), bd.Repair))
+	}
+	count := func(r *convert.Report) (out, repaired int) {
+		for _, f := range r.Files {
+			for _, v := range f.OutOfRange {
+				out += v
+			}
+			for _, v := range f.Repaired {
+				repaired += v
+			}
+		}
+		return out, repaired
+	}
+	to, tr := count(train)
+	eo, er := count(eval)
+	return fmt.Sprintf("validate.bounds: %s; training conversion %d samples out of range, %d repaired, %d windows rejected; evaluation conversion %d, %d repaired, %d windows rejected",
+		strings.Join(parts, "; "), to, tr, train.Windows.Rejected[convert.ReasonOutOfRange], eo, er, eval.Windows.Rejected[convert.ReasonOutOfRange])
 }
 
 // Run trains and evaluates the benchmark's models (experiment.Run), records

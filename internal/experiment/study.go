@@ -16,6 +16,7 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer/plot"
 )
 
@@ -34,19 +35,58 @@ type Variant struct {
 	// stride instead of the benchmark's (more transitions per epoch: the
 	// paper's training budget); the evaluation windows are unchanged.
 	TrainStride int
+	// OnDefault makes the variant a change of the system's default, as
+	// the "default" variant is: the default's models (RealBenchmark's
+	// Default, before Apply), port history and training stride (unless
+	// TrainStride is set), then Apply and Convert on top.
+	OnDefault bool
+	// Systems, when set, are the only systems the variant applies to
+	// (Study refuses it on another).
+	Systems []string
 }
 
 // withDefaultData returns v, for the "default" variant with the params'
 // port history that the one-step configuration drops (RealOptions.OneStep)
 // restored.
 func (b *RealBenchmark) withDefaultData(v Variant) Variant {
-	if v.Name == "default" && b.history > 0 && b.opts.OneStep && !b.opts.Full && v.Convert == nil {
-		v.Convert = PortHistory(b.history)
+	onDefault := v.Name == "default" || v.OnDefault
+	if onDefault && b.history > 0 && b.opts.OneStep && !b.opts.Full {
+		switch {
+		case v.Convert == nil:
+			v.Convert = PortHistory(b.history)
+		case v.OnDefault:
+			// the default's port history, then the variant's change
+			own := v.Convert
+			v.Convert = func(s *convert.Spec) { PortHistory(b.history)(s); own(s) }
+		}
 	}
-	if v.Name == "default" && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
+	if onDefault && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
 		v.TrainStride = b.defaultStride
 	}
 	return v
+}
+
+// applyModels changes the study's models as variant v says: for a
+// variant on the default, the default first.
+func (b *RealBenchmark) applyModels(v Variant, ms []ModelSpec, spec Spec) {
+	if v.OnDefault && b.Default != nil {
+		b.Default(ms, spec)
+	}
+	v.Apply(ms, spec)
+	if v.Name == "default" && b.Default != nil {
+		b.Default(ms, spec)
+	}
+}
+
+// checkSystems refuses the variants that do not apply to the benchmark's
+// system (Variant.Systems).
+func (b *RealBenchmark) checkSystems(variants []Variant) error {
+	for _, v := range variants {
+		if len(v.Systems) > 0 && !slices.Contains(v.Systems, b.System) {
+			return fmt.Errorf("experiment: variant %s applies to %s only, not to %s", v.Name, strings.Join(v.Systems, ", "), b.System)
+		}
+	}
+	return nil
 }
 
 // data returns the benchmark's datasets as variant v trains and evaluates
@@ -93,6 +133,50 @@ func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
 // history.
 func PortHistory(m int) func(*convert.Spec) {
 	return func(s *convert.Spec) { s.History.PortMean = m }
+}
+
+// Crazyflie measured rotor speeds (params/crazyflie_erpm.yaml): the
+// channels, the quadratic rotor model's coefficient and the validation
+// bound of the logger's glitches.
+const (
+	// CrazyflieThrustPerERPM2 is k of the rotor thrust f = k·erpm² [N per
+	// eRPM²], fitted on the logs as the command map's 0.173 N per unit
+	// was: over the airborne samples of the 16 training flights, mean m·a_z
+	// / mean Σ erpm_i² (TestCrazyflieERPMThrustFit).
+	CrazyflieThrustPerERPM2 = 1.09e-11
+	// CrazyflieMaxERPM bounds the measured speeds: the largest real value
+	// in the 19 flights is 146,700, the logger's glitches 1,892,800 and
+	// 6,000,000.
+	CrazyflieMaxERPM = 200000
+	// CrazyflieERPMRepair is the longest run of glitch samples repaired
+	// by interpolation (the test flight multisine run 4 has one of 3).
+	CrazyflieERPMRepair = 3
+)
+
+// MeasuredRotorSpeeds changes a Crazyflie conversion spec (params/
+// crazyflie.yaml, crazyflie_gravity.yaml) to drive the model by the
+// measured rotor speeds m1_erpm … m4_erpm through the quadratic rotor
+// model f_i = k·erpm_i² (k = CrazyflieThrustPerERPM2) and the same
+// allocation, with the eRPM channels bounded to [0, CrazyflieMaxERPM]
+// (validate.bounds: the logger's glitches repaired). It is exactly the
+// change from params/crazyflie.yaml to params/crazyflie_erpm.yaml. The
+// speeds are the motors' response, not a command: a model trained so is
+// not for planning (docs/your-robot.md).
+func MeasuredRotorSpeeds(s *convert.Spec) {
+	q := &s.Control.Quadrotor
+	q.Motors = nil
+	var names []string
+	for i := 1; i <= 4; i++ {
+		name := fmt.Sprintf("m%d_erpm", i)
+		q.Motors = append(q.Motors, statemap.Channel{Name: name})
+		names = append(names, name)
+	}
+	q.ThrustPoly = []float64{0, 0, CrazyflieThrustPerERPM2}
+	lo, hi := 0.0, float64(CrazyflieMaxERPM)
+	s.Validate.Bounds = append(slices.Clone(s.Validate.Bounds), convert.BoundSpec{
+		Channels: names, Min: &lo, Max: &hi, Repair: CrazyflieERPMRepair,
+		MaxFraction: convert.DefaultBoundMaxFraction, Why: "eRPM logger glitches of 1.9e6 and 6e6",
+	})
 }
 
 // LongHorizon is the long-horizon training the quadruped's and the
@@ -228,6 +312,10 @@ func Variants() []Variant {
 		{Name: "lh-stride10", About: "longhorizon on training windows at stride 10 instead of 50: five times the transitions and optimiser steps per epoch (lever 1, the paper's stride)", Apply: LongHorizon, TrainStride: 10},
 		{Name: "lh-60ep", About: "longhorizon with twice the epochs (60: K = 50 from the 15th), the training windows unchanged (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }},
 		{Name: "lh-stride10-60ep", About: "lh-stride10 with twice the epochs (60: K = 50 from the 15th): ten times the default's optimiser steps (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }, TrainStride: 10},
+		// Lever 7: the measured rotor speeds, and the command with the
+		// rotor lag in the port history, on the default.
+		{Name: "default-erpm", About: "the default with the measured rotor speeds m1_erpm … m4_erpm as the motor port through the quadratic rotor model f = 1.09e-11 N/eRPM² · erpm², eRPM glitches repaired (params/crazyflie_erpm.yaml; lever 7): the motors' response, not a command, so not for MPC", Apply: func([]ModelSpec, Spec) {}, Convert: MeasuredRotorSpeeds, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-porthistory5", About: "the default with the mean of every port over the 5 samples before as extra control ports (convert.history.port_mean: 5): the command stays the port and the history can carry the rotor lag (lever 7; porthistory5 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5), OnDefault: true},
 		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
 		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
 		{Name: "onestep-knots7", About: "onestep with the GRB spline's knot range widened from [−3.5, 3.5] to [−7, 7] at the same knot spacing (24 intervals; lever 5)", Apply: func(ms []ModelSpec, _ Spec) { knots7(ms) }},
@@ -305,6 +393,9 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 	if log == nil {
 		log = io.Discard
 	}
+	if err := b.checkSystems(variants); err != nil {
+		return nil, err
+	}
 	var runs []StudyRun
 	for _, v := range variants {
 		for _, seed := range seeds {
@@ -323,10 +414,7 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			for i := range spec.Models {
 				spec.Models[i].Train.Seed = seed
 			}
-			v.Apply(spec.Models, spec)
-			if v.Name == "default" && b.Default != nil {
-				b.Default(spec.Models, spec)
-			}
+			b.applyModels(v, spec.Models, spec)
 			v = b.withDefaultData(v)
 			fmt.Fprintf(log, "study: %s seed %d (%s)\n", v.Name, seed, v.About)
 			data, err := b.data(ctx, v)

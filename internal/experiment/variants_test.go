@@ -6,10 +6,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/statemap"
 
 	"github.com/calisym/calisym/predictor"
 )
@@ -211,4 +216,166 @@ func toFloat(v any) float64 {
 		return float64(x)
 	}
 	return math.NaN()
+}
+
+// TestMeasuredRotorSpeeds: the variants' change of a Crazyflie spec is
+// exactly the change from params/crazyflie.yaml to
+// params/crazyflie_erpm.yaml, and on the gravity-aware params it changes
+// the same motor port and bound.
+func TestMeasuredRotorSpeeds(t *testing.T) {
+	load := func(name string) *convert.Spec {
+		s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	want := load("crazyflie_erpm.yaml")
+	got := load("crazyflie.yaml")
+	if reflect.DeepEqual(got, want) {
+		t.Fatal("crazyflie.yaml and crazyflie_erpm.yaml are the same")
+	}
+	MeasuredRotorSpeeds(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("MeasuredRotorSpeeds(crazyflie.yaml):\n%+v\ncrazyflie_erpm.yaml:\n%+v", got, want)
+	}
+	g := load("crazyflie_gravity.yaml")
+	MeasuredRotorSpeeds(g)
+	if !reflect.DeepEqual(g.Control, want.Control) || !reflect.DeepEqual(g.Validate, want.Validate) || g.State.Kind != statemap.StateFloatingBaseGravity {
+		t.Errorf("gravity-aware: control %+v, validate %+v", g.Control, g.Validate)
+	}
+	if q := want.Control.Quadrotor; q.Motors[3].Name != "m4_erpm" || len(q.ThrustPoly) != 3 || q.ThrustPoly[2] != CrazyflieThrustPerERPM2 || q.ThrustPoly[1] != 0 {
+		t.Errorf("crazyflie_erpm.yaml: motors %v, thrust %v", q.Motors, q.ThrustPoly)
+	}
+}
+
+// TestLeverSevenVariants: default-erpm and default-porthistory5 are the
+// system's default (its models, training stride and port history) with
+// the measured rotor speeds or the port history on top, and default-erpm
+// is refused on a system without them.
+func TestLeverSevenVariants(t *testing.T) {
+	vs, err := LookupVariants([]string{"default", "default-erpm", "default-porthistory5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, erpm, ph := vs[0], vs[1], vs[2]
+	if !erpm.OnDefault || !ph.OnDefault || def.OnDefault || !slices.Equal(erpm.Systems, []string{RealCrazyflie, RealCrazyflieGravity}) || ph.Systems != nil {
+		t.Fatalf("variants %+v, %+v", erpm, ph)
+	}
+	ms := func() []ModelSpec {
+		m, err := quadrotorModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	spec := Spec{Horizon: 100}
+	b := &RealBenchmark{System: RealCrazyflie, opts: RealOptions{OneStep: true}, defaultStride: 10, Default: LongHorizon}
+	base := ms()
+	b.applyModels(def, base, spec)
+	for _, v := range []Variant{erpm, ph} {
+		got := ms()
+		b.applyModels(v, got, spec)
+		if !reflect.DeepEqual(got, base) || got[0].Train.RolloutSteps != 50 || got[0].Train.SelectHorizon != 100 {
+			t.Errorf("%s: models differ from the default's: %+v", v.Name, got[0].Train)
+		}
+		dv := b.withDefaultData(v)
+		if dv.TrainStride != 10 {
+			t.Errorf("%s: training stride %d, want the default's 10", v.Name, dv.TrainStride)
+		}
+	}
+	s := &convert.Spec{}
+	b.withDefaultData(erpm).Convert(s)
+	if len(s.Control.Quadrotor.Motors) != 4 || s.Control.Quadrotor.Motors[0].Name != "m1_erpm" || len(s.Validate.Bounds) != 1 || s.History.PortMean != 0 {
+		t.Errorf("default-erpm's conversion: %+v", s)
+	}
+	// on a default with a port history (the quadruped's), the variant's
+	// change comes after it
+	b.history = 3
+	s = &convert.Spec{}
+	b.withDefaultData(ph).Convert(s)
+	if s.History.PortMean != 5 {
+		t.Errorf("default-porthistory5 over a history of 3: port_mean %d", s.History.PortMean)
+	}
+	s = &convert.Spec{}
+	b.withDefaultData(erpm).Convert(s)
+	if s.History.PortMean != 3 || len(s.Validate.Bounds) != 1 {
+		t.Errorf("default-erpm over a history of 3: port_mean %d, bounds %v", s.History.PortMean, s.Validate.Bounds)
+	}
+	if err := b.checkSystems(vs); err != nil {
+		t.Errorf("crazyflie: %v", err)
+	}
+	b.System = RealDoublePendulumHW
+	if err := b.checkSystems(vs); err == nil || !strings.Contains(err.Error(), "default-erpm applies to crazyflie, crazyflie_gravity only") {
+		t.Errorf("pendulum: %v", err)
+	}
+	if _, err := b.Study(context.Background(), []Variant{erpm}, []uint64{1}, t.TempDir(), nil, nil); err == nil {
+		t.Error("Study ran default-erpm on the pendulum")
+	}
+}
+
+// TestMeasuredRotorSpeedsData prepares the gravity-aware Crazyflie
+// benchmark on the two flights with eRPM glitches (and a third as the ID
+// test) and converts the data of default-erpm and default-porthistory5:
+// both have exactly the default's windows and states in the training,
+// ID-test and OOD sets; default-erpm's ports differ and its conversion
+// notes count the 5 glitch samples repaired, default-porthistory5 has
+// twice the ports.
+func TestMeasuredRotorSpeedsData(t *testing.T) {
+	fixtures.Path(t, "crazyflie")
+	ctx := context.Background()
+	opt := realOptions("crazyflie/train/multisine_20251017_run1.parquet", "crazyflie/train/multisine_20251017_run3.parquet", "crazyflie/test/multisine_20251017_run4.parquet")
+	opt.Split = &convert.SplitSpec{By: convert.SplitByFile, Default: splitTrain, Rules: []convert.SplitRule{
+		{Split: splitOOD, Files: []string{"crazyflie/test/*"}}, {Split: splitIDTest, Files: []string{"multisine_20251017_run3.*"}}}}
+	opt.OneStep, opt.Workers = true, 1
+	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := LookupVariants([]string{"default", "default-erpm", "default-porthistory5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []Datasets
+	for _, v := range vs {
+		d, err := b.data(ctx, b.withDefaultData(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, d)
+	}
+	sets := func(d Datasets) []*dataset.Dataset { return []*dataset.Dataset{d.Train, d.ID, d.OOD} }
+	for vi, d := range data[1:] {
+		name := vs[vi+1].Name
+		for si, s := range sets(d) {
+			ref := sets(data[0])[si]
+			if len(s.Episodes) != len(ref.Episodes) || s.Stride != ref.Stride {
+				t.Fatalf("%s set %d: %d windows at stride %d, the default %d at %d", name, si, len(s.Episodes), s.Stride, len(ref.Episodes), ref.Stride)
+			}
+			differ := false
+			for i, ep := range s.Episodes {
+				r := ref.Episodes[i]
+				if ep.Name != r.Name || !slices.Equal(ep.X, r.X) {
+					t.Fatalf("%s set %d: window %s differs from the default's %s", name, si, ep.Name, r.Name)
+				}
+				differ = differ || !slices.Equal(ep.E, r.E)
+			}
+			if !differ {
+				t.Errorf("%s set %d: the same ports as the default", name, si)
+			}
+		}
+	}
+	if data[0].Train.Stride != 10 || data[1].Train.NU != 6 || data[2].Train.NU != 12 {
+		t.Errorf("training stride %d, ports %d and %d", data[0].Train.Stride, data[1].Train.NU, data[2].Train.NU)
+	}
+	note := b.variantNotes["default-erpm"]["bounds"]
+	if !strings.Contains(note, "training conversion 5 samples out of range, 5 repaired, 0 windows rejected") || !strings.Contains(note, "[0, 200000]") {
+		t.Errorf("bounds note %q", note)
+	}
+	if c := b.variantNotes["default-erpm"]["constants"]; !strings.Contains(c, "m1_erpm, m2_erpm") || !strings.Contains(c, "1.09e-11") {
+		t.Errorf("constants note %q", c)
+	}
+	if _, ok := b.Notes["bounds"]; ok {
+		t.Error("the default's notes name bounds")
+	}
 }
