@@ -107,11 +107,11 @@ type splineWeights struct {
 // (contraction, e) from the powers (u_0, …, u_{m−1}, u_0², …, u_{m−1}³),
 // and (made by eval) scale and shift: t + tableShift = η·scale + shift.
 type tableWeights struct {
-	zero, top string
-	strides   string // real m×1: the table's strides in cells
-	flat      string // the shape [−1]
-	sel, bias []string
-	scale, shift   string
+	zero, top    string
+	strides      string // real m×1: the table's strides in cells
+	flat         string // the shape [−1]
+	sel, bias    []string
+	scale, shift string
 }
 
 func newSplineGraph(g *onnx.Graph, sp predictor.Spline, m int) *splineGraph {
