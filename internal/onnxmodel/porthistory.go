@@ -90,6 +90,6 @@ func PortHistory(m, a, nc int, opt Options) (*onnx.Model, error) {
 		{"calisym.dtype", dtype},
 	}
 	return &onnx.Model{Graph: g, ProducerName: "calisym", ProducerVersion: strconv.Itoa(Version),
-		Doc: "calisym port-history graph exported by calisym export --port-history (docs/model-format.md)",
+		Doc:      "calisym port-history graph exported by calisym export --port-history (docs/model-format.md)",
 		Metadata: append(meta, opt.Meta...)}, nil
 }
