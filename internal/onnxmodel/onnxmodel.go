@@ -138,6 +138,11 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	var sp *splineGraph
 	if t.Kind == predictor.KindGRB {
 		sp = newSplineGraph(g, t.Spline, k)
+		// onnxruntime loads an unrolled graph of table lookups (H copies
+		// of each layer's Gathers from its table) far slower than one of
+		// coefficient lookups: minutes against seconds for the pendulum
+		// preset's 100 steps, so the unrolled rollout keeps the latter.
+		sp.table = sp.table && !opt.Unroll
 	}
 	var layers []layer
 	for i, lt := range t.Layers {
