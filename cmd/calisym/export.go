@@ -22,9 +22,9 @@ var errExport = errors.New("export")
 func newExportCmd() *cobra.Command {
 	var onnxOut, batch, dtype string
 	var horizon int
-	var unroll, jacobian bool
+	var unroll, jacobian, portHistory bool
 	cmd := &cobra.Command{
-		Use:   "export MODEL --onnx FILE [--horizon H [--unroll] | --jacobian] [--batch dynamic|N] [--dtype float64|float32]",
+		Use:   "export MODEL --onnx FILE [--horizon H [--unroll] | --jacobian | --port-history] [--batch dynamic|N] [--dtype float64|float32]",
 		Short: "Write a model (GR, GRB or MLP) as an ONNX graph",
 		Long: `Export writes the model's one-step map x' = F(x, e) as an ONNX graph in
 float64 (inputs "state" [batch, 2n] and "ports" [batch, n_u+n_c], output
@@ -36,6 +36,10 @@ dynamic leaves the batch dimension symbolic ("batch"); a number fixes it.
 "jac_state" (A = dx'/dx, [batch, 2n, 2n]) and "jac_ports" (B = dx'/de,
 [batch, 2n, n_u+n_c]). --dtype float32 writes every tensor in float32
 (float64, the default, reproduces the Go rollout to rounding).
+--port-history writes, instead of the model, the graph that builds a
+port-history model's ports from measured ones (inputs "plan" [batch, H,
+a+n_c] and "history" [batch, K, a+n_c], outputs "means" and "ports"
+[batch, H, n_u+n_c]), for a model converted with convert.history.port_mean.
 The graph uses ONNX opset ` + strconv.Itoa(onnx.Opset) + ` and is calisym ONNX version ` + strconv.Itoa(onnxmodel.Version) + `, documented with
 the model file in docs/model-format.md.`,
 		Args: cobra.ExactArgs(1),
@@ -48,6 +52,9 @@ the model file in docs/model-format.md.`,
 			}
 			if jacobian && horizon != 0 {
 				return fmt.Errorf("%w: --jacobian belongs to the one-step map: leave out --horizon (got %d)", errExport, horizon)
+			}
+			if portHistory && (horizon != 0 || jacobian) {
+				return fmt.Errorf("%w: --port-history writes the port-history graph: leave out --horizon and --jacobian", errExport)
 			}
 			if dtype != "float64" && dtype != "float32" {
 				return fmt.Errorf("%w: --dtype %q: want float64 or float32", errExport, dtype)
@@ -84,6 +91,13 @@ the model file in docs/model-format.md.`,
 			}
 			opt.Meta = append(opt.Meta, exportMeta(sv)...)
 			build := func(opt onnxmodel.Options) (*onnx.Model, error) {
+				if portHistory {
+					l := sv.Layout
+					if sv.PortMean == 0 || l.N == 0 {
+						return nil, fmt.Errorf("%w: --port-history: %s has no port history (port_mean 0; convert.history.port_mean in the params makes one)", errExport, args[0])
+					}
+					return onnxmodel.PortHistory(sv.PortMean, (l.NU-l.NC)/2, l.NC, opt)
+				}
 				if sv.Model == nil {
 					return onnxmodel.MLP(sv.Net, opt)
 				}
@@ -110,6 +124,9 @@ the model file in docs/model-format.md.`,
 				return fmt.Errorf("export: %w", err)
 			}
 			what := "one-step map"
+			if portHistory {
+				what = fmt.Sprintf("port history (m = %d)", sv.PortMean)
+			}
 			if jacobian {
 				what += " with Jacobians"
 			}
@@ -132,6 +149,7 @@ the model file in docs/model-format.md.`,
 	f.BoolVar(&unroll, "unroll", false, "write the rollout as H copies of the step instead of an ONNX Loop over one")
 	f.BoolVar(&jacobian, "jacobian", false, `add the step Jacobians to the one-step map (outputs "jac_state" and "jac_ports")`)
 	f.StringVar(&dtype, "dtype", "float64", "real type of the graph: float64 or float32")
+	f.BoolVar(&portHistory, "port-history", false, `write the graph that builds a port-history model's ports from measured ones instead of the model`)
 	return cmd
 }
 

@@ -114,7 +114,8 @@ func onnxMetaEntry(key, value string) []byte {
 }
 
 // TestExportErrors: missing --onnx, a bad --batch or --horizon, --unroll
-// without a horizon, --jacobian with a horizon, an unknown --dtype, and a
+// without a horizon, --jacobian with a horizon, an unknown --dtype,
+// --port-history for a model without one or with a horizon, and a
 // corrupted model file are errors.
 func TestExportErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -140,6 +141,8 @@ func TestExportErrors(t *testing.T) {
 		{[]string{model, "--onnx", out, "--unroll"}, "--unroll needs --horizon"},
 		{[]string{model, "--onnx", out, "--jacobian", "--horizon", "3"}, "--jacobian belongs to the one-step map"},
 		{[]string{model, "--onnx", out, "--dtype", "float16"}, `--dtype "float16": want float64 or float32`},
+		{[]string{model, "--onnx", out, "--port-history"}, "--port-history: " + model + " has no port history"},
+		{[]string{model, "--onnx", out, "--port-history", "--horizon", "3"}, "--port-history writes the port-history graph"},
 		{[]string{bad, "--onnx", out}, "checksum mismatch"},
 		{[]string{filepath.Join(dir, "absent.safetensors"), "--onnx", out}, "absent.safetensors"},
 	} {

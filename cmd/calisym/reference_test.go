@@ -680,6 +680,70 @@ func checkPortHistory(t *testing.T, dir string, m refModel) {
 	}
 	t.Logf("%s: numpy port_means equal the dataset's means bit for bit at %d samples of %d episodes (m = %d, %d measured ports), and statemap.PortHistory's with fewer than m before",
 		m.name, samples-2*(pm+2), len(cases)-2, pm, nm)
+	checkPortHistoryGraph(t, dir, m, a, paths, want)
+}
+
+// checkPortHistoryGraph exports the port-history graph of a port-history
+// model (export --port-history), runs it with onnxruntime on the cases of
+// checkPortHistory (paths, with conversion's means want; a actuated
+// ports) and requires its means to equal conversion's to 1e-12 relative
+// (the graph's are one matrix product; conversion sums first and divides
+// after), and its ports to be the plan's measured ports (u, f_c) with the
+// means between them, unchanged.
+func checkPortHistoryGraph(t *testing.T, dir string, m refModel, a int, paths []string, want [][][]float64) {
+	requireORT(t)
+	file := filepath.Join(dir, "anymal.port_history.onnx")
+	if _, _, err := runCLI(t, "export", m.path, "--onnx", file, "--port-history", "--batch", "dynamic"); err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Means [][]float64 `json:"means"`
+		Ports [][]float64 `json:"ports"`
+	}
+	if err := json.Unmarshal(nodetest.Run(t, 5*time.Minute, "onnx_port_history.mjs", append([]string{file}, paths...)...), &got); err != nil || len(got) != len(paths) {
+		t.Fatalf("onnx_port_history.mjs: %d results for %d cases (%v)", len(got), len(paths), err)
+	}
+	var worst float64
+	for i, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			Plan    [][]float64 `json:"plan"`
+			History [][]float64 `json:"history"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		if len(got[i].Means) != len(want[i]) || len(got[i].Ports) != len(want[i]) {
+			t.Fatalf("case %d: %d rows of means and %d of ports, want %d", i, len(got[i].Means), len(got[i].Ports), len(want[i]))
+		}
+		// The scale of the case's ports, for means near zero.
+		var scale float64
+		for _, r := range slices.Concat(c.Plan, c.History) {
+			for _, v := range r {
+				scale = max(scale, math.Abs(v))
+			}
+		}
+		for k, w := range want[i] {
+			for j, v := range w {
+				g := got[i].Means[k][j]
+				d := math.Abs(g - v)
+				if !(d <= 1e-12*max(math.Abs(v), 1e-3*scale)) {
+					t.Fatalf("case %d (history %d samples), plan step %d, mean of measured port %d: ONNX %v, conversion %v", i, len(c.History), k, j, g, v)
+				}
+				if v != 0 {
+					worst = max(worst, d/math.Abs(v))
+				}
+			}
+			plan := c.Plan[k]
+			if wp := slices.Concat(plan[:a], got[i].Means[k], plan[a:]); !slices.Equal(got[i].Ports[k], wp) {
+				t.Fatalf("case %d, plan step %d: ports %v, want (u, means, f_c) %v", i, k, got[i].Ports[k], wp)
+			}
+		}
+	}
+	t.Logf("%s: the ONNX port-history graph's means are within %.3g relative of conversion's in %d cases", m.name, worst, len(paths))
 }
 
 // checkNumpy runs the numpy reference on every model (one process), then

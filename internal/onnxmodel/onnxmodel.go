@@ -113,7 +113,7 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	sX := g.Const("s_x", []int64{int64(nx)}, t.SX)
 	muE := g.Const("mu_e", []int64{int64(ne)}, t.MuE)
 	sE := g.Const("s_e", []int64{int64(ne)}, t.SE)
-	one := g.Scalar(1)
+	one := lazy(func() string { return g.Scalar(1) })
 	// The constants only the tangents use, made with the first of them
 	// (an initializer no node uses draws onnxruntime's warning).
 	var minus2, ax1, ax2 string
@@ -127,10 +127,22 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 			}
 		}
 	}
-	type layer struct{ mt, nu, b, a, coef, tw, twt, tb, ta string }
+	// The layers' constants, made on first use (an initializer no node
+	// uses draws onnxruntime's warning): the fast GRB step
+	// (grbFastLayer) and the Jacobian's tangents use different ones.
+	type layer struct {
+		mt, nu, b, a, tw, twt, tb, ta func() string
+		spl                           *splineLayer
+		fast                          func() grbFast
+	}
 	var sp *splineGraph
 	if t.Kind == predictor.KindGRB {
 		sp = newSplineGraph(g, t.Spline, k)
+		// onnxruntime loads an unrolled graph of table lookups (H copies
+		// of each layer's Gathers from its table) far slower than one of
+		// coefficient lookups: minutes against seconds for the pendulum
+		// preset's 100 steps, so the unrolled rollout keeps the latter.
+		sp.table = sp.table && !opt.Unroll
 	}
 	var layers []layer
 	for i, lt := range t.Layers {
@@ -140,25 +152,34 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 				mt[c*k+r] = lt.M[r*d2+c]
 			}
 		}
-		ly := layer{mt: g.Const(fmt.Sprintf("layer%d_Mt", i), []int64{int64(d2), int64(k)}, mt),
-			nu: g.Const(fmt.Sprintf("layer%d_N", i), []int64{int64(k), int64(d2)}, lt.N)}
+		ly := layer{mt: lazy(func() string { return g.Const(fmt.Sprintf("layer%d_Mt", i), []int64{int64(d2), int64(k)}, mt) }),
+			nu: lazy(func() string { return g.Const(fmt.Sprintf("layer%d_N", i), []int64{int64(k), int64(d2)}, lt.N) })}
 		switch t.Kind {
 		case predictor.KindGR:
-			ly.b = g.Const(fmt.Sprintf("layer%d_b", i), []int64{int64(k)}, lt.B)
-			ly.a = g.Const(fmt.Sprintf("layer%d_a", i), []int64{int64(k)}, lt.A)
+			ly.b = lazy(func() string { return g.Const(fmt.Sprintf("layer%d_b", i), []int64{int64(k)}, lt.B) })
+			ly.a = lazy(func() string { return g.Const(fmt.Sprintf("layer%d_a", i), []int64{int64(k)}, lt.A) })
 		case predictor.KindGRB:
 			w := t.TailWidth
-			ly.coef = sp.coefficients(fmt.Sprintf("layer%d_spline", i), lt.Coef)
 			twt := make([]float64, k*w)
 			for j := range w {
 				for c := range k {
 					twt[c*w+j] = lt.TailW[j*k+c]
 				}
 			}
-			ly.tw = g.Const(fmt.Sprintf("layer%d_tailW", i), []int64{int64(w), int64(k)}, lt.TailW)
-			ly.twt = g.Const(fmt.Sprintf("layer%d_tailWt", i), []int64{int64(k), int64(w)}, twt)
-			ly.tb = g.Const(fmt.Sprintf("layer%d_tailb", i), []int64{int64(w)}, lt.TailB)
-			ly.ta = g.Const(fmt.Sprintf("layer%d_taila", i), []int64{int64(w)}, lt.TailA)
+			prefix := fmt.Sprintf("layer%d_", i)
+			ly.spl = sp.layer(prefix, lt.Coef)
+			ly.tw = lazy(func() string { return g.Const(prefix+"tailW", []int64{int64(w), int64(k)}, lt.TailW) })
+			ly.twt = lazy(func() string { return g.Const(prefix+"tailWt", []int64{int64(k), int64(w)}, twt) })
+			ly.tb = lazy(func() string { return g.Const(prefix+"tailb", []int64{int64(w)}, lt.TailB) })
+			ly.ta = lazy(func() string { return g.Const(prefix+"taila", []int64{int64(w)}, lt.TailA) })
+			var fast *grbFast
+			ly.fast = func() grbFast {
+				if fast == nil {
+					f := sp.fastLayer(prefix, lt, mt, d2, w)
+					fast = &f
+				}
+				return *fast
+			}
 		}
 		layers = append(layers, ly)
 	}
@@ -166,7 +187,7 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	// tanh(z) and a ⊙ sech²(z) = a ⊙ (1 − tanh²(z)).
 	sech2 := func(z, a string) (th, s string) {
 		th = op("Tanh", z)
-		return th, op("Mul", op("Sub", one, op("Mul", th, th)), a)
+		return th, op("Mul", op("Sub", one(), op("Mul", th, th)), a)
 	}
 	// mapZ applies the layers to Z (N×2d) and, when tz is not empty, to
 	// the tangent rows tz (r×2d or N×r×2d): dY = dZ Mᵀ, dZ += (dY ∇²K̂) N.
@@ -175,35 +196,39 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 			tangentConsts()
 		}
 		for _, ly := range layers {
-			y := op("MatMul", z, ly.mt)
+			if sp != nil && sp.table && tz == "" {
+				z = sp.fastStep(z, ly.fast())
+				continue
+			}
+			y := op("MatMul", z, ly.mt())
 			var gr, hd, hm string // ∇K̂; GR: diagonal of ∇²K̂ (N×k); GRB: ∇²K̂ (N×k×k)
 			switch t.Kind {
 			case predictor.KindGR:
-				th, s := sech2(op("Add", y, ly.b), ly.a)
+				th, s := sech2(op("Add", y, ly.b()), ly.a())
 				gr = s
 				if tz != "" {
 					hd = op("Mul", op("Mul", th, s), minus2)
 				}
 			case predictor.KindGRB:
-				th, s := sech2(op("Add", op("MatMul", y, ly.twt), ly.tb), ly.ta)
-				sg, sh := sp.eval(y, ly.coef, tz != "")
-				gr = op("Add", sg, op("MatMul", s, ly.tw))
+				th, s := sech2(op("Add", op("MatMul", y, ly.twt()), ly.tb()), ly.ta())
+				sg, sh := sp.eval(y, ly.spl, tz != "")
+				gr = op("Add", sg, op("MatMul", s, ly.tw()))
 				if tz != "" {
 					// The tail's Hessian Wᵀ diag(−2 tanh·a sech²) W.
 					c := op("Mul", op("Mul", th, s), minus2)
-					hm = op("Add", sh, op("MatMul", ly.twt, op("Mul", op("Unsqueeze", c, ax2), ly.tw)))
+					hm = op("Add", sh, op("MatMul", ly.twt(), op("Mul", op("Unsqueeze", c, ax2), ly.tw())))
 				}
 			}
-			z = op("Add", z, op("MatMul", gr, ly.nu))
+			z = op("Add", z, op("MatMul", gr, ly.nu()))
 			if tz != "" {
-				dy := op("MatMul", tz, ly.mt)
+				dy := op("MatMul", tz, ly.mt())
 				var dg string
 				if hd != "" {
 					dg = op("Mul", dy, op("Unsqueeze", hd, ax1))
 				} else {
 					dg = op("MatMul", dy, hm)
 				}
-				tz = op("Add", tz, op("MatMul", dg, ly.nu))
+				tz = op("Add", tz, op("MatMul", dg, ly.nu()))
 			}
 		}
 		return z, tz
@@ -244,250 +269,6 @@ func Symplectic(t predictor.PlanTensors, opt Options) (*onnx.Model, error) {
 	return m.build(opt, [][2]string{
 		{"calisym.layout", fmt.Sprintf(`{"n":%d,"n_u":%d,"n_c":%d}`, l.N, l.NU, l.NC)},
 	})
-}
-
-// splinePad is the number of zero coefficients the graph adds on each side
-// of every dimension of a spline's coefficients: the four basis functions
-// of a clamped knot interval then always index the padded array.
-const splinePad = 4
-
-// splineGraph evaluates the gradient (and the Hessian) of a tensor-product
-// cubic B-spline on an m-dimensional input inside a graph by a lookup:
-// the knot interval k of every dimension gives the flat index of the 4^m
-// coefficients whose basis functions do not vanish there (the cell), one
-// Gather fetches them, and they are weighed with products of the local
-// polynomials of each dimension (or their derivatives), in two-dimensional
-// operators only, which onnxruntime runs fastest: matrix products with
-// constant matrices spread the powers (u, u², u³) of every dimension into
-// the weights of each derivative, elementwise products combine the
-// dimensions, and a last matrix product sums over the cell. The operators
-// per layer depend on m, not on the number of knots. The coefficients are
-// padded with splinePad zeros on each side of every dimension and k is
-// clamped to [−splinePad, intervals + 3], so that basis functions beyond
-// the grid (and every one where −3 ≤ t < intervals + 3 fails) meet
-// zeros, as in predictor.Spline.Eval.
-type splineGraph struct {
-	g           *onnx.Graph
-	sp          predictor.Spline
-	m, nb, side int
-	ih          float64
-	lo, h       string
-	kmin, kmax  string
-	strides     string // real m×1: the padded array's strides
-	offsets     string // int64 1×4^m: the cell's flat offsets, padding included
-	// weights caches weightConsts by whether the Hessian is wanted.
-	weights map[bool]*splineWeights
-}
-
-// splineWeights are the constants of the contractions: with the gradient
-// only (c = m: ∂_j) or the Hessian too (c = m + m²: then ∂_j∂_l, row
-// major). spread (3m × m·c·4^m) and bias (m·c·4^m) give, at column
-// (dimension j, contraction, cell index α), the local polynomial α_j of
-// dimension j or its derivative that the contraction takes, as a function
-// of the powers (u_0, …, u_{m−1}, u_0², …, u_{m−1}³); split cuts them
-// into the m dimensions; tile
-// (4^m × c·4^m) repeats the cell for every contraction and sum
-// (c·4^m × c) adds each contraction's 4^m products.
-type splineWeights struct {
-	c           int
-	spread      string
-	bias        string
-	split       string
-	tile, sum   string
-	gradIdx     string
-	hessIdx     string
-	square      string  // the Hessian's shape, [0, m, m]
-	contraction [][]int // the derivative order of every dimension, per contraction
-}
-
-func newSplineGraph(g *onnx.Graph, sp predictor.Spline, m int) *splineGraph {
-	nb := sp.NumBasis()
-	s := &splineGraph{g: g, sp: sp, m: m, nb: nb, side: nb + 2*splinePad, weights: map[bool]*splineWeights{}}
-	h := (sp.Hi - sp.Lo) / float64(sp.Intervals)
-	s.ih = 1 / h
-	s.lo, s.h = g.Scalar(sp.Lo), g.Scalar(h)
-	s.kmin, s.kmax = g.Scalar(-splinePad), g.Scalar(float64(nb))
-	strides := make([]int64, m)
-	st, sum := int64(1), int64(0)
-	for j := m - 1; j >= 0; j-- {
-		strides[j] = st
-		sum += st
-		st *= int64(s.side)
-	}
-	sf := make([]float64, m)
-	for j, v := range strides {
-		sf[j] = float64(v)
-	}
-	s.strides = g.Const("spline_strides", []int64{int64(m), 1}, sf)
-	// Offsets of the combinations (i_0, …, i_{m−1}) ∈ {0..3}^m, i_0
-	// slowest, plus the padding's.
-	q := pow(4, m)
-	offs := make([]int64, q)
-	for a := range q {
-		offs[a] = splinePad * sum
-		for j, i := range cellIndex(a, m) {
-			offs[a] += int64(i) * strides[j]
-		}
-	}
-	s.offsets = g.Int64s("spline_offsets", []int64{1, int64(q)}, offs...)
-	return s
-}
-
-// cellIndex returns (i_0, …, i_{m−1}) of the cell's a-th coefficient.
-func cellIndex(a, m int) []int {
-	idx := make([]int, m)
-	for j := m - 1; j >= 0; j-- {
-		idx[j] = a % 4
-		a /= 4
-	}
-	return idx
-}
-
-// localPoly holds the coefficients of u⁰ … u³ of the d-th derivative in
-// η (before the factor (1/h)^d) of the four local polynomials (1−u)³/6,
-// (3u³ − 6u² + 4)/6, (−3u³ + 3u² + 3u + 1)/6 and u³/6: localPoly[d][i][p].
-var localPoly = [3][4][4]float64{
-	{{1.0 / 6, -3.0 / 6, 3.0 / 6, -1.0 / 6}, {4.0 / 6, 0, -1, 3.0 / 6}, {1.0 / 6, 3.0 / 6, 3.0 / 6, -3.0 / 6}, {0, 0, 0, 1.0 / 6}},
-	{{-0.5, 1, -0.5, 0}, {0, -2, 1.5, 0}, {0.5, 1, -1.5, 0}, {0, 0, 0.5, 0}},
-	{{1, -1, 0, 0}, {-2, 3, 0, 0}, {1, -3, 0, 0}, {0, 1, 0, 0}},
-}
-
-// weightConsts returns (making them once) the contraction constants.
-func (s *splineGraph) weightConsts(hess bool) *splineWeights {
-	if w, ok := s.weights[hess]; ok {
-		return w
-	}
-	g, m := s.g, s.m
-	w := &splineWeights{}
-	for j := range m {
-		o := make([]int, m)
-		o[j] = 1
-		w.contraction = append(w.contraction, o)
-	}
-	if hess {
-		for j := range m {
-			for l := range m {
-				o := make([]int, m)
-				o[j]++
-				o[l]++
-				w.contraction = append(w.contraction, o)
-			}
-		}
-	}
-	c, q := len(w.contraction), pow(4, m)
-	w.c = c
-	cols := c * q
-	spread, bias := make([]float64, 3*m*m*cols), make([]float64, m*cols)
-	for j := range m {
-		for ci, orders := range w.contraction {
-			d := orders[j]
-			scale := 1.0
-			for range d {
-				scale *= s.ih
-			}
-			for a := range q {
-				i := cellIndex(a, m)[j]
-				col := j*cols + ci*q + a
-				bias[col] = localPoly[d][i][0] * scale
-				for p := 1; p <= 3; p++ {
-					spread[((p-1)*m+j)*m*cols+col] = localPoly[d][i][p] * scale
-				}
-			}
-		}
-	}
-	w.spread = g.Const("spline_spread", []int64{int64(3 * m), int64(m * cols)}, spread)
-	w.bias = g.Const("spline_bias", []int64{int64(m * cols)}, bias)
-	if m > 1 {
-		sizes := make([]int64, m)
-		for j := range sizes {
-			sizes[j] = int64(cols)
-		}
-		w.split = g.Int64s("split", []int64{int64(m)}, sizes...)
-	}
-	tile, sum := make([]float64, q*cols), make([]float64, cols*c)
-	for ci := range c {
-		for a := range q {
-			tile[a*cols+ci*q+a] = 1
-			sum[(ci*q+a)*c+ci] = 1
-		}
-	}
-	w.tile = g.Const("spline_tile", []int64{int64(q), int64(cols)}, tile)
-	w.sum = g.Const("spline_sum", []int64{int64(cols), int64(c)}, sum)
-	if hess {
-		gi, hi := make([]int64, m), make([]int64, m*m)
-		for j := range m {
-			gi[j] = int64(j)
-		}
-		for k := range m * m {
-			hi[k] = int64(m + k)
-		}
-		w.gradIdx = g.Int64s("grad_index", []int64{int64(m)}, gi...)
-		w.hessIdx = g.Int64s("hess_index", []int64{int64(m * m)}, hi...)
-		w.square = g.Int64s("square", []int64{3}, 0, int64(m), int64(m))
-	}
-	s.weights[hess] = w
-	return w
-}
-
-func pow(b, e int) int {
-	r := 1
-	for range e {
-		r *= b
-	}
-	return r
-}
-
-// coefficients adds a layer's coefficients (NumBasis^m, dimension 0
-// slowest) padded with zeros as a flat constant.
-func (s *splineGraph) coefficients(prefix string, coef []float64) string {
-	m, nb, side := s.m, s.nb, s.side
-	out := make([]float64, pow(side, m))
-	idx := make([]int, m)
-	for a, v := range coef {
-		rest := a
-		for j := m - 1; j >= 0; j-- {
-			idx[j] = rest % nb
-			rest /= nb
-		}
-		flat := 0
-		for j := range m {
-			flat = flat*side + idx[j] + splinePad
-		}
-		out[flat] = v
-	}
-	return s.g.Const(prefix, []int64{int64(len(out))}, out)
-}
-
-// eval returns ∇S(η) (N×m) and, when hess is set, ∇²S(η) (N×m×m) for η
-// (N×m) and a layer's padded coefficients.
-func (s *splineGraph) eval(eta, coef string, hess bool) (grad, hm string) {
-	g := s.g
-	op := func(o string, in ...string) string { return g.Op(o, in) }
-	w := s.weightConsts(hess)
-	// The knot interval and local coordinate of every dimension, as
-	// predictor.Spline.Eval computes them, and the powers of u.
-	t := op("Div", op("Sub", eta, s.lo), s.h)
-	k := op("Floor", t)
-	u := op("Sub", t, k)
-	u2 := op("Mul", u, u)
-	pw := g.Op("Concat", []string{u, u2, op("Mul", u2, u)}, onnx.IntAttr("axis", 1)) // N×3m
-	// The 4^m coefficients of the cell: one Gather at flat indices,
-	// repeated for every contraction.
-	base := g.Op("Cast", []string{op("MatMul", op("Clip", k, s.kmin, s.kmax), s.strides)}, onnx.IntAttr("to", 7))
-	prod := op("MatMul", op("Gather", coef, op("Add", base, s.offsets)), w.tile) // N×c·4^m
-	factors := []string{op("Add", op("MatMul", pw, w.spread), w.bias)}
-	if s.m > 1 {
-		factors = g.OpN("Split", []string{factors[0], w.split}, s.m, onnx.IntAttr("axis", 1))
-	}
-	for _, f := range factors {
-		prod = op("Mul", prod, f)
-	}
-	all := op("MatMul", prod, w.sum) // N×c
-	if !hess {
-		return all, ""
-	}
-	grad = g.Op("Gather", []string{all, w.gradIdx}, onnx.IntAttr("axis", 1))
-	return grad, op("Reshape", g.Op("Gather", []string{all, w.hessIdx}, onnx.IntAttr("axis", 1)), w.square)
 }
 
 // MLP returns the ONNX model of an MLP baseline.
