@@ -17,7 +17,6 @@ import (
 
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
-	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -180,8 +179,8 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
 	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it)")
 	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
-	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"")
-	cmd.Flags().StringVar(&wrench, "wrench", "", "with --variants: also evaluate every run's models with rollouts offset-free by the wrench estimate on the floating base, reported as <variant>+wrench: "+wrenchFlagHelp)
+	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"; several settings separated by ';' (\"10,0.9;32,1\") are reported as <variant>+force(10,0.9) and so on")
+	cmd.Flags().StringVar(&wrench, "wrench", "", "with --variants: also evaluate every run's models with rollouts offset-free by the wrench estimate on the floating base, reported as <variant>+wrench: "+wrenchFlagHelp+"; several settings separated by ';' are reported as <variant>+wrench(W,z,λ,B) each")
 	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
 	cmd.AddCommand(newNanodroneCmd())
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (its \""+benchHeading+"\" section: "+publishedPage+") hold the regenerated numbers; fail if not")
@@ -285,17 +284,9 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wren
 		}
 		sd = append(sd, uint64(v))
 	}
-	var fe *predictor.ForceEstimate
-	if force != "" {
-		if fe, err = parseForce(force); err != nil {
-			return fmt.Errorf("bench: --force: %w", err)
-		}
-	}
-	var we *predictor.WrenchEstimate
-	if wrench != "" {
-		if we, err = parseWrench(wrench); err != nil {
-			return fmt.Errorf("bench: --wrench: %w", err)
-		}
+	offsets, err := parseOffsets(force, wrench)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	log := cmd.ErrOrStderr()
 	if !quiet {
@@ -307,8 +298,7 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wren
 			return err
 		}
 		dir := filepath.Join(out, s)
-		b.Wrench = we
-		if _, err := b.Study(cmd.Context(), vs, sd, dir, fe, log); err != nil {
+		if _, err := b.Study(cmd.Context(), vs, sd, dir, offsets, log); err != nil {
 			return err
 		}
 		md, err := os.ReadFile(filepath.Join(dir, "study.md"))
@@ -318,4 +308,30 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wren
 		fmt.Fprintf(cmd.OutOrStdout(), "\n## %s\n\n%s", s, md)
 	}
 	return nil
+}
+
+// parseOffsets reads bench's --force and --wrench: each empty, or one or
+// more settings separated by ';'; the force passes first, then the
+// wrench passes, each in the order given.
+func parseOffsets(force, wrench string) ([]trainer.EvalOptions, error) {
+	var out []trainer.EvalOptions
+	if force != "" {
+		for f := range strings.SplitSeq(force, ";") {
+			fe, err := parseForce(strings.TrimSpace(f))
+			if err != nil {
+				return nil, fmt.Errorf("--force: %w", err)
+			}
+			out = append(out, trainer.EvalOptions{Force: fe})
+		}
+	}
+	if wrench != "" {
+		for w := range strings.SplitSeq(wrench, ";") {
+			we, err := parseWrench(strings.TrimSpace(w))
+			if err != nil {
+				return nil, fmt.Errorf("--wrench: %w", err)
+			}
+			out = append(out, trainer.EvalOptions{Wrench: we})
+		}
+	}
+	return out, nil
 }

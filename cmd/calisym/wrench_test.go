@@ -53,3 +53,29 @@ func TestBenchWrenchFlag(t *testing.T) {
 		t.Errorf("bench --wrench 400: %v", err)
 	}
 }
+
+// TestParseOffsets: bench's --force and --wrench take several settings
+// separated by ';', forces first, each in the order given; a bad one is
+// refused naming its flag.
+func TestParseOffsets(t *testing.T) {
+	got, err := parseOffsets("10,0.9; 32,1", "400,3;600,4,0.99")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[0].Force == nil || got[0].Force.Window != 10 || got[1].Force == nil || got[1].Force.Window != 32 ||
+		got[2].Wrench == nil || got[2].Wrench.Window != 400 || got[3].Wrench == nil || got[3].Wrench.Gate != 4 || got[3].Wrench.Decay != 0.99 {
+		t.Errorf("parseOffsets: %+v", got)
+	}
+	if got, err := parseOffsets("", ""); err != nil || len(got) != 0 {
+		t.Errorf("no offsets: %+v, %v", got, err)
+	}
+	for _, tc := range []struct{ force, wrench, want string }{
+		{"10,0.9;", "", "--force"},
+		{"", "400,3;400", "--wrench"},
+		{"10", "", "--force"},
+	} {
+		if _, err := parseOffsets(tc.force, tc.wrench); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q %q: %v, want an error naming %s", tc.force, tc.wrench, err, tc.want)
+		}
+	}
+}

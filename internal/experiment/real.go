@@ -148,10 +148,6 @@ type RealBenchmark struct {
 	// the system's default (nil: they are the same); the study's
 	// "default" variant.
 	Default func(ms []ModelSpec, spec Spec)
-	// Wrench, when set, makes Study evaluate every run's saved models on
-	// the groups with the wrench estimate as well (variant
-	// "<name>+wrench"; predictor.WrenchEstimator).
-	Wrench *predictor.WrenchEstimate
 
 	opts    RealOptions // the options it was prepared with
 	history int         // the params' port history, which OneStep and Full drop

@@ -446,7 +446,7 @@ func TestAnymalStudy(t *testing.T) {
 	// Read again, with offset-free rollouts of the saved models.
 	log.Reset()
 	force := &predictor.ForceEstimate{Window: 3, Decay: 0.9}
-	runs2, err := b.Study(ctx, variants, []uint64{1, 2}, dir, force, &log)
+	runs2, err := b.Study(ctx, variants, []uint64{1, 2}, dir, []trainer.EvalOptions{{Force: force}}, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,8 +469,8 @@ func TestAnymalStudy(t *testing.T) {
 	}
 	// Read again, with the wrench estimate as well: "<variant>+wrench"
 	// after "<variant>+force", the same models on the same windows.
-	b.Wrench = &predictor.WrenchEstimate{Window: 16, Gate: 1e-6, Decay: 1, Blocks: 4}
-	runs3, err := b.Study(ctx, variants, []uint64{1, 2}, dir, force, &log)
+	wrench := &predictor.WrenchEstimate{Window: 16, Gate: 1e-6, Decay: 1, Blocks: 4}
+	runs3, err := b.Study(ctx, variants, []uint64{1, 2}, dir, []trainer.EvalOptions{{Force: force}, {Wrench: wrench}}, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,6 +487,33 @@ func TestAnymalStudy(t *testing.T) {
 	}
 	if want := "| ood | k3-select+wrench | CaLiSym-GR | 2 |"; !strings.Contains(string(md), want) {
 		t.Errorf("study.md lacks %q:\n%s", want, md)
+	}
+	// Several settings of a kind, in one study: each pass named by its
+	// settings, in the order given; the first equals the single pass.
+	force2 := &predictor.ForceEstimate{Window: 5, Decay: 1}
+	runs4, err := b.Study(ctx, variants, []uint64{1, 2}, dir, []trainer.EvalOptions{{Force: force}, {Force: force2}, {Wrench: wrench}}, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range runs4[:8] {
+		if r.Seed == 1 {
+			names = append(names, r.Variant)
+		}
+	}
+	if want := []string{"one-step", "one-step+force(3,0.9)", "one-step+force(5,1)", "one-step+wrench"}; !slices.Equal(names, want) {
+		t.Errorf("passes %v, want %v", names, want)
+	}
+	if g := runs4[2].Report.Models[0].Groups[1]; g.At(5) != forced.At(5) {
+		t.Errorf("force(3,0.9) pass at 5 steps %v, the single force pass %v", g.At(5), forced.At(5))
+	}
+	if g := runs4[4].Report.Models[0].Groups[1]; g.At(5) == forced.At(5) {
+		t.Errorf("force(5,1) pass at 5 steps %v: the same as force(3,0.9)", g.At(5))
+	}
+	for _, bad := range [][]trainer.EvalOptions{{{Force: force}, {Force: force}}, {{}}, {{Force: force, Wrench: wrench}}} {
+		if _, err := b.Study(ctx, variants, []uint64{1}, dir, bad, nil); err == nil {
+			t.Errorf("offsets %+v: no error", bad)
+		}
 	}
 }
 

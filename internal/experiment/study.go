@@ -17,6 +17,7 @@ import (
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
+	"github.com/calisym/calisym/trainer"
 	"github.com/calisym/calisym/trainer/plot"
 )
 
@@ -385,13 +386,19 @@ type StudyRun struct {
 // writes outDir/study.md: the evaluation groups' AR MSE as the mean and
 // range over the seeds.
 //
-// With force, every run's saved models are also evaluated on the groups
-// with offset-free rollouts (trainer.EvalOptions.Force), reported as the
-// variant "<name>+force": the same models, no training; with b.Wrench
-// likewise by the wrench estimate, as "<name>+wrench".
-func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []uint64, outDir string, force *predictor.ForceEstimate, log io.Writer) ([]StudyRun, error) {
+// With offsets, every run's saved models are also evaluated on the groups
+// with offset-free rollouts, once per setting (trainer.EvalOptions.Force
+// or Wrench; its other fields are ignored), reported as the variant
+// "<name>+force" or "<name>+wrench" (by its settings where there are
+// several of a kind: "<name>+force(10,0.9)"): the same models, no
+// training.
+func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []uint64, outDir string, offsets []trainer.EvalOptions, log io.Writer) ([]StudyRun, error) {
 	if log == nil {
 		log = io.Discard
+	}
+	passes, err := offsetPasses(offsets)
+	if err != nil {
+		return nil, err
 	}
 	if err := b.checkSystems(variants); err != nil {
 		return nil, err
@@ -436,7 +443,7 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 			runs = append(runs, run)
 		}
 	}
-	if passes := b.offsetPasses(force); len(passes) > 0 {
+	if len(passes) > 0 {
 		var err error
 		if runs, variants, err = b.offsetRuns(ctx, runs, variants, passes, log); err != nil {
 			return runs, err

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -19,18 +18,45 @@ type offsetPass struct {
 	off           trainer.EvalOptions // Force or Wrench
 }
 
-// offsetPasses returns the study's offset-free passes: the force
-// estimate's (Study's force) and the wrench estimate's (b.Wrench), in that
-// order, each where set.
-func (b *RealBenchmark) offsetPasses(force *predictor.ForceEstimate) []offsetPass {
+// offsetPasses returns the study's offset-free passes, one per setting
+// of offsets (each with its Force or its Wrench set), in their order. A
+// pass is named "force" or "wrench" when it is the only one of its kind,
+// else by its settings: "force(10,0.9)", "wrench(400,3,1,8)".
+func offsetPasses(offsets []trainer.EvalOptions) ([]offsetPass, error) {
+	var forces, wrenches int
+	for _, o := range offsets {
+		switch {
+		case (o.Force == nil) == (o.Wrench == nil):
+			return nil, fmt.Errorf("experiment: an offset-free pass needs a force or a wrench estimate, not %s", map[bool]string{true: "both", false: "neither"}[o.Force != nil])
+		case o.Force != nil:
+			forces++
+		default:
+			wrenches++
+		}
+	}
 	var out []offsetPass
-	if force != nil {
-		out = append(out, offsetPass{suffix: "force", about: fmt.Sprintf("rollouts offset-free (force estimate: %s)", force), off: trainer.EvalOptions{Force: force}})
+	seen := map[string]bool{}
+	for _, o := range offsets {
+		var p offsetPass
+		if o.Force != nil {
+			p = offsetPass{suffix: "force", about: fmt.Sprintf("rollouts offset-free (force estimate: %s)", o.Force), off: trainer.EvalOptions{Force: o.Force}}
+			if forces > 1 {
+				p.suffix = fmt.Sprintf("force(%d,%g)", o.Force.Window, o.Force.Decay)
+			}
+		} else {
+			w := o.Wrench
+			p = offsetPass{suffix: "wrench", about: fmt.Sprintf("rollouts offset-free (wrench estimate: %s)", w), off: trainer.EvalOptions{Wrench: w}}
+			if wrenches > 1 {
+				p.suffix = fmt.Sprintf("wrench(%d,%g,%g,%d)", w.Window, w.Gate, w.Decay, w.Blocks)
+			}
+		}
+		if seen[p.suffix] {
+			return nil, fmt.Errorf("experiment: the offset-free pass %q is given twice", p.suffix)
+		}
+		seen[p.suffix] = true
+		out = append(out, p)
 	}
-	if b.Wrench != nil {
-		out = append(out, offsetPass{suffix: "wrench", about: fmt.Sprintf("rollouts offset-free (wrench estimate: %s)", b.Wrench), off: trainer.EvalOptions{Wrench: b.Wrench}})
-	}
-	return out
+	return out, nil
 }
 
 // offsetRuns evaluates the saved models of every run on the groups with
