@@ -195,8 +195,8 @@ type seqStart struct{ Episode, T int }
 // window on, dealt to the shards of the batches by a schedule (as
 // transitions are), one optimiser step per batch. step receives the
 // batch's transitions (its sequences times K). The samples come from rs,
-// which first reads those of this process's shards when the arrays are on
-// disk.
+// which gathers each batch's from the processes that hold them when the
+// arrays are on disk.
 func rolloutEpoch(rs *rowStore, pl *pool, K int, seed uint64, epoch int, step func(shardFill, int) error) error {
 	ds := rs.ds
 	var seqs []seqStart
@@ -223,8 +223,7 @@ func rolloutEpoch(rs *rowStore, pl *pool, K int, seed uint64, epoch int, step fu
 			b.W[r] = 1
 		}
 	}
-	// the key differs from the one-step epochs' (K > 1 in its high bits)
-	return newSchedule(len(seqs), pl).pass(rs, [2]uint64{seed, uint64(epoch) | uint64(K)<<40}, seed, epoch, span, fill, K, step)
+	return newSchedule(len(seqs), pl).pass(rs, K, seed, epoch, span, fill, K, step)
 }
 
 // rollerLearner is a learner that can be rolled out (Symplectic, MLP).

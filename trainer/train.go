@@ -294,8 +294,9 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // of that point, whatever CheckpointEvery, from which a resumed run ends
 // as an uninterrupted one, bit for bit.
 // train and val may be opened with their arrays on disk (dataset.Open):
-// each epoch then reads only the samples of this process's shards (all of
-// them without a Comm), with the same result, K-step epochs included; the
+// a process then reads and holds its 1/N of the samples once (all of them
+// without a Comm) and receives the rest of each batch's from the others
+// (rowStore), with the same result, K-step epochs included; the
 // selection by the AR MSE loads the validation arrays it rolls out.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
@@ -313,7 +314,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		return nil, err
 	}
 	// A dataset opened with its arrays on disk (one process of several
-	// holding part of it) is read an epoch's part at a time, except where
+	// holding part of it) is held a range of samples a process, except where
 	// the selection's rollouts (Evaluate) read every episode: they load the
 	// arrays.
 	if cfg.SelectHorizon > 0 {
@@ -327,6 +328,8 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		workers = 2
 	}
 	tb := newTransitionBatches(train)
+	// the samples a process holds serve the K-step sequences too
+	tb.rows.reach = max(1, cfg.RolloutSteps)
 	if len(tb.trans) == 0 {
 		return nil, fmt.Errorf("trainer: the training set has no windows of length %d", train.WindowLen)
 	}
@@ -411,8 +414,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		vb = newTransitionBatches(val)
 		vsched = newSchedule(len(vb.trans), pl)
 		if val == train {
-			// one store, which holds the epoch's samples, then the
-			// validation's, never both
+			// one store serves both passes
 			vb.rows = tb.rows
 		}
 	}
@@ -558,8 +560,8 @@ func datasetLoss(pl *pool, tb *transitionBatches, sc *schedule) (float64, error)
 // window's input is the measured state with probability α and the model's
 // own previous prediction otherwise, drawn in row order from the epoch's
 // stream before the step. The gradient is one-step (predictions enter as
-// constants). The samples come from rs, which first reads those of this
-// process's shards when the arrays are on disk.
+// constants). The samples come from rs, which gathers each step's from
+// the processes that hold them when the arrays are on disk.
 func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch int, step func(shardFill, int) error) error {
 	ds := rs.ds
 	ws := ds.Windows()
@@ -567,10 +569,7 @@ func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch in
 	sc.orderShard(seed, epoch, 0)
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
-	err := rs.hold([2]uint64{seed, uint64(epoch)}, func(add func(ep, t0, t1 int)) {
-		sc.eachItem(seed, epoch, func(i int) { add(ws[i].Episode, ws[i].Start, ws[i].Start+L) })
-	})
-	if err != nil {
+	if err := rs.hold(pl.comm, 1); err != nil {
 		return err
 	}
 	pred := make([]float64, pl.batch*nx)
@@ -580,6 +579,11 @@ func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch in
 		for k := 0; k < L-1; k++ {
 			for r := range n {
 				measured[r] = k == 0 || sc.rng.Float64() < alpha
+			}
+			// the samples of step k of the group's windows
+			err := sc.gather(rs, g, func(i int) (int, int, int) { return ws[i].Episode, ws[i].Start + k, ws[i].Start + k + 2 })
+			if err != nil {
+				return err
 			}
 			fill := func(s int, b *Batch) []float64 {
 				lo, hi := sc.shardRows(g, s)
