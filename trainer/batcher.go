@@ -3,6 +3,7 @@ package trainer
 import (
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/calisym/calisym/dataset"
 )
@@ -20,8 +21,10 @@ type schedule struct {
 	n, batch, shards int
 	// comm joins the processes that share the batches (nil: one)
 	comm Comm
-	mu   sync.Mutex
-	idx  []int
+	// ph, if set, receives the time spent gathering samples
+	ph  *Phases
+	mu  sync.Mutex
+	idx []int
 	// ordered is the (seed, epoch) idx is in (epoch −1: in order).
 	ordered [2]uint64
 	valid   bool
@@ -31,7 +34,7 @@ type schedule struct {
 }
 
 func newSchedule(n int, p *pool) *schedule {
-	return &schedule{n: n, batch: p.batch, shards: p.shards, comm: p.comm, idx: make([]int, n)}
+	return &schedule{n: n, batch: p.batch, shards: p.shards, comm: p.comm, ph: p.ph, idx: make([]int, n)}
 }
 
 // batches returns the number of batches of an epoch.
@@ -81,13 +84,18 @@ func (sc *schedule) items(b, s int) []int {
 // gather makes rs gather the samples of batch b's items (every shard's),
 // each item's the samples span names (rowStore.gather).
 func (sc *schedule) gather(rs *rowStore, b int, span func(item int) (ep, t0, t1 int)) error {
-	return rs.gather(func(add func(ep, t0, t1 int)) {
+	t0 := time.Now()
+	err := rs.gather(func(add func(ep, t0, t1 int)) {
 		for s := range sc.shards {
 			for _, i := range sc.items(b, s) {
 				add(span(i))
 			}
 		}
 	})
+	if sc.ph != nil && rs.exchanges() {
+		sc.ph.Samples += time.Since(t0)
+	}
+	return err
 }
 
 // transitionBatches gathers one-step transitions into Batches.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/calisym/calisym/dataset"
 )
@@ -183,6 +184,7 @@ func (sp *seqPools) pool(K int) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.ph = sp.cfg.Phases
 	sp.pools[K] = p
 	return p, nil
 }
@@ -240,6 +242,9 @@ func selectEpoch(ctx context.Context, l Learner, val *dataset.Dataset, cfg *Conf
 	rl, ok := l.(rollerLearner)
 	if !ok {
 		return fmt.Errorf("trainer: %s cannot be rolled out for selection by the AR MSE", l.Name())
+	}
+	if cfg.Phases != nil {
+		defer func(t0 time.Time) { cfg.Phases.Selection += time.Since(t0) }(time.Now())
 	}
 	r, err := Evaluate(ctx, rl.Rollers(), val, EvalOptions{Horizon: cfg.SelectHorizon, Stride: cfg.SelectHorizon, Workers: cfg.Workers})
 	if err != nil {

@@ -154,6 +154,12 @@ func (rs *rowStore) hold(comm Comm, reach int) error {
 	return nil
 }
 
+// exchanges reports whether the samples of a batch come from several
+// processes (gather exchanges them).
+func (rs *rowStore) exchanges() bool {
+	return rs.partial() && rs.comm != nil && rs.comm.Size() > 1
+}
+
 // owner returns the process whose range holds sample g.
 func (rs *rowStore) owner(g int) int {
 	return sort.SearchInts(rs.bounds[1:], g+1)
@@ -166,7 +172,7 @@ func (rs *rowStore) owner(g int) int {
 // store must hold (hold). Over one process, or on a loaded dataset, it
 // does nothing.
 func (rs *rowStore) gather(mark func(add func(ep, t0, t1 int))) error {
-	if !rs.partial() || rs.comm == nil || rs.comm.Size() < 2 {
+	if !rs.exchanges() {
 		return nil
 	}
 	if !rs.held {

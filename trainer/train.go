@@ -69,6 +69,9 @@ type Config struct {
 	Progress io.Writer `json:"-"`
 	// OnEpoch, if set, is called after every epoch.
 	OnEpoch func(EpochStats) `json:"-"`
+	// Phases, if set, receives where this process's epochs spent their
+	// time, added to what it holds.
+	Phases *Phases `json:"-"`
 	// OnResume, if set, is called when the run resumes from the checkpoint
 	// at CheckpointPath, with the epochs it holds and their training time
 	// [s], before the first epoch.
@@ -341,6 +344,8 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if err != nil {
 		return nil, err
 	}
+	ph := cfg.Phases
+	pl.ph = ph
 	grad := make([]float64, l.NumParams())
 	sched := newSchedule(len(tb.trans), pl)
 	writer := cfg.Comm == nil || cfg.Comm.Rank() == 0 // writes checkpoints
@@ -413,6 +418,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if val != nil {
 		vb = newTransitionBatches(val)
 		vsched = newSchedule(len(vb.trans), pl)
+		vsched.ph = nil // the validation pass is timed as a whole
 		if val == train {
 			// one store serves both passes
 			vb.rows = tb.rows
@@ -422,8 +428,17 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	cur := pl
 	seq := newSeqPools(l, workers, &cfg, nx, ne)
 	bar := newProgress(cfg.Progress, l.Name(), cfg.Epochs, start)
+	if ph != nil {
+		// the epochs' time, whichever way the run ends
+		defer func(t0 time.Time) { ph.Total += time.Since(t0); ph.finish() }(time.Now())
+	}
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
-		if cause, err := stopped(ctx, cfg.Comm); err != nil {
+		t0 := time.Now()
+		cause, err := stopped(ctx, cfg.Comm)
+		if ph != nil {
+			ph.Stop += time.Since(t0)
+		}
+		if err != nil {
 			return hist, err
 		} else if cause != nil {
 			part := EpochPart{}
@@ -456,7 +471,12 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			}
 			// every process stops at the same batch when one is interrupted
 			if done > 0 && done%stopEvery == 0 {
-				if cause, err := stopped(ctx, cfg.Comm); err != nil {
+				t0 := time.Now()
+				cause, err := stopped(ctx, cfg.Comm)
+				if ph != nil {
+					ph.Stop += time.Since(t0)
+				}
+				if err != nil {
 					return err
 				} else if cause != nil {
 					part.Seconds = skip.Seconds + time.Since(te).Seconds()
@@ -467,12 +487,17 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			if err != nil {
 				return err
 			}
+			t0 := time.Now()
 			for i := range grad {
 				grad[i] /= w
 			}
 			gn, err := opt.step(grad, lr, cfg.Clip)
 			if err != nil {
 				return err
+			}
+			if ph != nil {
+				ph.Optimizer += time.Since(t0)
+				ph.Steps++
 			}
 			if math.IsNaN(loss) || math.IsNaN(gn) || math.IsInf(gn, 0) {
 				return fmt.Errorf("%w at epoch %d (loss %v, gradient norm %v)", ErrDiverged, epoch, loss, gn)
@@ -487,7 +512,6 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			return nil
 		}
 		cur = pl
-		var err error
 		if k := cfg.kAt(epoch); k > 1 {
 			if cur, err = seq.pool(k); err == nil {
 				err = rolloutEpoch(tb.rows, cur, k, cfg.Seed, epoch, step)
@@ -509,8 +533,12 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			es.K = 0
 		}
 		if vb != nil {
+			t0 := time.Now()
 			if es.ValLoss, err = datasetLoss(pl, vb, vsched); err != nil {
 				return hist, err
+			}
+			if ph != nil {
+				ph.Validation += time.Since(t0)
 			}
 		}
 		// the selection completes an epoch: an interruption during it
@@ -525,8 +553,12 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			cfg.OnEpoch(es)
 		}
 		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) && writer {
+			t0 := time.Now()
 			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, EpochPart{}, l, opt, hist, fp, joinSettings(set)); err != nil {
 				return hist, err
+			}
+			if ph != nil {
+				ph.Checkpoint += time.Since(t0)
 			}
 			saved = point{epoch + 1, 0}
 		}
