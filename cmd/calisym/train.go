@@ -103,7 +103,7 @@ func newTrainCmd() *cobra.Command {
 	var resume bool
 	cfg := trainer.DefaultConfig()
 	w := trainer.LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}
-	var quiet bool
+	var quiet, timing bool
 	var comm trainer.Comm // the MPI job's processes (nil: this one alone)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -139,7 +139,7 @@ by default).`,
 				return err
 			}
 			// One of several processes leaves the arrays on disk and holds
-			// the samples of its shards of each epoch.
+			// its 1/N of the samples (trainer's rowStore).
 			lazy := comm != nil && comm.Size() > 1
 			train, err := readDataset(dataDir, lazy)
 			if err != nil {
@@ -230,9 +230,19 @@ by default).`,
 				}
 				close(noticed)
 			})
+			if timing {
+				ms.Train.Phases = &trainer.Phases{}
+			}
 			hist, err := trainer.Train(ctx, l, train, v, ms.Train)
 			if !stopNotice() {
 				<-noticed
+			}
+			if timing {
+				who := ""
+				if comm != nil {
+					who = fmt.Sprintf(" (process %d of %d)", comm.Rank(), comm.Size())
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "calisym train: time%s: %s\n", who, ms.Train.Phases)
 			}
 			var ie *trainer.Interrupted
 			if errors.As(err, &ie) {
@@ -285,6 +295,7 @@ by default).`,
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines (the result does not depend on them, nor on the MPI processes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.BoolVar(&timing, "timing", false, "print on stderr, at the end, where the epochs spent their time per optimiser step (every process of an MPI job its own)")
 	f.Float64Var(&w.Q, "w-q", w.Q, "loss weight of q")
 	f.Float64Var(&w.P, "w-p", w.P, "loss weight of p")
 	f.Float64Var(&w.Sec, "w-sec", w.Sec, "section loss weight")
