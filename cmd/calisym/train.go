@@ -114,8 +114,10 @@ model.safetensors; .json for the MLP, default model.json).
 --data and --val name a dataset directory, or a split of a sharded
 conversion as DIR/SPLIT, where DIR holds the shards of 'convert --shard
 i/N --out DIR': the split that 'convert --merge DIR' would write, the same
-bits. Launched as several MPI processes, each reads only the samples of
-its shards of each epoch from the dataset's files.
+bits. Launched as N MPI processes, each reads and holds its 1/N of the
+samples from the dataset's files, once, and receives the rest of each
+batch's from the others. --timing prints where the epochs spent their
+time per optimiser step.
 With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 --resume continues from it, on the same --data and with the same
 settings: another dataset, or any setting that changes the result
