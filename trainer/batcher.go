@@ -3,6 +3,7 @@ package trainer
 import (
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/calisym/calisym/dataset"
 )
@@ -18,10 +19,12 @@ import (
 // shards existed, and the results are those of --workers 2 then.
 type schedule struct {
 	n, batch, shards int
-	// lo, hi are this process's shards (Comm)
-	lo, hi int
-	mu     sync.Mutex
-	idx    []int
+	// comm joins the processes that share the batches (nil: one)
+	comm Comm
+	// ph, if set, receives the time spent gathering samples
+	ph  *Phases
+	mu  sync.Mutex
+	idx []int
 	// ordered is the (seed, epoch) idx is in (epoch −1: in order).
 	ordered [2]uint64
 	valid   bool
@@ -31,7 +34,7 @@ type schedule struct {
 }
 
 func newSchedule(n int, p *pool) *schedule {
-	return &schedule{n: n, batch: p.batch, shards: p.shards, lo: p.lo, hi: p.hi, idx: make([]int, n)}
+	return &schedule{n: n, batch: p.batch, shards: p.shards, comm: p.comm, ph: p.ph, idx: make([]int, n)}
 }
 
 // batches returns the number of batches of an epoch.
@@ -78,17 +81,21 @@ func (sc *schedule) items(b, s int) []int {
 	return sc.idx[b*sc.batch+lo : b*sc.batch+hi]
 }
 
-// eachItem calls f with every item of this process's shards of every
-// batch (all shards without a Comm), in the order of (seed, epoch).
-func (sc *schedule) eachItem(seed uint64, epoch int, f func(item int)) {
-	sc.orderShard(seed, epoch, 0)
-	for b := range sc.batches() {
-		for s := sc.lo; s < sc.hi; s++ {
+// gather makes rs gather the samples of batch b's items (every shard's),
+// each item's the samples span names (rowStore.gather).
+func (sc *schedule) gather(rs *rowStore, b int, span func(item int) (ep, t0, t1 int)) error {
+	t0 := time.Now()
+	err := rs.gather(func(add func(ep, t0, t1 int)) {
+		for s := range sc.shards {
 			for _, i := range sc.items(b, s) {
-				f(i)
+				add(span(i))
 			}
 		}
+	})
+	if sc.ph != nil && rs.exchanges() {
+		sc.ph.Samples += time.Since(t0)
 	}
+	return err
 }
 
 // transitionBatches gathers one-step transitions into Batches.
@@ -132,27 +139,25 @@ func (tb *transitionBatches) fill(b *Batch, idx []int) {
 // one step per batch, each shard gathering its own rows (on the goroutine
 // that computes it; the first batch also shuffles the shard's partition).
 // epoch < 0 leaves the partitions in order. A dataset whose arrays are on
-// disk first reads the samples of this process's shards.
+// disk reads this process's samples (rowStore) and gathers each batch's.
 func (tb *transitionBatches) epoch(sc *schedule, seed uint64, epoch int, step func(fill shardFill, rows int) error) error {
 	span := func(i int) (int, int, int) {
 		tr := tb.trans[i]
 		return tr.Episode, tr.T, tr.T + 2
 	}
-	return sc.pass(tb.rows, [2]uint64{seed, uint64(epoch)}, seed, epoch, span, tb.fill, 1, step)
+	return sc.pass(tb.rows, 1, seed, epoch, span, tb.fill, 1, step)
 }
 
-// pass runs one epoch over the schedule's items: rs first holds, for each
-// item of this process's shards, the samples [t0, t1) of episode ep that
-// span names (key names the selection, rowStore.hold); then each batch's
-// shards are gathered by fill on the goroutine that computes them (the
-// first batch also shuffles each shard's partition) and the batch goes to
-// step with perItem transitions an item.
-func (sc *schedule) pass(rs *rowStore, key [2]uint64, seed uint64, epoch int, span func(item int) (ep, t0, t1 int),
+// pass runs one epoch over the schedule's items: rs holds this process's
+// samples (with reach samples after each, rowStore.hold) and gathers,
+// before each batch, the samples [t0, t1) of episode ep that span names
+// for every item of the batch; the batch's shards are then gathered by
+// fill on the goroutine that computes them (the first batch also shuffles
+// each shard's partition) and the batch goes to step with perItem
+// transitions an item.
+func (sc *schedule) pass(rs *rowStore, reach int, seed uint64, epoch int, span func(item int) (ep, t0, t1 int),
 	fill func(b *Batch, items []int), perItem int, step func(fill shardFill, rows int) error) error {
-	err := rs.hold(key, func(add func(ep, t0, t1 int)) {
-		sc.eachItem(seed, epoch, func(i int) { add(span(i)) })
-	})
-	if err != nil {
+	if err := rs.hold(sc.comm, reach); err != nil {
 		return err
 	}
 	// the order also when the first batches are passed over (a run
@@ -160,6 +165,9 @@ func (sc *schedule) pass(rs *rowStore, key [2]uint64, seed uint64, epoch int, sp
 	// otherwise put the items in it
 	sc.orderShard(seed, epoch, 0)
 	for b := range sc.batches() {
+		if err := sc.gather(rs, b, span); err != nil {
+			return err
+		}
 		shard := func(s int, bt *Batch) []float64 {
 			if b == 0 {
 				sc.orderShard(seed, epoch, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/calisym/calisym/dataset"
 )
@@ -183,6 +184,7 @@ func (sp *seqPools) pool(K int) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.ph = sp.cfg.Phases
 	sp.pools[K] = p
 	return p, nil
 }
@@ -195,8 +197,8 @@ type seqStart struct{ Episode, T int }
 // window on, dealt to the shards of the batches by a schedule (as
 // transitions are), one optimiser step per batch. step receives the
 // batch's transitions (its sequences times K). The samples come from rs,
-// which first reads those of this process's shards when the arrays are on
-// disk.
+// which gathers each batch's from the processes that hold them when the
+// arrays are on disk.
 func rolloutEpoch(rs *rowStore, pl *pool, K int, seed uint64, epoch int, step func(shardFill, int) error) error {
 	ds := rs.ds
 	var seqs []seqStart
@@ -223,8 +225,7 @@ func rolloutEpoch(rs *rowStore, pl *pool, K int, seed uint64, epoch int, step fu
 			b.W[r] = 1
 		}
 	}
-	// the key differs from the one-step epochs' (K > 1 in its high bits)
-	return newSchedule(len(seqs), pl).pass(rs, [2]uint64{seed, uint64(epoch) | uint64(K)<<40}, seed, epoch, span, fill, K, step)
+	return newSchedule(len(seqs), pl).pass(rs, K, seed, epoch, span, fill, K, step)
 }
 
 // rollerLearner is a learner that can be rolled out (Symplectic, MLP).
@@ -241,6 +242,9 @@ func selectEpoch(ctx context.Context, l Learner, val *dataset.Dataset, cfg *Conf
 	rl, ok := l.(rollerLearner)
 	if !ok {
 		return fmt.Errorf("trainer: %s cannot be rolled out for selection by the AR MSE", l.Name())
+	}
+	if cfg.Phases != nil {
+		defer func(t0 time.Time) { cfg.Phases.Selection += time.Since(t0) }(time.Now())
 	}
 	r, err := Evaluate(ctx, rl.Rollers(), val, EvalOptions{Horizon: cfg.SelectHorizon, Stride: cfg.SelectHorizon, Workers: cfg.Workers})
 	if err != nil {

@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // ShardRows is the most rows of one shard. A batch size B gives
@@ -114,6 +115,8 @@ type pool struct {
 	gathered   map[span][]float64
 	scratch    [][][]float64 // per combining goroutine, per depth
 	out        []float64
+	// ph, if set, receives the times of the training steps' phases
+	ph *Phases
 }
 
 // shardWorker computes the shards of one goroutine.
@@ -188,6 +191,11 @@ func (p *pool) run(fill shardFill, grad []float64, lossOnly bool) (loss, weight 
 	if lossOnly {
 		from = p.np
 	}
+	ph := p.ph
+	if lossOnly {
+		ph = nil // the validation pass is timed as a whole
+	}
+	t0 := time.Now()
 	var wg sync.WaitGroup
 	for _, sw := range p.workers {
 		if len(sw.nodes) == 0 {
@@ -200,6 +208,11 @@ func (p *pool) run(fill shardFill, grad []float64, lossOnly bool) (loss, weight 
 		})
 	}
 	wg.Wait()
+	if ph != nil && p.comm == nil {
+		t1 := time.Now()
+		ph.Shards += t1.Sub(t0)
+		t0 = t1
+	}
 	root := span{0, p.shards}
 	have, base := p.have, 0
 	if p.comm != nil {
@@ -208,6 +221,11 @@ func (p *pool) run(fill shardFill, grad []float64, lossOnly bool) (loss, weight 
 		mine := p.procs[p.comm.Rank()]
 		send := p.send[:len(mine)*width]
 		p.combine(func(k int) (span, []float64) { return mine[k], send[k*width : (k+1)*width] }, len(mine), p.have, 0, from)
+		if ph != nil {
+			t1 := time.Now()
+			ph.Shards += t1.Sub(t0)
+			t0 = t1
+		}
 		counts := make([]int, len(p.procs))
 		total := 0
 		for r, c := range p.procs {
@@ -217,6 +235,11 @@ func (p *pool) run(fill shardFill, grad []float64, lossOnly bool) (loss, weight 
 		recv := p.recv[:total]
 		if err := p.comm.Allgather(send, counts, recv); err != nil {
 			return 0, 0, fmt.Errorf("trainer: exchanging the shards' sums: %w", err)
+		}
+		if ph != nil {
+			t1 := time.Now()
+			ph.Exchange += t1.Sub(t0)
+			t0 = t1
 		}
 		clear(p.gathered)
 		k := 0
@@ -229,6 +252,9 @@ func (p *pool) run(fill shardFill, grad []float64, lossOnly bool) (loss, weight 
 		have, base = p.gathered, from
 	}
 	p.combine(func(int) (span, []float64) { return root, p.out[from:] }, 1, have, base, from)
+	if ph != nil {
+		ph.Reduce += time.Since(t0)
+	}
 	if !lossOnly {
 		copy(grad, p.out[:p.np])
 	}

@@ -9,131 +9,180 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/predictor"
 )
 
 // TestProcessesHoldTheirSamples opens a saved dataset (arrays on disk) as
-// each of 1, 2 and 3 processes and runs epochs of teacher forcing, the
-// in-order validation pass and scheduled sampling: every shard a process
-// computes gathers the rows the loaded dataset gives (a sample it does
-// not hold would panic), and a process holds the share of the samples its
-// shards reach: with a share f of the shards, a sample that c of the
-// epoch's items need is held with probability 1 − (1 − f)^c (c = 2 for
-// a shuffled transition, 1 for the in-order validation, the windows
-// that overlap a sample for scheduled sampling).
+// each of 1, 2 and 3 processes, joined by an in-memory Comm and run at
+// once, and runs an epoch of teacher forcing, the in-order validation
+// pass, scheduled sampling and 4-step rollouts: every shard a process
+// computes gathers the rows the loaded dataset gives, bit for bit (a
+// sample neither held nor gathered would panic), and a process holds each
+// sample of its range once, however many windows share it: at most
+// ⌈T/N⌉ + K of the T samples (its range and the K after it that the spans
+// starting in it reach), the processes together at most T + (N−1)·K and
+// every sample. The datasets: a toy one (windows of 20 every 5 samples)
+// and two real runs of the double pendulum converted as
+// params/double_pendulum_hw.yaml converts them (windows of 100 every 10:
+// a sample lies in up to 10 windows; reading each process's shards' own
+// samples, as before, held 75% of them at N = 2).
 func TestProcessesHoldTheirSamples(t *testing.T) {
-	loaded := toyDataset(t, 5, 700, 2, 1, 41)
-	dir := t.TempDir()
-	if err := loaded.Save(dir); err != nil {
-		t.Fatal(err)
-	}
-	l := symplecticLearner(t, loaded, predictor.KindGR, 3)
-	nx, ne := loaded.StateDim(), loaded.PortDim()
-	for _, c := range []struct {
-		name  string
-		epoch int // −1: in order (validation)
-		sched bool
-		c     float64 // the items that need a sample
-		k     int     // K-step sequences (> 1)
-	}{{"teacher forcing", 3, false, 2, 0}, {"validation", -1, false, 1, 0}, {"scheduled sampling", 2, true, float64(loaded.WindowLen / loaded.Stride), 0},
-		// a sample is in the sequences of L/S windows, and in two of a
-		// window's at a sequence's end: (K+1)/K of them
-		{"4-step rollouts", 5, false, float64(loaded.WindowLen/loaded.Stride) * 5 / 4, 4}} {
-		t.Run(c.name, func(t *testing.T) {
-			held := map[int]int{}
-			frac := map[int]float64{} // the largest share of the shards
-			for _, procs := range []int{1, 2, 3} {
-				comms := newChanGroup(procs)
-				for r := range procs {
-					ds, err := dataset.Open(dir)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var comm Comm
-					if procs > 1 {
-						comm = comms[r]
-					}
-					pl, err := newPool(l, 2, 1000, max(c.k, 1), nx, ne, comm)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ref, tb := newTransitionBatches(loaded), newTransitionBatches(ds)
-					got, want := newSeqBatch(pl.rows, c.k, nx, ne), newSeqBatch(pl.rows, c.k, nx, ne)
-					rows := 0
-					check := func(fill, refFill shardFill) {
-						for s := pl.lo; s < pl.hi; s++ {
-							fill(s, &got)
-							refFill(s, &want)
-							if got.N != want.N {
-								t.Fatalf("%d processes, process %d, shard %d: %d rows, want %d", procs, r, s, got.N, want.N)
-							}
-							arrays := [][2][]float64{{got.X, want.X}, {got.XNext, want.XNext}, {got.E, want.E}, {got.W, want.W}}
-							if c.sched {
-								// the inputs are measured or predicted as the
-								// epoch's draws and predictions say
-								arrays = arrays[1:]
-							}
-							for _, p := range arrays {
-								for i := range p[1][:got.N*len(p[1])/len(want.W)] {
-									if math.Float64bits(p[0][i]) != math.Float64bits(p[1][i]) {
-										t.Fatalf("%d processes, process %d, shard %d: value %d is %v, want %v", procs, r, s, i, p[0][i], p[1][i])
-									}
-								}
-							}
-							rows += got.N
-						}
-					}
-					if c.k > 1 {
-						var fills []shardFill
-						err := rolloutEpoch(newRowStore(loaded), pl, c.k, 9, c.epoch, func(f shardFill, _ int) error { fills = append(fills, f); return nil })
-						if err != nil {
-							t.Fatal(err)
-						}
-						k := 0
-						err = rolloutEpoch(tb.rows, pl, c.k, 9, c.epoch, func(f shardFill, _ int) error { check(f, fills[k]); k++; return nil })
-						if err != nil {
-							t.Fatal(err)
-						}
-					} else if c.sched {
-						// the two runs of the epoch in step, batch by batch
-						var fills []shardFill
-						err := scheduledEpoch(newRowStore(loaded), pl, 0.5, 9, c.epoch, func(f shardFill, _ int) error { fills = append(fills, f); return nil })
-						if err != nil {
-							t.Fatal(err)
-						}
-						k := 0
-						err = scheduledEpoch(tb.rows, pl, 0.5, 9, c.epoch, func(f shardFill, _ int) error { check(f, fills[k]); k++; return nil })
-						if err != nil {
-							t.Fatal(err)
-						}
-					} else {
-						var fills []shardFill
-						if err := ref.epoch(newSchedule(len(ref.trans), pl), 9, c.epoch, func(f shardFill, _ int) error { fills = append(fills, f); return nil }); err != nil {
-							t.Fatal(err)
-						}
-						k := 0
-						if err := tb.epoch(newSchedule(len(tb.trans), pl), 9, c.epoch, func(f shardFill, _ int) error { check(f, fills[k]); k++; return nil }); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if rows == 0 {
-						t.Fatalf("%d processes, process %d computed no row", procs, r)
-					}
-					held[procs] = max(held[procs], len(tb.rows.x)/nx)
-					frac[procs] = max(frac[procs], float64(pl.hi-pl.lo)/float64(pl.shards))
-				}
+	for _, d := range []struct {
+		name string
+		ds   func(t *testing.T) *dataset.Dataset
+	}{
+		{"toy", func(t *testing.T) *dataset.Dataset { return toyDataset(t, 5, 700, 2, 1, 41) }},
+		{"double pendulum", pendulumRuns},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			loaded := d.ds(t)
+			dir := t.TempDir()
+			if err := loaded.Save(dir); err != nil {
+				t.Fatal(err)
 			}
-			all := float64(loaded.Samples())
-			t.Logf("samples held by the largest process of 1, 2, 3: %d, %d, %d of %v", held[1], held[2], held[3], all)
-			for n := 1; n <= 3; n++ {
-				share := 1 - math.Pow(1-frac[n], c.c)
-				if got := float64(held[n]) / all; got > share+0.05 || (n == 1 && c.epoch >= 0 && got < 0.9) {
-					t.Errorf("a process of %d holds %.1f%% of the samples, want at most %.1f%%", n, 100*got, 100*share)
-				}
+			l := symplecticLearner(t, loaded, predictor.KindGR, 3)
+			all := loaded.Samples()
+			for _, c := range []struct {
+				name  string
+				epoch int // −1: in order (validation)
+				sched bool
+				k     int // K-step sequences (> 1)
+			}{{"teacher forcing", 3, false, 0}, {"validation", -1, false, 0}, {"scheduled sampling", 2, true, 0}, {"4-step rollouts", 5, false, 4}} {
+				t.Run(c.name, func(t *testing.T) {
+					reach := max(c.k, 1)
+					for _, procs := range []int{1, 2, 3} {
+						comms := newChanGroup(procs)
+						held := make([]int, procs)
+						errs := make([]error, procs)
+						var wg sync.WaitGroup
+						for r := range procs {
+							wg.Go(func() {
+								var comm Comm
+								if procs > 1 {
+									comm = comms[r]
+								}
+								held[r], errs[r] = holdEpoch(dir, loaded, l, comm, c.epoch, c.sched, c.k)
+							})
+						}
+						wg.Wait()
+						if err := errors.Join(errs...); err != nil {
+							t.Fatalf("%d processes: %v", procs, err)
+						}
+						sum := 0
+						for r, h := range held {
+							sum += h
+							if limit := (all+procs-1)/procs + reach; h > limit {
+								t.Errorf("process %d of %d holds %d of %d samples (%.1f%%), want at most ⌈T/N⌉ + %d = %d", r, procs, h, all, 100*float64(h)/float64(all), reach, limit)
+							}
+						}
+						if sum < all || sum > all+(procs-1)*reach {
+							t.Errorf("%d processes hold %d samples together, want %d to %d", procs, sum, all, all+(procs-1)*reach)
+						}
+						t.Logf("%d processes hold %v of %d samples", procs, held, all)
+					}
+				})
 			}
 		})
 	}
+}
+
+// pendulumRuns converts two runs of the real double pendulum, as
+// params/double_pendulum_hw.yaml does, into one split.
+func pendulumRuns(t *testing.T) *dataset.Dataset {
+	var runs []string
+	for _, f := range []string{"20230629-143339.csv", "20230629-143524.csv"} {
+		fixtures.Path(t, "double_pendulum_hw", "trajectories", f)
+		runs = append(runs, "double_pendulum_hw/trajectories/"+f)
+	}
+	s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", "double_pendulum_hw.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Inputs, s.Split = runs, convert.SplitSpec{Default: "id"}
+	res, err := convert.Convert(context.Background(), s, convert.Options{DataRoot: fixtures.DataDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := res.Splits["id"]
+	if ds == nil || len(ds.Episodes) != 2 || ds.WindowLen/ds.Stride < 2 {
+		t.Fatalf("converted %+v, want two episodes of overlapping windows", ds)
+	}
+	return ds
+}
+
+// holdEpoch runs one epoch (of teacher forcing, the validation pass,
+// scheduled sampling or K-step rollouts) as the process of comm on the
+// dataset saved in dir, opened with its arrays on disk, checks every row
+// its shards gather against loaded's, and returns the samples it held.
+func holdEpoch(dir string, loaded *dataset.Dataset, l Learner, comm Comm, epoch int, sched bool, k int) (int, error) {
+	ds, err := dataset.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	nx, ne := loaded.StateDim(), loaded.PortDim()
+	pl, err := newPool(l, 1, 1000, max(k, 1), nx, ne, comm)
+	if err != nil {
+		return 0, err
+	}
+	ref, tb := newTransitionBatches(loaded), newTransitionBatches(ds)
+	got, want := newSeqBatch(pl.rows, k, nx, ne), newSeqBatch(pl.rows, k, nx, ne)
+	rows := 0
+	var bad error
+	check := func(fill, refFill shardFill) {
+		for s := pl.lo; s < pl.hi && bad == nil; s++ {
+			fill(s, &got)
+			refFill(s, &want)
+			if got.N != want.N {
+				bad = fmt.Errorf("shard %d: %d rows, want %d", s, got.N, want.N)
+				return
+			}
+			arrays := [][2][]float64{{got.X, want.X}, {got.XNext, want.XNext}, {got.E, want.E}, {got.W, want.W}}
+			if sched {
+				// the inputs are measured or predicted as the epoch's
+				// draws and predictions say
+				arrays = arrays[1:]
+			}
+			for _, p := range arrays {
+				for i := range p[1][:got.N*len(p[1])/len(want.W)] {
+					if math.Float64bits(p[0][i]) != math.Float64bits(p[1][i]) {
+						bad = fmt.Errorf("shard %d: value %d is %v, want %v", s, i, p[0][i], p[1][i])
+						return
+					}
+				}
+			}
+			rows += got.N
+		}
+	}
+	// the epoch on the loaded dataset, then on the opened one in step,
+	// batch by batch
+	var fills []shardFill
+	keep := func(f shardFill, _ int) error { fills = append(fills, f); return nil }
+	n := 0
+	compare := func(f shardFill, _ int) error { check(f, fills[n]); n++; return bad }
+	switch {
+	case k > 1:
+		if err = rolloutEpoch(ref.rows, pl, k, 9, epoch, keep); err == nil {
+			err = rolloutEpoch(tb.rows, pl, k, 9, epoch, compare)
+		}
+	case sched:
+		if err = scheduledEpoch(ref.rows, pl, 0.5, 9, epoch, keep); err == nil {
+			err = scheduledEpoch(tb.rows, pl, 0.5, 9, epoch, compare)
+		}
+	default:
+		if err = ref.epoch(newSchedule(len(ref.trans), pl), 9, epoch, keep); err == nil {
+			err = tb.epoch(newSchedule(len(tb.trans), pl), 9, epoch, compare)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	if rows == 0 {
+		return 0, fmt.Errorf("process %d computed no row", pl.lo)
+	}
+	return len(tb.rows.x) / nx, nil
 }
 
 // TestOpenedDataLayoutIndependent trains on a dataset opened with its

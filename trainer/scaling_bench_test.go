@@ -1,12 +1,15 @@
 package trainer
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/optim"
 )
@@ -139,5 +142,67 @@ func BenchmarkShardRows(b *testing.B) {
 			}
 			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "transitions/s")
 		})
+	}
+}
+
+// quadrupedData is a synthetic quadruped-sized dataset (n = 18, n_u = 18,
+// n_c = 12) of episodes of 2,000 samples, windows of 100 every 50.
+func quadrupedData(episodes int) *dataset.Dataset {
+	const n, nu, nc, L = 18, 18, 12, 2000
+	ds := &dataset.Dataset{Meta: dataset.Meta{FormatVersion: 1, N: n, NU: nu, NC: nc, Dt: 0.01, WindowLen: 100, Stride: 50, Split: "train"}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	nx, ne := 2*n, nu+nc
+	for e := range episodes {
+		x, u := make([]float64, L*nx), make([]float64, L*ne)
+		ph := rng.Float64() * 6
+		for k := range L {
+			t := float64(k) * 0.01
+			for i := range nx {
+				x[k*nx+i] = 0.5 * math.Sin(t*(1+0.1*float64(i))+ph+float64(i))
+			}
+			for i := range ne {
+				u[k*ne+i] = 0.3*math.Cos(t*(0.5+0.07*float64(i))+ph) + 0.01*rng.NormFloat64()
+			}
+		}
+		ds.Episodes = append(ds.Episodes, dataset.Episode{Name: "synthetic", Len: L, Offset: e * L, X: x, E: u})
+	}
+	return ds
+}
+
+// BenchmarkTrainPhases trains one epoch of the quadruped preset (316,008
+// parameters) at batch 2048 with Muon on 16 synthetic quadruped-sized
+// episodes (31,984 transitions: 16 steps), with the validation loss and
+// the selection by the AR MSE at 100 steps, on GOMAXPROCS workers, and
+// reports where the epoch's time went per optimiser step (Phases): what
+// more workers share and what Amdahl's law counts as serial.
+func BenchmarkTrainPhases(b *testing.B) {
+	train, val := quadrupedData(16), quadrupedData(16)
+	p, _ := predictor.LookupPreset("quadruped")
+	for b.Loop() {
+		m, err := predictor.New(p.Layout, p.Arch, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := &Symplectic{T: predictor.NewTrainable(m), W: LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}}
+		st, err := Stats(train)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Norm = st.Normalization(p.Layout)
+		cfg := DefaultConfig()
+		cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR, cfg.Workers = 1, 2048, "muon", 1e-2, runtime.GOMAXPROCS(0)
+		cfg.SelectHorizon = 100
+		var ph Phases
+		cfg.Phases = &ph
+		if _, err := Train(context.Background(), s, train, val, cfg); err != nil {
+			b.Fatal(err)
+		}
+		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(ph.Steps) }
+		b.ReportMetric(per(ph.Total), "total-ms/step")
+		for _, x := range ph.list() {
+			if x.d > 0 {
+				b.ReportMetric(per(x.d), x.name+"-ms/step")
+			}
+		}
 	}
 }

@@ -69,6 +69,9 @@ type Config struct {
 	Progress io.Writer `json:"-"`
 	// OnEpoch, if set, is called after every epoch.
 	OnEpoch func(EpochStats) `json:"-"`
+	// Phases, if set, receives where this process's epochs spent their
+	// time, added to what it holds.
+	Phases *Phases `json:"-"`
 	// OnResume, if set, is called when the run resumes from the checkpoint
 	// at CheckpointPath, with the epochs it holds and their training time
 	// [s], before the first epoch.
@@ -294,8 +297,9 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // of that point, whatever CheckpointEvery, from which a resumed run ends
 // as an uninterrupted one, bit for bit.
 // train and val may be opened with their arrays on disk (dataset.Open):
-// each epoch then reads only the samples of this process's shards (all of
-// them without a Comm), with the same result, K-step epochs included; the
+// a process then reads and holds its 1/N of the samples once (all of them
+// without a Comm) and receives the rest of each batch's from the others
+// (rowStore), with the same result, K-step epochs included; the
 // selection by the AR MSE loads the validation arrays it rolls out.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
@@ -313,7 +317,7 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		return nil, err
 	}
 	// A dataset opened with its arrays on disk (one process of several
-	// holding part of it) is read an epoch's part at a time, except where
+	// holding part of it) is held a range of samples a process, except where
 	// the selection's rollouts (Evaluate) read every episode: they load the
 	// arrays.
 	if cfg.SelectHorizon > 0 {
@@ -327,6 +331,8 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		workers = 2
 	}
 	tb := newTransitionBatches(train)
+	// the samples a process holds serve the K-step sequences too
+	tb.rows.reach = max(1, cfg.RolloutSteps)
 	if len(tb.trans) == 0 {
 		return nil, fmt.Errorf("trainer: the training set has no windows of length %d", train.WindowLen)
 	}
@@ -338,6 +344,8 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if err != nil {
 		return nil, err
 	}
+	ph := cfg.Phases
+	pl.ph = ph
 	grad := make([]float64, l.NumParams())
 	sched := newSchedule(len(tb.trans), pl)
 	writer := cfg.Comm == nil || cfg.Comm.Rank() == 0 // writes checkpoints
@@ -410,9 +418,9 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	if val != nil {
 		vb = newTransitionBatches(val)
 		vsched = newSchedule(len(vb.trans), pl)
+		vsched.ph = nil // the validation pass is timed as a whole
 		if val == train {
-			// one store, which holds the epoch's samples, then the
-			// validation's, never both
+			// one store serves both passes
 			vb.rows = tb.rows
 		}
 	}
@@ -420,8 +428,17 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 	cur := pl
 	seq := newSeqPools(l, workers, &cfg, nx, ne)
 	bar := newProgress(cfg.Progress, l.Name(), cfg.Epochs, start)
+	if ph != nil {
+		// the epochs' time, whichever way the run ends
+		defer func(t0 time.Time) { ph.Total += time.Since(t0); ph.finish() }(time.Now())
+	}
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
-		if cause, err := stopped(ctx, cfg.Comm); err != nil {
+		t0 := time.Now()
+		cause, err := stopped(ctx, cfg.Comm)
+		if ph != nil {
+			ph.Stop += time.Since(t0)
+		}
+		if err != nil {
 			return hist, err
 		} else if cause != nil {
 			part := EpochPart{}
@@ -454,7 +471,12 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			}
 			// every process stops at the same batch when one is interrupted
 			if done > 0 && done%stopEvery == 0 {
-				if cause, err := stopped(ctx, cfg.Comm); err != nil {
+				t0 := time.Now()
+				cause, err := stopped(ctx, cfg.Comm)
+				if ph != nil {
+					ph.Stop += time.Since(t0)
+				}
+				if err != nil {
 					return err
 				} else if cause != nil {
 					part.Seconds = skip.Seconds + time.Since(te).Seconds()
@@ -465,12 +487,17 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			if err != nil {
 				return err
 			}
+			t0 := time.Now()
 			for i := range grad {
 				grad[i] /= w
 			}
 			gn, err := opt.step(grad, lr, cfg.Clip)
 			if err != nil {
 				return err
+			}
+			if ph != nil {
+				ph.Optimizer += time.Since(t0)
+				ph.Steps++
 			}
 			if math.IsNaN(loss) || math.IsNaN(gn) || math.IsInf(gn, 0) {
 				return fmt.Errorf("%w at epoch %d (loss %v, gradient norm %v)", ErrDiverged, epoch, loss, gn)
@@ -485,7 +512,6 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			return nil
 		}
 		cur = pl
-		var err error
 		if k := cfg.kAt(epoch); k > 1 {
 			if cur, err = seq.pool(k); err == nil {
 				err = rolloutEpoch(tb.rows, cur, k, cfg.Seed, epoch, step)
@@ -507,8 +533,12 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			es.K = 0
 		}
 		if vb != nil {
+			t0 := time.Now()
 			if es.ValLoss, err = datasetLoss(pl, vb, vsched); err != nil {
 				return hist, err
+			}
+			if ph != nil {
+				ph.Validation += time.Since(t0)
 			}
 		}
 		// the selection completes an epoch: an interruption during it
@@ -523,8 +553,12 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 			cfg.OnEpoch(es)
 		}
 		if cfg.CheckpointPath != "" && cfg.CheckpointEvery > 0 && ((epoch+1)%cfg.CheckpointEvery == 0 || epoch+1 == cfg.Epochs) && writer {
+			t0 := time.Now()
 			if err := saveCheckpoint(cfg.CheckpointPath, epoch+1, EpochPart{}, l, opt, hist, fp, joinSettings(set)); err != nil {
 				return hist, err
+			}
+			if ph != nil {
+				ph.Checkpoint += time.Since(t0)
 			}
 			saved = point{epoch + 1, 0}
 		}
@@ -558,8 +592,8 @@ func datasetLoss(pl *pool, tb *transitionBatches, sc *schedule) (float64, error)
 // window's input is the measured state with probability α and the model's
 // own previous prediction otherwise, drawn in row order from the epoch's
 // stream before the step. The gradient is one-step (predictions enter as
-// constants). The samples come from rs, which first reads those of this
-// process's shards when the arrays are on disk.
+// constants). The samples come from rs, which gathers each step's from
+// the processes that hold them when the arrays are on disk.
 func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch int, step func(shardFill, int) error) error {
 	ds := rs.ds
 	ws := ds.Windows()
@@ -567,10 +601,7 @@ func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch in
 	sc.orderShard(seed, epoch, 0)
 	nx, ne := ds.StateDim(), ds.PortDim()
 	L := ds.WindowLen
-	err := rs.hold([2]uint64{seed, uint64(epoch)}, func(add func(ep, t0, t1 int)) {
-		sc.eachItem(seed, epoch, func(i int) { add(ws[i].Episode, ws[i].Start, ws[i].Start+L) })
-	})
-	if err != nil {
+	if err := rs.hold(pl.comm, 1); err != nil {
 		return err
 	}
 	pred := make([]float64, pl.batch*nx)
@@ -580,6 +611,11 @@ func scheduledEpoch(rs *rowStore, pl *pool, alpha float64, seed uint64, epoch in
 		for k := 0; k < L-1; k++ {
 			for r := range n {
 				measured[r] = k == 0 || sc.rng.Float64() < alpha
+			}
+			// the samples of step k of the group's windows
+			err := sc.gather(rs, g, func(i int) (int, int, int) { return ws[i].Episode, ws[i].Start + k, ws[i].Start + k + 2 })
+			if err != nil {
+				return err
 			}
 			fill := func(s int, b *Batch) []float64 {
 				lo, hi := sc.shardRows(g, s)

@@ -103,7 +103,7 @@ func newTrainCmd() *cobra.Command {
 	var resume bool
 	cfg := trainer.DefaultConfig()
 	w := trainer.LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}
-	var quiet bool
+	var quiet, timing bool
 	var comm trainer.Comm // the MPI job's processes (nil: this one alone)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -114,8 +114,10 @@ model.safetensors; .json for the MLP, default model.json).
 --data and --val name a dataset directory, or a split of a sharded
 conversion as DIR/SPLIT, where DIR holds the shards of 'convert --shard
 i/N --out DIR': the split that 'convert --merge DIR' would write, the same
-bits. Launched as several MPI processes, each reads only the samples of
-its shards of each epoch from the dataset's files.
+bits. Launched as N MPI processes, each reads and holds its 1/N of the
+samples from the dataset's files, once, and receives the rest of each
+batch's from the others. --timing prints where the epochs spent their
+time per optimiser step.
 With --checkpoint, a checkpoint is written every --checkpoint-every epochs;
 --resume continues from it, on the same --data and with the same
 settings: another dataset, or any setting that changes the result
@@ -139,7 +141,7 @@ by default).`,
 				return err
 			}
 			// One of several processes leaves the arrays on disk and holds
-			// the samples of its shards of each epoch.
+			// its 1/N of the samples (trainer's rowStore).
 			lazy := comm != nil && comm.Size() > 1
 			train, err := readDataset(dataDir, lazy)
 			if err != nil {
@@ -230,9 +232,19 @@ by default).`,
 				}
 				close(noticed)
 			})
+			if timing {
+				ms.Train.Phases = &trainer.Phases{}
+			}
 			hist, err := trainer.Train(ctx, l, train, v, ms.Train)
 			if !stopNotice() {
 				<-noticed
+			}
+			if timing {
+				who := ""
+				if comm != nil {
+					who = fmt.Sprintf(" (process %d of %d)", comm.Rank(), comm.Size())
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "calisym train: time%s: %s\n", who, ms.Train.Phases)
 			}
 			var ie *trainer.Interrupted
 			if errors.As(err, &ie) {
@@ -285,6 +297,7 @@ by default).`,
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines (the result does not depend on them, nor on the MPI processes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.BoolVar(&timing, "timing", false, "print on stderr, at the end, where the epochs spent their time per optimiser step (every process of an MPI job its own)")
 	f.Float64Var(&w.Q, "w-q", w.Q, "loss weight of q")
 	f.Float64Var(&w.P, "w-p", w.P, "loss weight of p")
 	f.Float64Var(&w.Sec, "w-sec", w.Sec, "section loss weight")

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -339,5 +341,44 @@ func TestInterruptedWithoutCheckpoint(t *testing.T) {
 	err := interruptedError(cmd, ie, ie, "model.json")
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "after epoch 2 of 5: nothing was saved") || !strings.Contains(err.Error(), "train with --checkpoint FILE") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestTrainTiming trains with --timing and requires the breakdown of the
+// epochs' time per optimiser step on stderr, every phase named, the steps
+// those of the run (one epoch of the smoke data's 2,772 transitions at
+// batch 1024: 3) and the shares summing to 100%.
+func TestTrainTiming(t *testing.T) {
+	dir := t.TempDir()
+	sim := smokeData(t, dir)
+	_, errOut, err := runCLI(t, "train", "--data", filepath.Join(sim, "train"), "--arch", "gr:2x4", "--epochs", "1", "--batch", "1024",
+		"--quiet", "--timing", "--out", filepath.Join(dir, "m.safetensors"))
+	if err != nil {
+		t.Fatalf("train --timing: %v\n%s", err, errOut)
+	}
+	i := strings.Index(errOut, "calisym train: time: ")
+	if i < 0 {
+		t.Fatalf("train --timing printed no breakdown:\n%s", errOut)
+	}
+	line := strings.SplitN(errOut[i:], "\n", 2)[0]
+	var steps int
+	if _, err := fmt.Sscanf(line, "calisym train: time: %d steps", &steps); err != nil || steps != 3 {
+		t.Errorf("%q: %d steps (%v), want 3", line, steps, err)
+	}
+	var sum float64
+	for _, name := range []string{"shards", "samples", "exchange", "reduce", "optimizer", "stop", "validation", "selection", "checkpoint", "other"} {
+		var ms, pct float64
+		j := strings.Index(line, " "+name+" ")
+		if j < 0 {
+			t.Errorf("%q does not report %s", line, name)
+			continue
+		}
+		if _, err := fmt.Sscanf(line[j+len(name)+2:], "%f ms (%f%%)", &ms, &pct); err != nil {
+			t.Errorf("%q: %s: %v", line, name, err)
+		}
+		sum += pct
+	}
+	if math.Abs(sum-100) > 0.6 {
+		t.Errorf("%q: the shares sum to %.1f%%, want 100%%", line, sum)
 	}
 }
