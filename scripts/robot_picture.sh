@@ -15,7 +15,8 @@
 #
 # Environment: CALISYM_DATA (default ../shared/data), LOG (default
 # $CALISYM_DATA/anymal_sim/id/trot_301.mcap), GHOST (the lookahead, default
-# 0.3s), AT (the /tf message drawn, default 305: 30.5 s into the log at
+# 0.3s), AT (the prediction drawn: the AT-th /tf message with ghost frames,
+# default 305: 30.5 s into the log at
 # replay's default of a prediction every 10th input),
 # CAMERA (the camera's offset from the base, "x,y,z" in the base's heading
 # frame: x forward, y left, z up; default 0.8,-2.4,0.7).
