@@ -1,6 +1,7 @@
 package main
 
 import (
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -251,5 +252,63 @@ func TestBenchPlot(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "bench", "plot", good); err == nil || !strings.Contains(err.Error(), "--out is required") {
 		t.Errorf("no --out: %v", err)
+	}
+}
+
+// anymalStudyFigure is the command of publishedPage that draws
+// docs/study_id_test.png from docs/results/anymal_sim_study.json.
+const anymalStudyFigure = "go run ./cmd/calisym bench plot docs/results/anymal_sim_study.json --only-variants onestep,longhorizon,default --only-groups id_test --out out/study-figures"
+
+// TestAnymalStudyFigure: docs/study_id_test.png is, pixel for pixel, what
+// the command publishedPage gives for it draws from the published rows.
+func TestAnymalStudyFigure(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), publishedPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, err := markdownSection(string(doc), anymalStudyHeading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(section, "\n"+anymalStudyFigure+"\n") {
+		t.Fatalf("%s %q does not give the command %q", publishedPage, anymalStudyHeading, anymalStudyFigure)
+	}
+	out := t.TempDir()
+	args := strings.Fields(strings.TrimPrefix(anymalStudyFigure, "go run ./cmd/calisym "))
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "docs/"):
+			args[i] = filepath.Join(fixtures.Root(), a)
+		case strings.HasPrefix(a, "out/"):
+			args[i] = filepath.Join(out, a)
+		}
+	}
+	if _, _, err := runCLI(t, args...); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(p string) image.Image {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		img, err := png.Decode(f)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return img
+	}
+	got := decode(filepath.Join(out, "out", "study-figures", "study_id_test.png"))
+	pub := decode(filepath.Join(fixtures.Root(), "docs", "study_id_test.png"))
+	same := got.Bounds() == pub.Bounds()
+	for y := got.Bounds().Min.Y; same && y < got.Bounds().Max.Y; y++ {
+		for x := got.Bounds().Min.X; same && x < got.Bounds().Max.X; x++ {
+			r0, g0, b0, a0 := got.At(x, y).RGBA()
+			r1, g1, b1, a1 := pub.At(x, y).RGBA()
+			same = r0 == r1 && g0 == g1 && b0 == b1 && a0 == a1
+		}
+	}
+	if !same {
+		t.Errorf("docs/study_id_test.png is not what `%s` draws now: run it and copy out/study-figures/study_id_test.png there", anymalStudyFigure)
 	}
 }
