@@ -150,7 +150,8 @@ func smokeArgs(args []string, out string) []string {
 			r = append(r, "--preset", "smoke")
 		}
 	case "bench", "train":
-		if !has("--epochs") {
+		// bench plot draws a study.json: it trains nothing
+		if !has("--epochs") && (len(r) < 2 || r[1] != "plot") {
 			r = append(r, "--epochs", "1")
 		}
 	case "node":
@@ -386,6 +387,7 @@ func TestReadmeCommandsExtraction(t *testing.T) {
 		{"demo --out out/demo", "demo --out T/demo --preset smoke"},
 		{"sim --preset default --mcap", "sim --preset smoke --mcap"},
 		{"bench --out out/bench --check docs/benchmarks.md", "bench --out T/bench --epochs 1"},
+		{"bench plot docs/results/s.json --out out/figs", "bench plot docs/results/s.json --out T/figs"},
 		{"replay x --foxglove 127.0.0.1:8765", "replay x --foxglove 127.0.0.1:0"},
 		{"node --params p --transport foxglove", "node --params p --transport foxglove --addr 127.0.0.1:0"},
 	} {

@@ -18,7 +18,6 @@ import (
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
-	"github.com/calisym/calisym/trainer/plot"
 )
 
 // Variant is a named change of a benchmark's model specs: one lever of the
@@ -477,33 +476,17 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 	return runs, studyPlots(groups, variants, b.Spec.System, outDir)
 }
 
-// studyPlots draws outDir/study_<group>.png for every evaluation group:
-// the seeds' mean AR MSE against the horizon, one colour per variant,
+// studyPlots draws outDir/study_<group>.png for every evaluation group
+// of the runs (StudyPlots of their StudyRows): the seeds' mean AR MSE
+// against the horizon with the seeds' range, one colour per variant,
 // CaLiSym solid and the MLP dashed, the state held constant dotted.
 func studyPlots(runs []StudyRun, variants []Variant, system, outDir string) error {
-	if len(runs) == 0 || runs[0].Report == nil || len(runs[0].Report.HoldGroups) == 0 {
+	rows := StudyRows(runs, variants)
+	if len(rows) == 0 {
 		return nil
 	}
-	hold := runs[0].Report.HoldGroups
-	hs := hold[0].Horizons
-	for gi, hg := range hold {
-		var series []plot.Series
-		for _, v := range variants {
-			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
-				series = append(series, seedSeries(sm, v.Name+" "+sm.Name, v.Name, sm.Kind == "mlp"))
-			}
-		}
-		hv := make([]float64, len(hs))
-		for i, h := range hs {
-			hv[i] = hg.At(h)
-		}
-		series = append(series, plot.Series{Name: "state held constant", Role: plot.Hold, Values: hv})
-		title := fmt.Sprintf("%s, %s: AR MSE by horizon, mean over seeds, bars from the least to the largest seed's (CaLiSym solid, MLP dashed)", system, hg.Group)
-		if err := plot.HorizonCurve(filepath.Join(outDir, "study_"+hg.Group+".png"), title, plot.MixedUnits, hs, series); err != nil {
-			return fmt.Errorf("experiment: %w", err)
-		}
-	}
-	return nil
+	_, err := StudyPlots(rows, system, outDir, nil, nil)
+	return err
 }
 
 // readReport reads the report.json of a finished run.
