@@ -331,7 +331,7 @@ func TestWrenchCorrectedStepIsTranslation(t *testing.T) {
 func TestWrenchEstimateSettings(t *testing.T) {
 	var def WrenchEstimate
 	def.Defaults()
-	if def != (WrenchEstimate{Window: 400, Gate: 3, Decay: 1, Blocks: 8}) {
+	if def != (WrenchEstimate{Window: 400, Gate: 6, Decay: 1, Blocks: 8}) {
 		t.Errorf("defaults %+v", def)
 	}
 	for _, tc := range []struct {

@@ -92,13 +92,30 @@ writes them in --out/<system>/<variant>/seed<S>.`,
 	return cmd
 }
 
-// splitList splits a comma-separated flag value, dropping empty items.
+// splitList splits a comma-separated flag value, dropping empty items; a
+// comma inside parentheses does not split, so that a study's offset-free
+// variants ("default+force(10,0.9)") stay whole.
 func splitList(s string) []string {
 	var out []string
-	for _, f := range strings.Split(s, ",") {
+	depth, start := 0, 0
+	add := func(f string) {
 		if f = strings.TrimSpace(f); f != "" {
 			out = append(out, f)
 		}
 	}
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth = max(0, depth-1)
+		case ',':
+			if depth == 0 {
+				add(s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	add(s[start:])
 	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +77,24 @@ func TestParseOffsets(t *testing.T) {
 	} {
 		if _, err := parseOffsets(tc.force, tc.wrench); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q %q: %v, want an error naming %s", tc.force, tc.wrench, err, tc.want)
+		}
+	}
+}
+
+// TestSplitList: list flags split at commas outside parentheses, so that
+// bench plot's --only-variants takes the offset-free variants' names.
+func TestSplitList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"a, b,,c", []string{"a", "b", "c"}},
+		{"default,default+force(10,0.9),default+wrench(400,6,1,8)", []string{"default", "default+force(10,0.9)", "default+wrench(400,6,1,8)"}},
+		{"x(1,2)),y", []string{"x(1,2))", "y"}},
+	} {
+		if got := splitList(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("splitList(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -37,7 +37,7 @@ func TestWrenchEstimateParams(t *testing.T) {
 		want *predictor.WrenchEstimate
 	}{
 		{"", nil},
-		{"  wrench_estimate: {}\n", &predictor.WrenchEstimate{Window: 400, Gate: 3, Decay: 1, Blocks: 8}},
+		{"  wrench_estimate: {}\n", &predictor.WrenchEstimate{Window: 400, Gate: 6, Decay: 1, Blocks: 8}},
 		{"  wrench_estimate: {window: 100, gate: 2, decay: 0.99, blocks: 4}\n", &predictor.WrenchEstimate{Window: 100, Gate: 2, Decay: 0.99, Blocks: 4}},
 	} {
 		p, err := load(c.add)
@@ -129,5 +129,28 @@ func TestWrenchDiagnostics(t *testing.T) {
 	if g := strings.Fields(value(d, "wrench_confidence")); len(g) != 6 || len(strings.Fields(value(d, "wrench_torque_Nm"))) != 3 ||
 		value(d, "wrench_estimate_residuals") != "16" || value(d, "wrench_frame") != "odom" || value(d, "wrench_estimate_restarts") != "0" {
 		t.Errorf("diagnostics %+v", d.Values)
+	}
+}
+
+// TestAnymalParamsWrenchEstimate: the ANYmal's params turn the wrench
+// estimate on with the settings the payload study chose (window 400, gate
+// 6; docs/benchmarks.md), and the floating-base params that were not
+// measured leave it off.
+func TestAnymalParamsWrenchEstimate(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want *predictor.WrenchEstimate
+	}{
+		{"anymal.yaml", &predictor.WrenchEstimate{Window: 400, Gate: 6, Decay: 1, Blocks: 8}},
+		{"crazyflie.yaml", nil},
+		{"px4_quadrotor.yaml", nil},
+	} {
+		p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Node.WrenchEstimate; (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+			t.Errorf("%s: wrench_estimate %+v, want %+v", tc.file, got, tc.want)
+		}
 	}
 }
