@@ -44,14 +44,7 @@ var anymalStudyGroups = map[string]string{"ID test": "id_test", "OOD pushes": "o
 // as study rows (experiment.ReadStudyRows). Rows the table does not have
 // (other groups, variants or horizons) may be there too.
 func TestAnymalStudyJSON(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), publishedPage))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section, err := markdownSection(string(doc), anymalStudyHeading)
-	if err != nil {
-		t.Fatal(err)
-	}
+	section := anymalStudySection(t)
 	js, err := os.ReadFile(filepath.Join(fixtures.Root(), "docs", "results", "anymal_sim_study.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -262,14 +255,7 @@ const anymalStudyFigure = "go run ./cmd/calisym bench plot docs/results/anymal_s
 // TestAnymalStudyFigure: docs/study_id_test.png is, pixel for pixel, what
 // the command publishedPage gives for it draws from the published rows.
 func TestAnymalStudyFigure(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), publishedPage))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section, err := markdownSection(string(doc), anymalStudyHeading)
-	if err != nil {
-		t.Fatal(err)
-	}
+	section := anymalStudySection(t)
 	if !strings.Contains(section, "\n"+anymalStudyFigure+"\n") {
 		t.Fatalf("%s %q does not give the command %q", publishedPage, anymalStudyHeading, anymalStudyFigure)
 	}
@@ -311,4 +297,19 @@ func TestAnymalStudyFigure(t *testing.T) {
 	if !same {
 		t.Errorf("docs/study_id_test.png is not what `%s` draws now: run it and copy out/study-figures/study_id_test.png there", anymalStudyFigure)
 	}
+}
+
+// anymalStudySection returns the quadruped study's section of
+// publishedPage.
+func anymalStudySection(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(fixtures.Root(), publishedPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, err := markdownSection(string(doc), anymalStudyHeading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return section
 }
