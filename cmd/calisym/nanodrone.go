@@ -29,7 +29,10 @@ the logged motor commands, and at h = 1, 10, 50 and summed over h = 1…50
 the mean error norm of the position [m], the world-frame velocity [m/s],
 the orientation (geodesic angle [rad]) and the body angular rate [rad/s].
 The state (q, p) is mapped back to those outputs through the params' pose
-representation and mass matrix. The state held constant (the benchmark's
+representation and mass matrix. A model with a port history
+(convert.history.port_mean m) is fed, at every step, the logged ports and
+their means over the m measured samples before it, built as conversion
+builds them (fewer at a flight's start). The state held constant (the benchmark's
 naïve model) is scored too, and the benchmark's own table is printed
 beside the results.
 

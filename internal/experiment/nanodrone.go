@@ -181,24 +181,80 @@ func PoolNano(ms []NanoMetric) NanoMetric {
 
 // NanoFlight is one flight read for the metric: per sample its outputs,
 // the model's state (expressed, as a live node expresses it, relative to
-// its own pose: the first sample of a window), its measured ports and its
+// its own pose: the first sample of a window), the model's ports and its
 // base pose.
+//
+// With a port history (convert.history.port_mean m, PortMean) the ports
+// of each sample are (u, the mean of the measured ports over the m
+// samples before it, f_c), built as conversion builds them
+// (statemap.PortHistory) over the flight as one stretch of log: over
+// fewer samples at its start, over none (the sample's own ports) at its
+// first. The prediction from a start sample is fed the logged ports of
+// its steps, so step k's means are over the measured ports before sample
+// start+k: those of the flight's own samples, which E holds.
 type NanoFlight struct {
 	// Name is the file's path.
 	Name string
 	// Truth holds the outputs of every sample.
 	Truth []NanoOutput
-	// X (2n per sample), E (n_u+n_c per sample) and Pose are the model's
-	// state, ports and base pose.
-	X, E   []float64
-	Pose   []mechanics.SE3
-	nx, ne int
-	spec   *statemap.Spec
-	minv   []float64 // M⁻¹ (6×6) of the rigid body
+	// X (2n per sample), E (the model's n_u+n_c per sample) and Pose are
+	// the model's state, ports and base pose.
+	X, E     []float64
+	Pose     []mechanics.SE3
+	nx, ne   int
+	meas     []float64 // the measured ports (u, f_c), nm per sample
+	nm       int
+	portMean int      // the port history's m of E (0: none)
+	ports    []string // the names of E's values
+	coords   []string // the configuration coordinates
+	spec     *statemap.Spec
+	minv     []float64 // M⁻¹ (6×6) of the rigid body
 }
 
 // Len returns the number of samples.
 func (f *NanoFlight) Len() int { return len(f.Truth) }
+
+// PortMean returns the port history's m of the flight's ports (0: the
+// measured ports only).
+func (f *NanoFlight) PortMean() int { return f.portMean }
+
+// Ports returns the names of the flight's ports per sample (E).
+func (f *NanoFlight) Ports() []string { return f.ports }
+
+// WithPortMean returns the flight with the ports of a port history of m
+// samples (convert.history.port_mean; 0: the measured ports only), built
+// from its measured ports by statemap.PortHistory. The returned flight
+// shares everything else with f.
+func (f *NanoFlight) WithPortMean(m int) (*NanoFlight, error) {
+	if m == f.portMean {
+		return f, nil
+	}
+	g := *f
+	spec := *f.spec
+	spec.History.PortMean = m
+	control, contact := spec.PortNames()
+	g.ports, g.portMean = slices.Concat(control, contact), m
+	if m == 0 {
+		g.E, g.ne = f.meas, f.nm
+		return &g, nil
+	}
+	hist, err := spec.NewPortHistory()
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %s: port_mean %d: %w", f.Name, m, err)
+	}
+	if hist.Measured() != f.nm {
+		return nil, fmt.Errorf("experiment: %s: port history over %d measured ports, the flight has %d", f.Name, hist.Measured(), f.nm)
+	}
+	// one stretch of log: every sample is scored, none restarts it
+	g.ne = hist.Width()
+	g.E = make([]float64, f.Len()*g.ne)
+	for j := range f.Len() {
+		meas := f.meas[j*f.nm : (j+1)*f.nm]
+		hist.Ports(meas, g.E[j*g.ne:(j+1)*g.ne])
+		hist.Push(meas)
+	}
+	return &g, nil
+}
 
 // nanoColumns are the benchmark's output columns in the flights.
 var nanoColumns = []string{"x", "y", "z", "vx", "vy", "vz", "qx", "qy", "qz", "qw", "wx", "wy", "wz"}
@@ -213,16 +269,15 @@ type NanoReader struct {
 // NewNanoReader builds the reader of a floating-base rigid body's params
 // (params/crazyflie.yaml, params/crazyflie_gravity.yaml). Quaternions are
 // not checked against validate.max_quat_norm_error and no sample is
-// rejected: the benchmark scores every sample.
+// rejected: the benchmark scores every sample. The flights' ports carry
+// the params' port history (convert.history.port_mean), and
+// NanoFlight.WithPortMean gives them another.
 func NewNanoReader(params, dataRoot string) (*NanoReader, error) {
 	cs, err := convert.LoadSpec(params)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
 	spec := &cs.Spec
-	if cs.History.PortMean > 0 {
-		return nil, fmt.Errorf("experiment: %s: convert.history.port_mean %d: the nano-drone metric feeds the measured ports only", params, cs.History.PortMean)
-	}
 	s, err := statemap.NewSampler(spec, statemap.SamplerOptions{DataRoot: dataRoot})
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", params, err)
@@ -286,10 +341,12 @@ func (r *NanoReader) Read(path string) (*NanoFlight, error) {
 		return nil, err
 	}
 	n, _, _ := r.sampler.Layout()
-	f := &NanoFlight{Name: path, nx: 2 * n, ne: r.sampler.Measured(), spec: r.spec, minv: r.minv}
+	c, k := r.spec.MeasuredPortNames()
+	f := &NanoFlight{Name: path, nx: 2 * n, nm: r.sampler.Measured(), ports: slices.Concat(c, k),
+		coords: r.Coordinates(), spec: r.spec, minv: r.minv}
 	row := make([]float64, len(t.Columns()))
 	vals := make([]float64, len(src))
-	x, e := make([]float64, f.nx), make([]float64, f.ne)
+	x, e := make([]float64, f.nx), make([]float64, f.nm)
 	for k := 0; ; k++ {
 		if err := t.Next(row); errors.Is(err, io.EOF) {
 			break
@@ -311,13 +368,14 @@ func (r *NanoReader) Read(path string) (*NanoFlight, error) {
 			Omega: mechanics.Vec3{y[yi[10]], y[yi[11]], y[yi[12]]},
 		})
 		f.X = append(f.X, x...)
-		f.E = append(f.E, e...)
+		f.meas = append(f.meas, e...)
 		f.Pose = append(f.Pose, pose)
 	}
 	if len(f.Truth) <= NanoHorizon {
 		return nil, fmt.Errorf("experiment: %s: %d samples, the nano-drone metric needs more than %d", path, len(f.Truth), NanoHorizon)
 	}
-	return f, nil
+	f.E, f.ne = f.meas, f.nm
+	return f.WithPortMean(r.spec.History.PortMean)
 }
 
 // Outputs maps predicted states xhat (len(out) states of 2n values) of a
@@ -475,19 +533,23 @@ func NanoParams(system, paramsDir string) (string, error) {
 	return filepath.Join(paramsDir, realSystems()[system].params), nil
 }
 
-// NanoModelFits reports a saved model that does not fit a reader's
-// flights: another state or port size, a port history, or other
-// coordinates (a model of the other pose representation).
-func NanoModelFits(sv *trainer.SavedModel, r *NanoReader) error {
-	n, _, _ := r.sampler.Layout()
-	if sv.StateDim != 2*n || sv.PortDim != r.sampler.Measured() {
-		return fmt.Errorf("experiment: %s: state %d and ports %d, the flights give %d and %d", sv.Path, sv.StateDim, sv.PortDim, 2*n, r.sampler.Measured())
+// NanoModelFits reports a saved model that does not fit a flight: another
+// port history (port_mean) than the flight's ports carry, another state or
+// port size, other port names, or other coordinates (a model of the other
+// pose representation).
+func NanoModelFits(sv *trainer.SavedModel, f *NanoFlight) error {
+	if sv.PortMean != f.portMean {
+		return fmt.Errorf("experiment: %s: port history port_mean %d, the flight's ports are built with port_mean %d (%d ports: %s)",
+			sv.Path, sv.PortMean, f.portMean, f.ne, strings.Join(f.ports, ", "))
 	}
-	if sv.PortMean > 0 {
-		return fmt.Errorf("experiment: %s: port history (port_mean %d): the nano-drone metric feeds the measured ports only", sv.Path, sv.PortMean)
+	if sv.StateDim != f.nx || sv.PortDim != f.ne {
+		return fmt.Errorf("experiment: %s: state %d and ports %d, the flights give %d and %d", sv.Path, sv.StateDim, sv.PortDim, f.nx, f.ne)
 	}
-	if c := sv.Coordinates; len(c) > 0 && !slices.Equal(c, r.Coordinates()) {
-		return fmt.Errorf("experiment: %s: trained on coordinates %s, the params give %s (another --system?)", sv.Path, strings.Join(c, ", "), strings.Join(r.Coordinates(), ", "))
+	if p := sv.Ports; len(p) > 0 && !slices.Equal(p, f.ports) {
+		return fmt.Errorf("experiment: %s: trained on ports %s, the flights give %s", sv.Path, strings.Join(p, ", "), strings.Join(f.ports, ", "))
+	}
+	if c := sv.Coordinates; len(c) > 0 && !slices.Equal(c, f.coords) {
+		return fmt.Errorf("experiment: %s: trained on coordinates %s, the params give %s (another --system?)", sv.Path, strings.Join(c, ", "), strings.Join(f.coords, ", "))
 	}
 	return nil
 }
@@ -575,6 +637,22 @@ func NanoEvaluate(ctx context.Context, opt NanoOptions) ([]NanoResult, []string,
 			return nil, nil, err
 		}
 		res := []NanoResult{{System: system, Model: "calisym", Runs: runs}, {System: system, Model: "mlp", Runs: runs}}
+		// the flights with each model's port history, built once per m
+		withMean := map[int][]*NanoFlight{}
+		flightsFor := func(m int) ([]*NanoFlight, error) {
+			if fl, ok := withMean[m]; ok {
+				return fl, nil
+			}
+			fl := make([]*NanoFlight, len(flights))
+			for i, f := range flights {
+				var err error
+				if fl[i], err = f.WithPortMean(m); err != nil {
+					return nil, err
+				}
+			}
+			withMean[m] = fl
+			return fl, nil
+		}
 		for _, dir := range runs {
 			sym, err := filepath.Glob(filepath.Join(dir, "calisym-*.safetensors"))
 			if err != nil || len(sym) != 1 {
@@ -585,10 +663,14 @@ func NanoEvaluate(ctx context.Context, opt NanoOptions) ([]NanoResult, []string,
 				if err != nil {
 					return nil, nil, fmt.Errorf("experiment: %w", err)
 				}
-				if err := NanoModelFits(sv, rd); err != nil {
+				fl, err := flightsFor(sv.PortMean)
+				if err != nil {
+					return nil, nil, fmt.Errorf("experiment: %s: %w", file, err)
+				}
+				if err := NanoModelFits(sv, fl[0]); err != nil {
 					return nil, nil, err
 				}
-				pooled, per, err := ScoreNano(ctx, sv.Rollers, flights, opt.Workers)
+				pooled, per, err := ScoreNano(ctx, sv.Rollers, fl, opt.Workers)
 				if err != nil {
 					return nil, nil, err
 				}

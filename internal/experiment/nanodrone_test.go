@@ -4,12 +4,15 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/trainer"
 )
 
 // nanoTrajectory is a synthetic flight of n samples at 100 Hz: constant
@@ -271,5 +274,158 @@ func TestNanoRealFlight(t *testing.T) {
 	nopt.Systems = []string{RealCrazyflie}
 	if _, _, err := NanoEvaluate(ctx, nopt); err == nil || !strings.Contains(err.Error(), "coordinates") {
 		t.Errorf("gravity-aware run scored as %s: %v", RealCrazyflie, err)
+	}
+}
+
+// recordingRoller passes rollouts on to r and keeps the ports fed to the
+// rollouts whose call number (the start sample, with one worker) is in
+// keep.
+type recordingRoller struct {
+	r    trainer.Roller
+	keep map[int]bool
+	fed  map[int][]float64
+	n    int
+}
+
+func (rr *recordingRoller) Rollout(x0, ports []float64, horizon int, out []float64) error {
+	if rr.keep[rr.n] {
+		rr.fed[rr.n] = slices.Clone(ports)
+	}
+	rr.n++
+	return rr.r.Rollout(x0, ports, horizon, out)
+}
+
+// TestNanoRealFlightPortHistory trains tiny models with a port history
+// of 2 samples (convert.history.port_mean 2, the study's
+// default-porthistory2) on one real flight and scores them with
+// NanoEvaluate: the ports fed to the model at every step of the
+// predictions from the windows' first samples are those conversion gave
+// the windows, (u, the mean of the 2 measured samples before, over fewer
+// at the flight's start), to 1e-12, the flight's start included; a
+// model whose port_mean differs from the flight's ports is refused,
+// either way.
+func TestNanoRealFlightPortHistory(t *testing.T) {
+	const flight = "crazyflie/train/random1_20251017_run1.parquet"
+	fixtures.Path(t, "crazyflie", "train", "random1_20251017_run1.parquet")
+	ctx := context.Background()
+	opt := realOptions(flight)
+	opt.Split = timeSplit([2]float64{0, 40}, [2]float64{40, 50}, [2]float64{50, 60})
+	opt.Horizon, opt.Epochs, opt.Workers = 20, 1, 1
+	opt.Convert = PortHistory(2)
+	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shrink(b)
+	dir := t.TempDir()
+	if _, err := b.Run(ctx, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	nopt := NanoOptions{Systems: []string{RealCrazyflieGravity}, Runs: []string{dir}, Flights: []string{flight},
+		DataRoot: fixtures.DataDir(), ParamsDir: filepath.Join(fixtures.Root(), "params"), Workers: 1}
+	res, paths, err := NanoEvaluate(ctx, nopt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 || len(paths) != 1 || res[1].Model != "calisym" || res[2].Model != "mlp" {
+		t.Fatalf("results %+v, flights %v", res, paths)
+	}
+	params, _ := NanoParams(RealCrazyflieGravity, nopt.ParamsDir)
+	rd, err := NewNanoReader(params, fixtures.DataDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f0, err := rd.Read(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := f0.WithPortMean(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f0.PortMean() != 0 || f.PortMean() != 2 || len(f.E) != 12*f.Len() || len(f0.E) != 6*f.Len() || f.Ports()[6] != "mean2(f_x)" {
+		t.Fatalf("flight ports: port_mean %d and %d, %d and %d values, names %v", f0.PortMean(), f.PortMean(), len(f0.E), len(f.E), f.Ports())
+	}
+	// the conversion's windows, by first sample (episodes file@first-sample)
+	windows := map[int]dataset.Episode{}
+	for _, d := range []*dataset.Dataset{b.Data.Train, b.Data.ID, b.Data.OOD} {
+		for _, ep := range d.Episodes {
+			k, err := strconv.Atoi(ep.Name[strings.LastIndex(ep.Name, "@")+1:])
+			if err != nil {
+				t.Fatal(ep.Name)
+			}
+			if k < f.Len()-NanoHorizon {
+				windows[k] = ep
+			}
+		}
+	}
+	if _, ok := windows[0]; !ok || len(windows) < 20 {
+		t.Fatalf("%d windows, the flight's first sample among them: %v", len(windows), ok)
+	}
+	keep := map[int]bool{}
+	for k := range windows {
+		keep[k] = true
+	}
+	for mi, model := range []string{"calisym-gr.safetensors", "mlp.json"} {
+		sv, err := trainer.OpenModel(filepath.Join(dir, model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sv.PortMean != 2 || sv.PortDim != 12 {
+			t.Fatalf("%s: port_mean %d, %d ports", model, sv.PortMean, sv.PortDim)
+		}
+		// refused with the measured ports only, and a model without a
+		// port history refused with these
+		if err := NanoModelFits(sv, f0); err == nil || !strings.Contains(err.Error(), "port_mean 2") || !strings.Contains(err.Error(), "port_mean 0") {
+			t.Errorf("%s on the measured ports: %v", model, err)
+		}
+		noHist := *sv
+		noHist.PortMean, noHist.PortDim, noHist.Ports = 0, 6, noHist.Ports[:6]
+		if err := NanoModelFits(&noHist, f); err == nil || !strings.Contains(err.Error(), "port_mean 0") || !strings.Contains(err.Error(), "port_mean 2") {
+			t.Errorf("a model without port history on port_mean 2 ports: %v", err)
+		}
+		if err := NanoModelFits(sv, f); err != nil {
+			t.Fatal(err)
+		}
+		rr := &recordingRoller{keep: keep, fed: map[int][]float64{}}
+		factory := func() (trainer.Roller, error) {
+			r, err := sv.Rollers()
+			rr.r = r
+			return rr, err
+		}
+		pooled, _, err := ScoreNano(ctx, factory, []*NanoFlight{f}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// NanoEvaluate scored the same ports
+		if want := res[1+mi].Pooled[0]; pooled.Sum(0) != want.Sum(0) || pooled.Sum(2) != want.Sum(2) {
+			t.Errorf("%s: NanoEvaluate %v %v, ScoreNano on the port_mean 2 flight %v %v", model, want.Sum(0), want.Sum(2), pooled.Sum(0), pooled.Sum(2))
+		}
+		if rr.n != f.Len()-NanoHorizon {
+			t.Fatalf("%s: %d rollouts, want %d", model, rr.n, f.Len()-NanoHorizon)
+		}
+		steps := 0
+		for k, ep := range windows {
+			fed := rr.fed[k]
+			if len(fed) != 12*NanoHorizon {
+				t.Fatalf("%s: start %d: %d port values fed", model, k, len(fed))
+			}
+			for s := range min(ep.Len, NanoHorizon) {
+				for j := range 12 {
+					want, got := ep.E[12*s+j], fed[12*s+j]
+					if math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
+						t.Fatalf("%s: start %d, step %d, port %d (%s): conversion %.17g, fed %.17g", model, k, s, j, f.Ports()[j], want, got)
+					}
+				}
+				steps++
+			}
+		}
+		if steps < 20*min(20, NanoHorizon) {
+			t.Fatalf("%s: %d steps compared", model, steps)
+		}
+		// the history is not vacuous: the means differ from the ports
+		if d := math.Abs(rr.fed[0][12*5+8] - rr.fed[0][12*5+2]); d == 0 {
+			t.Errorf("%s: mean2(f_z) equals f_z at step 5", model)
+		}
 	}
 }
