@@ -318,6 +318,13 @@ func Variants() []Variant {
 		{Name: "default-porthistory5", About: "the default with the mean of every port over the 5 samples before as extra control ports (convert.history.port_mean: 5): the command stays the port and the history can carry the rotor lag (lever 7; porthistory5 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5), OnDefault: true},
 		{Name: "default-porthistory2", About: "the default with the mean of every port over the 2 samples before as extra control ports (convert.history.port_mean: 2; lever 2 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2), OnDefault: true},
 		{Name: "default-porthistory2-60ep", About: "default-porthistory2 with twice the epochs (60: K = 50 from the 15th; levers 1 and 2 together)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: PortHistory(2), OnDefault: true},
+		{Name: "default-width85", About: "the default with CaLiSym's GR layers 85 tanh units wide instead of 36 (37,408 parameters on the Crazyflie, those of default-porthistory2's 37,296), the MLP unchanged: the port history's capacity control (levers 2 and 6)", Apply: func(ms []ModelSpec, _ Spec) {
+			for i := range ms {
+				if ms[i].Kind != "mlp" {
+					ms[i].Arch.Width = 85
+				}
+			}
+		}, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
 		{Name: "default-porthistory10", About: "the default with the mean of every port over the 10 samples before as extra control ports (convert.history.port_mean: 10; lever 2 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(10), OnDefault: true},
 		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
 		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
