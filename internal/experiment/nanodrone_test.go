@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
@@ -195,18 +196,7 @@ func TestNanoRealFlight(t *testing.T) {
 	const flight = "crazyflie/train/random1_20251017_run1.parquet"
 	fixtures.Path(t, "crazyflie", "train", "random1_20251017_run1.parquet")
 	ctx := context.Background()
-	opt := realOptions(flight)
-	opt.Split = timeSplit([2]float64{0, 40}, [2]float64{40, 50}, [2]float64{50, 60})
-	opt.Horizon, opt.Epochs, opt.Workers = 20, 1, 1
-	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shrink(b)
-	dir := t.TempDir()
-	if _, err := b.Run(ctx, dir, nil); err != nil {
-		t.Fatal(err)
-	}
+	b, dir := tinyNanoRun(t, flight, nil)
 	nopt := NanoOptions{Systems: []string{RealCrazyflieGravity}, Runs: []string{dir}, Flights: []string{flight},
 		DataRoot: fixtures.DataDir(), ParamsDir: filepath.Join(fixtures.Root(), "params"), Workers: 2}
 	res, paths, err := NanoEvaluate(ctx, nopt)
@@ -308,19 +298,7 @@ func TestNanoRealFlightPortHistory(t *testing.T) {
 	const flight = "crazyflie/train/random1_20251017_run1.parquet"
 	fixtures.Path(t, "crazyflie", "train", "random1_20251017_run1.parquet")
 	ctx := context.Background()
-	opt := realOptions(flight)
-	opt.Split = timeSplit([2]float64{0, 40}, [2]float64{40, 50}, [2]float64{50, 60})
-	opt.Horizon, opt.Epochs, opt.Workers = 20, 1, 1
-	opt.Convert = PortHistory(2)
-	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shrink(b)
-	dir := t.TempDir()
-	if _, err := b.Run(ctx, dir, nil); err != nil {
-		t.Fatal(err)
-	}
+	b, dir := tinyNanoRun(t, flight, PortHistory(2))
 	nopt := NanoOptions{Systems: []string{RealCrazyflieGravity}, Runs: []string{dir}, Flights: []string{flight},
 		DataRoot: fixtures.DataDir(), ParamsDir: filepath.Join(fixtures.Root(), "params"), Workers: 1}
 	res, paths, err := NanoEvaluate(ctx, nopt)
@@ -428,4 +406,28 @@ func TestNanoRealFlightPortHistory(t *testing.T) {
 			t.Errorf("%s: mean2(f_z) equals f_z at step 5", model)
 		}
 	}
+}
+
+// tinyNanoRun trains a tiny gravity-aware Crazyflie run on the first 40 s
+// of flight (the conversion changed by conv where not nil) into a
+// temporary directory and returns its benchmark and the directory.
+func tinyNanoRun(t *testing.T, flight string, conv func(*convert.Spec)) (*RealBenchmark, string) {
+	t.Helper()
+	ctx := context.Background()
+	opt := realOptions(flight)
+	opt.Split = timeSplit([2]float64{0, 40}, [2]float64{40, 50}, [2]float64{50, 60})
+	opt.Horizon, opt.Epochs, opt.Workers = 20, 1, 1
+	if conv != nil {
+		opt.Convert = conv
+	}
+	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shrink(b)
+	dir := t.TempDir()
+	if _, err := b.Run(ctx, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b, dir
 }
