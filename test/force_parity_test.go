@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
@@ -24,21 +26,7 @@ func TestForceEstimateParity(t *testing.T) {
 	// restarts by design where the dataset's does not
 	// (TestPortHistoryParity), which would change the model's ports.
 	p, _, root, batches, res := pushParity(t, n, 0)
-	if len(res.Splits) != 1 {
-		t.Fatalf("%d splits, want one", len(res.Splits))
-	}
-	var ds = res.Splits[""]
-	for _, d := range res.Splits {
-		ds = d
-	}
-	episode := map[int]int{} // sample → episode starting there
-	for i, ep := range ds.Episodes {
-		k, err := strconv.Atoi(ep.Name[strings.LastIndex(ep.Name, "@")+1:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		episode[k] = i
-	}
+	ds, episode := paritySplit(t, res)
 
 	cfg := predictor.ForceEstimate{Window: 10, Decay: 0.9}
 	p.Node.ForceEstimate = &cfg
@@ -60,33 +48,9 @@ func TestForceEstimateParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist := trainer.NewLogHistory(ds)
-	buf := make([]float64, ds.StateDim())
 	compared, full := 0, 0
 	var live []float64
-	for k, batch := range batches {
-		if k == n/2 {
-			continue // a lost sample: the node restarts its estimate
-		}
-		for _, m := range batch {
-			if err := nd.Handle(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ep, ok := episode[k]
-		if !ok {
-			continue
-		}
-		if k == n/2+1 {
-			// the dataset without the lost sample: the episodes of two
-			// samples that hold it (from n/2−1 and n/2) leave the log
-			ds.Episodes[episode[n/2-1]].Name = "lost"
-			ds.Episodes[episode[n/2]].Name = "lost"
-			hist = trainer.NewLogHistory(ds)
-		}
-		if err := hist.Feed(est, ep, 0, buf); err != nil {
-			t.Fatal(err)
-		}
+	feedParity(t, n, nd, batches, ds, episode, est, func(k int) {
 		var count int
 		live, count = nd.ForceEstimate(live)
 		want := est.Offset(nil)
@@ -100,7 +64,7 @@ func TestForceEstimateParity(t *testing.T) {
 			full++
 		}
 		compared++
-	}
+	})
 	if compared < n-10 || full < n/2 {
 		t.Fatalf("compared %d samples (%d with a full window) of %d", compared, full, n)
 	}
@@ -112,4 +76,63 @@ func TestForceEstimateParity(t *testing.T) {
 		norm += v * v
 	}
 	t.Logf("%d samples identical, bit for bit; last base force estimate %.3g N (a random model)", compared, math.Sqrt(norm)/ds.Dt)
+}
+
+// paritySplit returns the one split of a parity conversion
+// (parityConversion) and the episode that starts at each sample (the
+// number after the "@" of its name).
+func paritySplit(t *testing.T, res *convert.Result) (*dataset.Dataset, map[int]int) {
+	t.Helper()
+	if len(res.Splits) != 1 {
+		t.Fatalf("%d splits, want one", len(res.Splits))
+	}
+	var ds *dataset.Dataset
+	for _, d := range res.Splits {
+		ds = d
+	}
+	episode := map[int]int{} // sample → episode starting there
+	for i, ep := range ds.Episodes {
+		k, err := strconv.Atoi(ep.Name[strings.LastIndex(ep.Name, "@")+1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		episode[k] = i
+	}
+	return ds, episode
+}
+
+// feedParity feeds the n samples of a push log (pushParity's batches) to
+// the node message by message, all but sample n/2 (a lost sample: the
+// node restarts its estimate), and after each sample that starts an
+// episode of ds feeds that episode to est as the evaluation does
+// (trainer.LogHistory; from sample n/2+1 on, the dataset without the lost
+// sample: the two episodes that hold it, from n/2−1 and n/2, leave the
+// log), then calls check with the sample.
+func feedParity(t *testing.T, n int, nd *node.Node, batches [][]node.Input, ds *dataset.Dataset, episode map[int]int, est predictor.OffsetEstimator, check func(k int)) {
+	t.Helper()
+	hist := trainer.NewLogHistory(ds)
+	buf := make([]float64, ds.StateDim())
+	for k, batch := range batches {
+		if k == n/2 {
+			continue
+		}
+		for _, m := range batch {
+			if err := nd.Handle(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ep, ok := episode[k]
+		if !ok {
+			continue
+		}
+		if k == n/2+1 {
+			ds.Episodes[episode[n/2-1]].Name = "lost"
+			ds.Episodes[episode[n/2]].Name = "lost"
+			hist = trainer.NewLogHistory(ds)
+		}
+		if err := hist.Feed(est, ep, 0, buf); err != nil {
+			t.Fatal(err)
+		}
+		check(k)
+	}
 }

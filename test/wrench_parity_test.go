@@ -3,8 +3,6 @@ package test
 import (
 	"math"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,18 +23,7 @@ import (
 func TestWrenchEstimateParity(t *testing.T) {
 	const n = 120
 	p, _, root, batches, res := pushParity(t, n, 0)
-	var ds = res.Splits[""]
-	for _, d := range res.Splits {
-		ds = d
-	}
-	episode := map[int]int{} // sample → episode starting there
-	for i, ep := range ds.Episodes {
-		k, err := strconv.Atoi(ep.Name[strings.LastIndex(ep.Name, "@")+1:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		episode[k] = i
-	}
+	ds, episode := paritySplit(t, res)
 	cfg := predictor.WrenchEstimate{Window: 24, Gate: 0.5, Decay: 0.98, Blocks: 4}
 	p.Node.WrenchEstimate = &cfg
 	p.Node.Trigger = node.TriggerConfig{Kind: node.TriggerMessage, Topic: p.Node.Topics[0].Topic, Every: 1}
@@ -59,31 +46,10 @@ func TestWrenchEstimateParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist := trainer.NewLogHistory(ds)
-	buf := make([]float64, ds.StateDim())
 	compared, full, gated := 0, 0, 0
 	var live predictor.WrenchState
-	for k, batch := range batches {
-		if k == n/2 {
-			continue // a lost sample: the node restarts its estimate
-		}
-		for _, m := range batch {
-			if err := nd.Handle(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ep, ok := episode[k]
-		if !ok {
-			continue
-		}
-		if k == n/2+1 {
-			ds.Episodes[episode[n/2-1]].Name = "lost"
-			ds.Episodes[episode[n/2]].Name = "lost"
-			hist = trainer.NewLogHistory(ds)
-		}
-		if err := hist.Feed(est, ep, 0, buf); err != nil {
-			t.Fatal(err)
-		}
+	feedParity(t, n, nd, batches, ds, episode, est, func(k int) {
+		var ok bool
 		live, ok = nd.WrenchEstimate()
 		if !ok {
 			t.Fatal("the node has no wrench estimate")
@@ -113,7 +79,7 @@ func TestWrenchEstimateParity(t *testing.T) {
 			}
 		}
 		compared++
-	}
+	})
 	if compared < n-10 || full < n/2 {
 		t.Fatalf("compared %d samples (%d with a full window) of %d", compared, full, n)
 	}
@@ -175,24 +141,14 @@ func TestWrenchEstimateQuietLog(t *testing.T) {
 	dst := filepath.Join(t.TempDir(), "trot.mcap")
 	regrid(t, p, src, dst, n)
 	res := parityConversion(t, spec, dst, root, n)
-	var ds = res.Splits[""]
-	for _, d := range res.Splits {
-		ds = d
-	}
+	ds, episode := paritySplit(t, res)
 	eps := &datasetEpisodes{n: ds.N, nx: ds.StateDim()}
-	byStart := map[int][]float64{}
-	for _, ep := range ds.Episodes {
-		k, err := strconv.Atoi(ep.Name[strings.LastIndex(ep.Name, "@")+1:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		byStart[k] = ep.X
-	}
 	for k := range n - 1 {
-		if byStart[k] == nil {
+		i, ok := episode[k]
+		if !ok {
 			t.Fatalf("no episode at sample %d", k)
 		}
-		eps.x = append(eps.x, byStart[k])
+		eps.x = append(eps.x, ds.Episodes[i].X)
 	}
 	s := &oracleStepper{ds: eps, gain: 0.8}
 	var cfg predictor.WrenchEstimate
