@@ -61,8 +61,10 @@ func TestCrazyflieFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := res.Splits["id"]
-	if d == nil || d.N != 6 || d.NU != 6 || d.NC != 0 || d.Dt != 0.01 || d.WindowLen != 100 || d.Stride != 10 {
-		t.Fatalf("dataset %+v", d)
+	// the six body-wrench ports and their means over the 2 samples before
+	// (convert.history.port_mean: 2)
+	if d == nil || d.N != 6 || d.NU != 12 || d.NC != 0 || d.Dt != 0.01 || d.WindowLen != 100 || d.Stride != 10 || d.Ports[6] != "mean2(f_x)" {
+		t.Fatalf("dataset n=%d n_u=%d n_c=%d dt %g windows %d/%d", d.N, d.NU, d.NC, d.Dt, d.WindowLen, d.Stride)
 	}
 	w := res.Report.Windows
 	t.Logf("%s", res.Report)
@@ -118,7 +120,7 @@ func TestCrazyflieFlight(t *testing.T) {
 	var fz, n float64
 	for _, ep := range d.Episodes {
 		for k := range ep.Len {
-			u := ep.E[6*k : 6*k+6]
+			u := ep.E[12*k : 12*k+6]
 			if u[0] != 0 || u[1] != 0 {
 				t.Fatalf("sideways force %v", u[:2])
 			}

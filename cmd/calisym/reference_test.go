@@ -152,7 +152,7 @@ func writeTrainedModels(t *testing.T, dir string) []refModel {
 		{"trained pendulum grb", pend, []string{"--model", "grb", "--arch", "pendulum", "--layers", "3"}, 4, 2},
 		{"trained pendulum mlp", pend, []string{"--model", "mlp", "--hidden", "16,16"}, 4, 2},
 		{"trained crazyflie gr", robotLog(t, dir, "crazyflie.yaml", "", "crazyflie", "train", "melon_20251017_run1.parquet"),
-			[]string{"--model", "gr", "--arch", "quadrotor", "--layers", "3", "--width", "12"}, 12, 6},
+			[]string{"--model", "gr", "--arch", "quadrotor", "--layers", "3", "--width", "12"}, 12, 12}, // ports: 6, their 6 means (convert.history)
 		{"trained anymal gr", robotLog(t, dir, "anymal.yaml", "anymal_sim", "id", "stand_101.mcap"),
 			[]string{"--model", "gr", "--arch", "quadruped", "--layers", "3", "--width", "16"}, 36, 60}, // ports: 30 measured, their 30 means (convert.history)
 	}

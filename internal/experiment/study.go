@@ -38,7 +38,9 @@ type Variant struct {
 	// OnDefault makes the variant a change of the system's default, as
 	// the "default" variant is: the default's models (RealBenchmark's
 	// Default, before Apply), port history and training stride (unless
-	// TrainStride is set), then Apply and Convert on top.
+	// TrainStride is set), then Apply and Convert on top. Where the
+	// default moved on after the study (realSystem.variantBase: the
+	// Crazyflie), the change is of the default it was measured on.
 	OnDefault bool
 	// Systems, when set, are the only systems the variant applies to
 	// (Study refuses it on another).
@@ -50,14 +52,18 @@ type Variant struct {
 // restored.
 func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 	onDefault := v.Name == "default" || v.OnDefault
-	if onDefault && b.history > 0 && b.opts.OneStep && !b.opts.Full {
+	history := b.history
+	if v.OnDefault {
+		history = b.variantHistory
+	}
+	if onDefault && history > 0 && b.opts.OneStep && !b.opts.Full {
 		switch {
 		case v.Convert == nil:
-			v.Convert = PortHistory(b.history)
+			v.Convert = PortHistory(history)
 		case v.OnDefault:
 			// the default's port history, then the variant's change
 			own := v.Convert
-			v.Convert = func(s *convert.Spec) { PortHistory(b.history)(s); own(s) }
+			v.Convert = func(s *convert.Spec) { PortHistory(history)(s); own(s) }
 		}
 	}
 	if onDefault && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
@@ -69,8 +75,8 @@ func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 // applyModels changes the study's models as variant v says: for a
 // variant on the default, the default first.
 func (b *RealBenchmark) applyModels(v Variant, ms []ModelSpec, spec Spec) {
-	if v.OnDefault && b.Default != nil {
-		b.Default(ms, spec)
+	if v.OnDefault && b.variantBase != nil {
+		b.variantBase(ms, spec)
 	}
 	v.Apply(ms, spec)
 	if v.Name == "default" && b.Default != nil {

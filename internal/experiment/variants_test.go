@@ -122,6 +122,22 @@ func TestRealDefaults(t *testing.T) {
 			t.Errorf("%s: default stride %d, one-step stride %d", name, s.defaultStride, s.trainStride)
 		}
 	}
+	// the gravity-aware pose's default trains twice the epochs (with the
+	// params' port history: TestRealCrazyflieFlight); the study's
+	// default-… variants change the one they were measured on
+	for name, epochs := range map[string]int{RealCrazyflie: 30, RealCrazyflieGravity: 60} {
+		s := sys[name]
+		qm, err := quadrotorModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.defaults(qm, Spec{Horizon: s.horizon})
+		vm, _ := quadrotorModels(false)
+		s.variantBase(vm, Spec{Horizon: s.horizon})
+		if qm[0].Train.Epochs != epochs || qm[1].Train.Epochs != epochs || vm[0].Train.Epochs != 30 || qm[0].Train.RolloutSteps != 50 || vm[0].Train.RolloutSteps != 50 {
+			t.Errorf("%s: default %d epochs, the variants' base %d", name, qm[0].Train.Epochs, vm[0].Train.Epochs)
+		}
+	}
 	p := sys[RealDoublePendulumHW]
 	ms, err := pendulumHWModels(false)
 	if err != nil {
@@ -232,6 +248,12 @@ func TestMeasuredRotorSpeeds(t *testing.T) {
 	}
 	want := load("crazyflie_erpm.yaml")
 	got := load("crazyflie.yaml")
+	// crazyflie_erpm.yaml keeps the layout default-erpm was measured with,
+	// no port history (crazyflie.yaml has 2 since the study)
+	if got.History.PortMean != 2 || want.History.PortMean != 0 {
+		t.Fatalf("port histories %d and %d", got.History.PortMean, want.History.PortMean)
+	}
+	got.History.PortMean = 0
 	if reflect.DeepEqual(got, want) {
 		t.Fatal("crazyflie.yaml and crazyflie_erpm.yaml are the same")
 	}
@@ -270,9 +292,29 @@ func TestLeverSevenVariants(t *testing.T) {
 		return m
 	}
 	spec := Spec{Horizon: 100}
-	b := &RealBenchmark{System: RealCrazyflie, opts: RealOptions{OneStep: true}, defaultStride: 10, Default: LongHorizon}
+	// the default moved on (the port history of 2 samples, twice the
+	// epochs) after the study measured its variants on the long-horizon
+	// default at stride 10: the variants still change that one
+	b := &RealBenchmark{System: RealCrazyflie, opts: RealOptions{OneStep: true}, defaultStride: 10, Default: LongHorizonLonger,
+		history: 2, variantBase: LongHorizon}
+	if dv := b.withDefaultData(def); dv.Convert == nil {
+		t.Error("the default variant without the params' port history")
+	} else {
+		s := &convert.Spec{}
+		dv.Convert(s)
+		if s.History.PortMean != 2 {
+			t.Errorf("the default's port history %d", s.History.PortMean)
+		}
+	}
+	{
+		got := ms()
+		b.applyModels(def, got, spec)
+		if got[0].Train.Epochs != 60 || got[1].Train.Epochs != 60 || got[0].Train.RolloutSteps != 50 {
+			t.Errorf("the default: %d and %d epochs, K %d", got[0].Train.Epochs, got[1].Train.Epochs, got[0].Train.RolloutSteps)
+		}
+	}
 	base := ms()
-	b.applyModels(def, base, spec)
+	LongHorizon(base, spec)
 	for _, v := range []Variant{erpm, ph} {
 		got := ms()
 		b.applyModels(v, got, spec)
@@ -291,7 +333,7 @@ func TestLeverSevenVariants(t *testing.T) {
 	}
 	// on a default with a port history (the quadruped's), the variant's
 	// change comes after it
-	b.history = 3
+	b.variantHistory = 3
 	s = &convert.Spec{}
 	b.withDefaultData(ph).Convert(s)
 	if s.History.PortMean != 5 {

@@ -29,6 +29,9 @@ func TestQuadrotorBodyFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Node.TF.Ghost = 0.2
+	// one message of each, so no port history to warm up (TestWarmUp;
+	// the Crazyflie's history of 2 samples: TestQuadrotorPortHistory)
+	p.Spec.History.PortMean = 0
 	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(p.Resolve(".")))
 	if err != nil {
 		t.Fatal(err)
@@ -293,5 +296,67 @@ func TestPendulumFrames(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ghost %g s (tf topic %q): %v, want an error saying %q", c.ghost, c.tf, err, c.want)
 		}
+	}
+}
+
+// TestQuadrotorPortHistory builds the node of params/crazyflie.yaml as it
+// ships, with the port history of 2 samples (convert.history.port_mean),
+// and feeds it odometry and motor messages 10 ms apart: it predicts from
+// the third state on, once the history holds its 2 samples, and then with
+// every state.
+func TestQuadrotorPortHistory(t *testing.T) {
+	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.History.PortMean != 2 {
+		t.Fatalf("crazyflie.yaml's port history %d, want 2", p.Spec.History.PortMean)
+	}
+	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(p.Resolve(".")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, nu, _ := smp.Layout(); nu != 12 {
+		t.Fatalf("n_u %d, want the 6 ports and their 6 means", nu)
+	}
+	pub := &memPub{}
+	now := t0
+	nd, err := node.New(node.Options{Params: p, Model: randomModel(t, smp, p.Rate), Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []uint64{0, 0, 1, 2, 3} {
+		now = t0 + int64(k)*10_000_000
+		st := msgs.TimeFromNanos(now)
+		motors, err := schema.Encode(rosmsg.EncodingCDR, &rosmsg.Struct{Def: schema.Type("crazyflie_interfaces/msg/LogDataGeneric"), Fields: []any{
+			&rosmsg.Struct{Def: schema.Type("std_msgs/msg/Header"), Fields: []any{&rosmsg.Struct{Def: schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}, "cf231"}},
+			uint32(k), []float64{30000 + 100*float64(k), 31000, 30500, 29800}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		odom := &msgs.Odometry{Header: msgs.Header{Stamp: st, FrameID: "world"}, ChildFrameID: "cf231"}
+		odom.Pose.Pose.Position = msgs.Point{X: 0.3, Y: -0.2, Z: 1.1 + 0.001*float64(k)}
+		odom.Pose.Pose.Orientation = msgs.Quaternion{W: 1}
+		odom.Twist.Twist.Linear = msgs.Vector3{Z: 0.1}
+		if err := nd.Handle(node.Input{Topic: "/cf231/motors", Data: motors, Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := nd.Handle(node.Input{Topic: "/cf231/odom", Data: msgs.Marshal(odom), Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		if got := nd.Stats().Predictions; got != want {
+			t.Fatalf("after state %d: %d predictions, want %d", k, got, want)
+		}
+	}
+	if paths := pub.on(p.Node.Outputs.Path); len(paths) != 3 {
+		t.Fatalf("%d paths for 3 predictions", len(paths))
 	}
 }
