@@ -83,3 +83,53 @@ func BenchmarkTrainStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQuadrupedRollout measures the node's rollout alone: one
+// trajectory of horizon 100 through Roller.Rollout on one core, for the
+// quadruped's two layouts with GR-SympNet 18×66: "paper" (n_u = 18, the
+// 132-dim lift) and "port_history" (n_u = 48, the 192-dim lift of
+// params/anymal.yaml). The ANYmal's six floating-base ports (control
+// values 0–5, and 18–23 of the port history's means) are zero, as in its
+// logs. It reports wall time per rollout (ns/op) and the process's CPU
+// time per rollout (cpu-ns/op, from getrusage; 0 where unavailable).
+func BenchmarkQuadrupedRollout(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		nu   int
+		dead []int
+	}{
+		{"paper", 18, []int{0, 1, 2, 3, 4, 5}},
+		{"port_history", 48, []int{0, 1, 2, 3, 4, 5, 18, 19, 20, 21, 22, 23}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			const horizon = 100
+			m, err := New(Layout{N: 18, NU: c.nu, NC: 12}, Arch{Kind: KindGR, Layers: 18, Width: 66, StepSize: 1}, rand.New(rand.NewPCG(5, 5)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan, err := m.Compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := m.Layout
+			rng := rand.New(rand.NewPCG(1, 1))
+			x0 := randVec(rng, l.StateDim(), 0.5)
+			ports := randVec(rng, horizon*l.PortDim(), 0.5)
+			for k := range horizon {
+				for _, j := range c.dead {
+					ports[k*l.PortDim()+j] = 0
+				}
+			}
+			out := make([]float64, horizon*l.StateDim())
+			r := plan.NewRoller()
+			b.ReportAllocs()
+			c0 := processCPU()
+			for b.Loop() {
+				if err := r.Rollout(x0, ports, horizon, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
