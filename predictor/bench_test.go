@@ -93,17 +93,11 @@ func BenchmarkTrainStep(b *testing.B) {
 // logs. It reports wall time per rollout (ns/op) and the process's CPU
 // time per rollout (cpu-ns/op, from getrusage; 0 where unavailable).
 func BenchmarkQuadrupedRollout(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		nu   int
-		dead []int
-	}{
-		{"paper", 18, []int{0, 1, 2, 3, 4, 5}},
-		{"port_history", 48, []int{0, 1, 2, 3, 4, 5, 18, 19, 20, 21, 22, 23}},
-	} {
-		b.Run(c.name, func(b *testing.B) {
+	for _, name := range []string{"paper", "port_history"} {
+		b.Run(name, func(b *testing.B) {
 			const horizon = 100
-			m, err := New(Layout{N: 18, NU: c.nu, NC: 12}, Arch{Kind: KindGR, Layers: 18, Width: 66, StepSize: 1}, rand.New(rand.NewPCG(5, 5)))
+			l, base := anymalLayout(name == "port_history")
+			m, err := New(l, Arch{Kind: KindGR, Layers: 18, Width: 66, StepSize: 1}, rand.New(rand.NewPCG(5, 5)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -111,15 +105,7 @@ func BenchmarkQuadrupedRollout(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			l := m.Layout
-			rng := rand.New(rand.NewPCG(1, 1))
-			x0 := randVec(rng, l.StateDim(), 0.5)
-			ports := randVec(rng, horizon*l.PortDim(), 0.5)
-			for k := range horizon {
-				for _, j := range c.dead {
-					ports[k*l.PortDim()+j] = 0
-				}
-			}
+			x0, ports := zeroPortInputs(l, horizon, base, 1)
 			out := make([]float64, horizon*l.StateDim())
 			r := plan.NewRoller()
 			b.ReportAllocs()
