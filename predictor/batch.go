@@ -1,6 +1,6 @@
 package predictor
 
-import "sync"
+import "github.com/calisym/calisym/internal/rowpool"
 
 // BatchRoller rolls out many trajectories at once (a planner scoring
 // candidate port sequences). Rows are split into contiguous blocks, one per
@@ -11,13 +11,12 @@ type BatchRoller struct {
 	p       *Plan
 	maxRows int
 	ws      []*workspace
-	jobs    []chan batchJob
-	wg      sync.WaitGroup
-	closed  bool
+	pool    *rowpool.Pool
+	cur     batchJob // the rollout in progress, which the workers read
 }
 
 type batchJob struct {
-	rows, horizon  int
+	horizon        int
 	x0, ports, out []float64
 }
 
@@ -25,22 +24,15 @@ type batchJob struct {
 // using the given number of workers (at least 1; the calling goroutine is one
 // of them).
 func (p *Plan) NewBatchRoller(maxRows, workers int) *BatchRoller {
-	workers = max(1, min(workers, maxRows))
 	b := &BatchRoller{p: p, maxRows: maxRows}
-	per := (maxRows + workers - 1) / workers
-	for i := range workers {
-		b.ws = append(b.ws, p.newWorkspace(per))
-		if i == 0 {
-			continue
-		}
-		ch := make(chan batchJob)
-		b.jobs = append(b.jobs, ch)
-		go func(w *workspace) {
-			for j := range ch {
-				p.rollRows(w, j.rows, j.horizon, j.x0, j.ports, j.out)
-				b.wg.Done()
-			}
-		}(b.ws[i])
+	n2, ne := 2*p.Layout.N, p.Layout.PortDim()
+	b.pool = rowpool.New(maxRows, workers, func(worker, first, rows int) {
+		j := &b.cur
+		h := j.horizon
+		p.rollRows(b.ws[worker], rows, h, j.x0[first*n2:], j.ports[first*h*ne:], j.out[first*h*n2:])
+	})
+	for range b.pool.Workers() {
+		b.ws = append(b.ws, p.newWorkspace(b.pool.PerWorker()))
 	}
 	return b
 }
@@ -54,36 +46,11 @@ func (b *BatchRoller) Rollout(x0, ports []float64, rows, horizon int, out []floa
 	if rows > b.maxRows {
 		return errBatchTooLarge(rows, b.maxRows)
 	}
-	n2, ne := 2*b.p.Layout.N, b.p.Layout.PortDim()
-	// Spread the rows over the workers in blocks of a multiple of four rows
-	// (the height of the kernels' register tiles) where the capacity allows.
-	per := (rows + len(b.ws) - 1) / len(b.ws)
-	per = min((per+3)&^3, b.ws[0].rows)
-	start := per
-	for _, ch := range b.jobs {
-		if start >= rows {
-			break
-		}
-		cnt := min(per, rows-start)
-		b.wg.Add(1)
-		ch <- batchJob{rows: cnt, horizon: horizon,
-			x0:    x0[start*n2 : (start+cnt)*n2],
-			ports: ports[start*horizon*ne : (start+cnt)*horizon*ne],
-			out:   out[start*horizon*n2 : (start+cnt)*horizon*n2]}
-		start += cnt
-	}
-	b.p.rollRows(b.ws[0], min(per, rows), horizon, x0, ports, out)
-	b.wg.Wait()
+	b.cur = batchJob{horizon: horizon, x0: x0, ports: ports, out: out}
+	b.pool.Run(rows)
+	b.cur = batchJob{}
 	return nil
 }
 
 // Close stops the worker goroutines. The roller must not be used afterwards.
-func (b *BatchRoller) Close() {
-	if b.closed {
-		return
-	}
-	b.closed = true
-	for _, ch := range b.jobs {
-		close(ch)
-	}
-}
+func (b *BatchRoller) Close() { b.pool.Close() }

@@ -2,7 +2,8 @@ package mlp
 
 import (
 	"fmt"
-	"sync"
+
+	"github.com/calisym/calisym/internal/rowpool"
 )
 
 // BatchRoller rolls out many trajectories of the MLP at once, as
@@ -17,17 +18,15 @@ type BatchRoller struct {
 	m       *MLP
 	maxRows int
 	ws      []*batchBlock
-	jobs    []chan batchJob
-	wg      sync.WaitGroup
-	closed  bool
+	pool    *rowpool.Pool
+	cur     batchJob // the rollout in progress, which the workers read
 }
 
 // batchBlock is one worker's workspace and buffers: the current states,
 // one step's ports and the predictions of a block of rows.
 type batchBlock struct {
-	ws          *Workspace
-	x, e, pred  []float64
-	rowCapacity int
+	ws         *Workspace
+	x, e, pred []float64
 }
 
 type batchJob struct {
@@ -40,25 +39,18 @@ type batchJob struct {
 // goroutine is one of them).
 func (m *MLP) NewBatchRoller(maxRows, workers int) *BatchRoller {
 	maxRows = max(maxRows, 1)
-	workers = max(1, min(workers, maxRows))
 	b := &BatchRoller{m: m, maxRows: maxRows}
-	per := (maxRows + workers - 1) / workers
 	nx, ne := m.cfg.StateDim, m.cfg.PortDim
-	for i := range workers {
-		blk := &batchBlock{ws: m.NewWorkspace(per), x: make([]float64, per*nx), e: make([]float64, per*ne),
-			pred: make([]float64, per*nx), rowCapacity: per}
-		b.ws = append(b.ws, blk)
-		if i == 0 {
-			continue
-		}
-		ch := make(chan batchJob)
-		b.jobs = append(b.jobs, ch)
-		go func(blk *batchBlock) {
-			for j := range ch {
-				m.rollRows(blk, j)
-				b.wg.Done()
-			}
-		}(blk)
+	b.pool = rowpool.New(maxRows, workers, func(worker, first, rows int) {
+		j := &b.cur
+		h := j.horizon
+		m.rollRows(b.ws[worker], batchJob{rows: rows, horizon: h,
+			x0: j.x0[first*nx:], ports: j.ports[first*h*ne:], out: j.out[first*h*nx:]})
+	})
+	per := b.pool.PerWorker()
+	for range b.pool.Workers() {
+		b.ws = append(b.ws, &batchBlock{ws: m.NewWorkspace(per), x: make([]float64, per*nx), e: make([]float64, per*ne),
+			pred: make([]float64, per*nx)})
 	}
 	return b
 }
@@ -70,7 +62,7 @@ func (m *MLP) NewBatchRoller(maxRows, workers int) *BatchRoller {
 func (b *BatchRoller) Rollout(x0, ports []float64, rows, horizon int, out []float64) error {
 	nx, ne := b.m.cfg.StateDim, b.m.cfg.PortDim
 	switch {
-	case b.closed:
+	case b.pool.Closed():
 		return fmt.Errorf("mlp: batch rollout on a closed roller")
 	case horizon < 0 || rows < 0:
 		return fmt.Errorf("mlp: batch rollout of %d rows over horizon %d", rows, horizon)
@@ -80,36 +72,14 @@ func (b *BatchRoller) Rollout(x0, ports []float64, rows, horizon int, out []floa
 		return fmt.Errorf("mlp: batch rollout of %d rows over horizon %d with len(x0)=%d, len(ports)=%d, len(out)=%d (state %d, ports %d)",
 			rows, horizon, len(x0), len(ports), len(out), nx, ne)
 	}
-	per := (rows + len(b.ws) - 1) / len(b.ws)
-	per = min((per+3)&^3, b.ws[0].rowCapacity)
-	start := min(per, rows)
-	for _, ch := range b.jobs {
-		if start >= rows {
-			break
-		}
-		cnt := min(per, rows-start)
-		b.wg.Add(1)
-		ch <- batchJob{rows: cnt, horizon: horizon,
-			x0:    x0[start*nx : (start+cnt)*nx],
-			ports: ports[start*horizon*ne : (start+cnt)*horizon*ne],
-			out:   out[start*horizon*nx : (start+cnt)*horizon*nx]}
-		start += cnt
-	}
-	b.m.rollRows(b.ws[0], batchJob{rows: min(per, rows), horizon: horizon, x0: x0, ports: ports, out: out})
-	b.wg.Wait()
+	b.cur = batchJob{horizon: horizon, x0: x0, ports: ports, out: out}
+	b.pool.Run(rows)
+	b.cur = batchJob{}
 	return nil
 }
 
 // Close stops the worker goroutines. The roller must not be used afterwards.
-func (b *BatchRoller) Close() {
-	if b.closed {
-		return
-	}
-	b.closed = true
-	for _, ch := range b.jobs {
-		close(ch)
-	}
-}
+func (b *BatchRoller) Close() { b.pool.Close() }
 
 // rollRows rolls out one block of rows with the batched forward pass.
 func (m *MLP) rollRows(blk *batchBlock, j batchJob) {
