@@ -55,6 +55,8 @@ func lossWeights(l Learner) (LossWeights, bool) {
 	switch v := l.(type) {
 	case *Symplectic:
 		return v.W, true
+	case *Composed:
+		return v.W, true
 	case *MLP:
 		return v.W, true
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/mlp"
 )
@@ -60,8 +61,12 @@ type SavedModel struct {
 	Warning string
 	// Rollers makes independent rollers.
 	Rollers RollerFactory
-	// Model is set for a symplectic model.
+	// Model is set for a symplectic model: the learned map alone.
 	Model *predictor.Model
+	// Prior, when set, is the physics prior of a composed model (Composed,
+	// PriorKey): Rollers apply it before Model at every step, and what
+	// runs Model alone must refuse the file (ErrPriorUnsupported).
+	Prior *mechanics.PriorSpec
 	// Net is set for an MLP baseline.
 	Net *mlp.MLP
 }
@@ -99,6 +104,20 @@ func OpenModel(path string) (*SavedModel, error) {
 		Params: m.NumParams(), Coordinates: m.Meta.Coordinates, Ports: m.Meta.Ports, ChecksumVerified: m.ChecksumVerified(),
 		Layout: m.Layout, Dt: m.Meta.Dt, PortMean: m.Meta.PortMean,
 		Rollers: planRollers(m), Model: m}
+	ps, err := ModelPrior(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if ps != nil {
+		if m.Layout.N != 2 || m.Layout.PortDim() < 2 {
+			return nil, fmt.Errorf("%s: provenance %s: a pendulum prior needs n = 2 and at least 2 ports, the model has n = %d and %d ports", path, PriorKey, m.Layout.N, m.Layout.PortDim())
+		}
+		prior, err := ps.New()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		sv.Prior, sv.Rollers = ps, ComposedRollers(m, prior)
+	}
 	sv.setWarning()
 	return sv, nil
 }

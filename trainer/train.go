@@ -182,6 +182,8 @@ func (c *Config) settings(l Learner, valFP string) []string {
 	switch v := l.(type) {
 	case *Symplectic:
 		s = append(s, fmt.Sprintf("architecture %+v", v.Model().Arch))
+	case *Composed:
+		s = append(s, fmt.Sprintf("architecture %+v", v.Model().Arch), "physics prior "+v.Model().Meta.Provenance[PriorKey])
 	case *MLP:
 		s = append(s, fmt.Sprintf("hidden layers %v", v.Net.Config().Hidden))
 	}
@@ -304,6 +306,11 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if c, ok := l.(interface{ CheckConfig(Config) error }); ok {
+		if err := c.CheckConfig(cfg); err != nil {
+			return nil, err
+		}
 	}
 	if w, ok := lossWeights(l); ok {
 		if err := w.Check(); err != nil {

@@ -77,6 +77,9 @@ the model file in docs/model-format.md.`,
 			if err != nil {
 				return err
 			}
+			if sv.Prior != nil {
+				return fmt.Errorf("%w: %s: %w: the ONNX graph would hold the learned map without the %s step", errExport, args[0], trainer.ErrPriorUnsupported, sv.Prior.Kind)
+			}
 			if sv.Warning != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", sv.Warning)
 			}

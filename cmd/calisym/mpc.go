@@ -117,6 +117,9 @@ Presets: smoke (seconds, for tests), default (a few minutes).`,
 				if sv.Model == nil {
 					return fmt.Errorf("mpc: --model %s is a %s model: mpc needs a GR or GRB model (.safetensors), whose rollout Jacobians the iLQR controller uses", modelPath, strings.ToUpper(sv.Kind))
 				}
+				if sv.Prior != nil {
+					return fmt.Errorf("mpc: --model %s: %w: the iLQR controller needs the rollout Jacobians of the composed model, which include the prior's", modelPath, trainer.ErrPriorUnsupported)
+				}
 				m = sv.Model
 			}
 			log := io.Discard

@@ -14,6 +14,7 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
@@ -148,6 +149,11 @@ type RealBenchmark struct {
 	// the system's default (nil: they are the same); the study's
 	// "default" variant.
 	Default func(ms []ModelSpec, spec Spec)
+	// Pendulum is the identified model the conversion computed the
+	// momenta with (a double pendulum's params only, nil otherwise): the
+	// physics model the study evaluates alone (PhysicsRollers) and the
+	// prior of a composed model (ModelSpec.Prior).
+	Pendulum *mechanics.PendulumParams
 
 	opts    RealOptions // the options it was prepared with
 	history int         // the params' port history, which OneStep and Full drop
@@ -560,6 +566,13 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	}
 	if sys.variantBase != nil && def != nil {
 		b.variantBase, b.variantHistory = sys.variantBase, 0
+	}
+	if spec.Model.Kind == statemap.ModelDoublePendulum {
+		pp, err := spec.Model.Pendulum.Load(root)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", system, err)
+		}
+		b.Pendulum = &pp
 	}
 	b.Notes = realNotes(sys, &trainSpec, &evalSpec, b, opt, root)
 	for _, s := range []struct {

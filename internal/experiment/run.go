@@ -12,6 +12,7 @@ import (
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/predictor/kernel"
 	"github.com/calisym/calisym/trainer"
@@ -33,6 +34,12 @@ type ModelSpec struct {
 	Loss trainer.LossWeights `json:"loss"`
 	// Train configures the training loop.
 	Train trainer.Config `json:"train"`
+	// Prior, when set, puts one step of the identified pendulum model in
+	// front of a GR/GRB model (trainer.Composed, one-step training only);
+	// PriorParams are its parameters, which the study fills in from the
+	// benchmark's identified model (RealBenchmark.Pendulum).
+	Prior       mechanics.PriorKind       `json:"prior,omitempty"`
+	PriorParams *mechanics.PendulumParams `json:"prior_params,omitempty"`
 }
 
 // Spec is a whole experiment on prepared datasets.
@@ -120,6 +127,10 @@ type Report struct {
 	OODChangePercent *float64 `json:"ood_change_percent,omitempty"`
 	// HoldGroups is the state held constant on each evaluation group.
 	HoldGroups []GroupResult `json:"hold_groups,omitempty"`
+	// PhysicsGroups is the identified physics model alone on each
+	// evaluation group, where the benchmark has one (the real double
+	// pendulum's study: PhysicsRollers).
+	PhysicsGroups []GroupResult `json:"physics_groups,omitempty"`
 }
 
 // trained is a model after training, ready to evaluate.
@@ -226,6 +237,9 @@ func oodChange(ms []ModelReport) *float64 {
 
 // NewLearner builds the model a spec describes for the training data.
 func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
+	if ms.Prior != "" && ms.Kind == "mlp" {
+		return nil, fmt.Errorf("experiment: %s: a physics prior (%s) is for GR/GRB models only", ms.Name, ms.Prior)
+	}
 	switch ms.Kind {
 	case "mlp":
 		return trainer.NewMLP(train, ms.Hidden, ms.Loss, ms.Train.Seed)
@@ -251,7 +265,22 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		if m.Meta.PortMean, err = predictor.PortMeanFromNames(train.Ports, train.NU, train.NC); err != nil {
 			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
 		}
-		return &trainer.Symplectic{T: t, W: ms.Loss}, nil
+		sym := &trainer.Symplectic{T: t, W: ms.Loss}
+		if ms.Prior == "" {
+			return sym, nil
+		}
+		if ms.PriorParams == nil {
+			return nil, fmt.Errorf("experiment: %s: prior %s needs the identified pendulum parameters (a double-pendulum benchmark's RealBenchmark.Pendulum)", ms.Name, ms.Prior)
+		}
+		prior, err := mechanics.NewPendulumPrior(ms.Prior, *ms.PriorParams, train.Dt)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+		}
+		c, err := trainer.NewComposed(sym, prior)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("experiment: %s: unknown model kind %q (want gr, grb or mlp)", ms.Name, ms.Kind)
 }
@@ -264,6 +293,8 @@ func train(ctx context.Context, ms ModelSpec, data Datasets) (*trained, error) {
 	tr := &trained{spec: ms, learner: l}
 	switch v := l.(type) {
 	case *trainer.Symplectic:
+		tr.sym, tr.rollers = v.Model(), v.Rollers()
+	case *trainer.Composed:
 		tr.sym, tr.rollers = v.Model(), v.Rollers()
 	case *trainer.MLP:
 		tr.mlp, tr.rollers = v, v.Rollers()
@@ -342,7 +373,11 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		m.Meta.Name = ms.Name
 		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
 		m.Meta.Metrics = map[string]float64{"ood_ar_mse": mr.OODARMSE, "id_ar_mse": mr.IDARMSE, "horizon": float64(mr.Horizon)}
+		prior, hasPrior := m.Meta.Provenance[trainer.PriorKey]
 		m.Meta.Provenance = map[string]string{"system": spec.System, "trainer": "calisym experiment"}
+		if hasPrior {
+			m.Meta.Provenance[trainer.PriorKey] = prior
+		}
 		mr.File = "calisym-" + ms.Kind + ".safetensors"
 		if err := m.Save(filepath.Join(outDir, mr.File)); err != nil {
 			return mr, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
@@ -82,6 +83,23 @@ func (b *RealBenchmark) applyModels(v Variant, ms []ModelSpec, spec Spec) {
 	if v.Name == "default" && b.Default != nil {
 		b.Default(ms, spec)
 	}
+}
+
+// fillPriors gives the models with a physics prior (ModelSpec.Prior) the
+// benchmark's identified pendulum model, or refuses the variant on a
+// benchmark without one.
+func (b *RealBenchmark) fillPriors(v Variant, ms []ModelSpec) error {
+	for i := range ms {
+		if ms[i].Prior == "" {
+			continue
+		}
+		if b.Pendulum == nil {
+			return fmt.Errorf("experiment: variant %s: the physics prior %s needs a double pendulum's identified model, which %s has not", v.Name, ms[i].Prior, b.System)
+		}
+		pp := *b.Pendulum
+		ms[i].PriorParams = &pp
+	}
+	return nil
 }
 
 // checkSystems refuses the variants that do not apply to the benchmark's
@@ -357,6 +375,19 @@ func Variants() []Variant {
 			sel(ms, s)
 			twice(ms)
 		}},
+		// Issue 37, the real pendulum: the identified rigid-body model as a
+		// prior that CaLiSym corrects, x' = CaLiSym(Φ₀(x, u), u), one-step
+		// training (the prior has no tangent map for K-step training)
+		{Name: "select-60ep-prior", About: "select-60ep with CaLiSym behind one step of the identified model 2.0 (implicit midpoint on H − τᵀq, symplectic, between two half steps of backward-Euler joint friction): x' = CaLiSym(Φ₀(x, u), u); the MLP unchanged", Apply: func(ms []ModelSpec, s Spec) {
+			sel(ms, s)
+			twice(ms)
+			withPrior(ms, mechanics.PriorMidpointFriction)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-nofriction", About: "select-60ep-prior with the frictionless prior (the implicit midpoint step alone): the composed state map is symplectic for fixed torques", Apply: func(ms []ModelSpec, s Spec) {
+			sel(ms, s)
+			twice(ms)
+			withPrior(ms, mechanics.PriorMidpoint)
+		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "lh-units0.5", About: "longhorizon with the state loss halfway between normalised and physical units (LossWeights.Units = 0.5: channel weights ∝ s instead of s²), so the small angular momenta keep some weight", Apply: func(ms []ModelSpec, s Spec) {
 			LongHorizon(ms, s)
 			for i := range ms {
@@ -366,6 +397,15 @@ func Variants() []Variant {
 		{Name: "onestep-wide", About: "onestep with four times CaLiSym's tanh units per layer and an MLP of twice the hidden width (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { scale(ms, 1, 4, 2) }},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
+	}
+}
+
+// withPrior gives the GR/GRB models the physics prior of kind k.
+func withPrior(ms []ModelSpec, k mechanics.PriorKind) {
+	for i := range ms {
+		if ms[i].Kind != "mlp" {
+			ms[i].Prior = k
+		}
 	}
 }
 
@@ -437,6 +477,9 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 				spec.Models[i].Train.Seed = seed
 			}
 			b.applyModels(v, spec.Models, spec)
+			if err := b.fillPriors(v, spec.Models); err != nil {
+				return runs, err
+			}
 			v = b.withDefaultData(v)
 			fmt.Fprintf(log, "study: %s seed %d (%s)\n", v.Name, seed, v.About)
 			data, err := b.data(ctx, v)
@@ -473,7 +516,11 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 		if err != nil {
 			return runs, err
 		}
-		groups = withSplitGroups(runs, hold)
+		physics, err := b.splitPhysics(ctx)
+		if err != nil {
+			return runs, err
+		}
+		groups = withSplitGroups(runs, hold, physics)
 		var t strings.Builder
 		t.WriteString("\n## By horizon: AR MSE on the ID-test and OOD sets, mean [min, max] over seeds\n")
 		groupTable(&t, groups, variants)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -19,8 +20,10 @@ type StudyRow struct {
 	// Group is the evaluation group as the study's tables name it
 	// ("id_test", "ood", "ood_pushes", …).
 	Group string `json:"group"`
-	// Model is "calisym" (a GR or GRB SympNet), "mlp" or "hold" (the
-	// state held constant, the same for every variant).
+	// Model is "calisym" (a GR or GRB SympNet), "mlp", "hold" (the
+	// state held constant, the same for every variant) or "physics" (the
+	// identified physics model alone, the same for every variant; the
+	// real double pendulum only).
 	Model   string  `json:"model"`
 	Variant string  `json:"variant"`
 	Horizon int     `json:"horizon"`
@@ -78,6 +81,15 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 				}
 				rows = append(rows, StudyRow{Group: hg.Group, Model: "hold", Variant: v.Name, Horizon: h, Mean: x, Min: x, Max: x, Seeds: seeds})
 			}
+			if phys := runs[0].Report.PhysicsGroups; gi < len(phys) {
+				for _, h := range hs {
+					x := phys[gi].At(h)
+					if math.IsNaN(x) || math.IsInf(x, 0) {
+						continue
+					}
+					rows = append(rows, StudyRow{Group: hg.Group, Model: "physics", Variant: v.Name, Horizon: h, Mean: x, Min: x, Max: x, Seeds: seeds})
+				}
+			}
 		}
 	}
 	return rows
@@ -104,6 +116,31 @@ func stats(vs []float64) (mean, lo, hi float64, n int) {
 // models' multi-horizon rows: the groups "id_test" and "ood" of a
 // benchmark without evaluation groups.
 func (b *RealBenchmark) splitHold(ctx context.Context) ([]GroupResult, error) {
+	return b.splitEval(ctx, "state held constant", trainer.HoldRollers)
+}
+
+// PhysicsRollers makes rollers of the identified double-pendulum model
+// alone (mechanics.PendulumPrior of the given kind, the measured torques
+// held over each step of dt): a predictor without learning, evaluated like
+// the models.
+func PhysicsRollers(kind mechanics.PriorKind, pp mechanics.PendulumParams, dt float64) trainer.RollerFactory {
+	return func() (trainer.Roller, error) { return mechanics.NewPendulumPrior(kind, pp, dt) }
+}
+
+// splitPhysics evaluates the identified pendulum model alone (with its
+// friction, integrated by DOP853 at tolerances 1e-10: PhysicsRollers of
+// mechanics.PriorDOP853) as splitHold evaluates the state held constant;
+// nil for a benchmark without one (RealBenchmark.Pendulum).
+func (b *RealBenchmark) splitPhysics(ctx context.Context) ([]GroupResult, error) {
+	if b.Pendulum == nil {
+		return nil, nil
+	}
+	return b.splitEval(ctx, "identified physics model", PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, b.Data.ID.Dt))
+}
+
+// splitEval evaluates the rollers on the ID-test and OOD sets at every
+// horizon of the table.
+func (b *RealBenchmark) splitEval(ctx context.Context, what string, rollers trainer.RollerFactory) ([]GroupResult, error) {
 	var out []GroupResult
 	for _, s := range []struct {
 		name string
@@ -115,9 +152,9 @@ func (b *RealBenchmark) splitHold(ctx context.Context) ([]GroupResult, error) {
 			d = s.d.OOD
 		}
 		for _, h := range b.Spec.Horizons {
-			r, err := trainer.Evaluate(ctx, trainer.HoldRollers, d, trainer.EvalOptions{Horizon: h, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: b.opts.Workers})
+			r, err := trainer.Evaluate(ctx, rollers, d, trainer.EvalOptions{Horizon: h, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: b.opts.Workers})
 			if err != nil {
-				return nil, fmt.Errorf("experiment: %s: state held constant at horizon %d: %w", s.name, h, err)
+				return nil, fmt.Errorf("experiment: %s: %s at horizon %d: %w", s.name, what, h, err)
 			}
 			g.MSE = append(g.MSE, r.MSE)
 			g.Windows = r.Windows
@@ -129,16 +166,17 @@ func (b *RealBenchmark) splitHold(ctx context.Context) ([]GroupResult, error) {
 
 // withSplitGroups returns runs whose reports carry no evaluation groups
 // as copies whose models have the groups "id_test" and "ood" read off
-// their multi-horizon rows, and hold as the state held constant on them;
-// runs with groups are returned as they are.
-func withSplitGroups(runs []StudyRun, hold []GroupResult) []StudyRun {
+// their multi-horizon rows, hold as the state held constant on them and
+// physics (nil: none) as the identified physics model; runs with groups
+// are returned as they are.
+func withSplitGroups(runs []StudyRun, hold, physics []GroupResult) []StudyRun {
 	out := slices.Clone(runs)
 	for i, r := range out {
 		if r.Report == nil || len(r.Report.HoldGroups) > 0 {
 			continue
 		}
 		rep := *r.Report
-		rep.HoldGroups = hold
+		rep.HoldGroups, rep.PhysicsGroups = hold, physics
 		rep.Models = slices.Clone(r.Report.Models)
 		for j := range rep.Models {
 			m := &rep.Models[j]
@@ -185,5 +223,12 @@ func groupTable(b *strings.Builder, runs []StudyRun, variants []Variant) {
 			fmt.Fprintf(b, " %s |", num(hg.At(h)))
 		}
 		b.WriteString("\n")
+		if phys := runs[0].Report.PhysicsGroups; gi < len(phys) {
+			fmt.Fprintf(b, "| %s | | identified physics model | |", hg.Group)
+			for _, h := range hs {
+				fmt.Fprintf(b, " %s |", num(phys[gi].At(h)))
+			}
+			b.WriteString("\n")
+		}
 	}
 }

@@ -27,7 +27,7 @@ func TestStudyRowsWithoutGroups(t *testing.T) {
 		{Group: "ood", Horizons: []int{5, 100}, MSE: []float64{9, 90}},
 	}
 	vs := []Variant{{Name: "onestep"}, {Name: "wide"}}
-	groups := withSplitGroups(runs, hold)
+	groups := withSplitGroups(runs, hold, nil)
 	if len(runs[0].Report.Models[0].Groups) != 0 || len(runs[0].Report.HoldGroups) != 0 {
 		t.Fatal("withSplitGroups changed the runs it was given")
 	}

@@ -40,7 +40,7 @@ var studyGroupName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // ReadStudyRows decodes a study's rows as StudyRows writes them (a
 // study.json, docs/results/<system>_study.json) and checks each: every
 // field present (diverged may be left out) and no other, model "calisym",
-// "mlp" or "hold", a group usable in a file name, a non-empty variant,
+// "mlp", "hold" or "physics", a group usable in a file name, a non-empty variant,
 // horizon ≥ 1, seeds ≥ 1, diverged ≥ 0, 0 ≤ min ≤ mean ≤ max, and no two
 // rows of the same group, model, variant and horizon. An error wraps
 // ErrStudyRows and names the row (1-based) and the field.
@@ -74,8 +74,8 @@ func ReadStudyRows(data []byte) ([]StudyRow, error) {
 		switch {
 		case !studyGroupName.MatchString(row.Group):
 			return nil, bad("group %q: letters, digits, '_' and '-' only (it names study_<group>.png)", row.Group)
-		case row.Model != "calisym" && row.Model != "mlp" && row.Model != "hold":
-			return nil, bad("model %q: one of calisym, mlp, hold", row.Model)
+		case row.Model != "calisym" && row.Model != "mlp" && row.Model != "hold" && row.Model != "physics":
+			return nil, bad("model %q: one of calisym, mlp, hold, physics", row.Model)
 		case strings.TrimSpace(row.Variant) == "":
 			return nil, bad("variant is empty")
 		case row.Horizon < 1:
@@ -203,8 +203,9 @@ var studyModelLabels = map[string]string{"calisym": "CaLiSym", "mlp": "MLP"}
 // order, each model's mean over the seeds with the least and the largest
 // seed's error as the spread (NaN at a horizon with no row), named
 // "<variant> <model>" (with the most seeds that diverged at a horizon,
-// where any did, which the mean leaves out), and last the state held
-// constant of the first variant that has it.
+// where any did, which the mean leaves out), then the identified physics
+// model and last the state held constant of the first variant that has
+// them.
 func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plot.Series) {
 	var hs []int
 	for _, r := range rows {
@@ -221,7 +222,7 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 		return v
 	}
 	var series []plot.Series
-	var hold *plot.Series
+	var hold, physics *plot.Series
 	for _, v := range variants {
 		var models []string
 		for _, r := range rows {
@@ -230,7 +231,7 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 			}
 		}
 		for _, m := range models {
-			if m == "hold" && hold != nil {
+			if (m == "hold" && hold != nil) || (m == "physics" && physics != nil) {
 				continue
 			}
 			s := plot.Series{Name: v + " " + studyModelLabels[m], Role: plot.Other, Model: v, Dashed: m == "mlp",
@@ -248,11 +249,18 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 				hold = &plot.Series{Name: "state held constant", Role: plot.Hold, Values: s.Values}
 				continue
 			}
+			if m == "physics" {
+				physics = &plot.Series{Name: "identified physics model", Role: plot.Other, Dashed: true, Values: s.Values}
+				continue
+			}
 			if diverged > 0 {
 				s.Name += fmt.Sprintf(" (seeds that diverged, left out: %d)", diverged)
 			}
 			series = append(series, s)
 		}
+	}
+	if physics != nil {
+		series = append(series, *physics)
 	}
 	if hold != nil {
 		series = append(series, *hold)

@@ -202,8 +202,9 @@ func TestStudyTrainStride(t *testing.T) {
 	if err := json.Unmarshal(js, &rows); err != nil {
 		t.Fatal(err)
 	}
-	// 2 groups × 2 variants × (CaLiSym, MLP, held state) × 2 horizons
-	if len(rows) != 24 {
+	// 2 groups × 2 variants × (CaLiSym, MLP, held state, identified
+	// physics model) × 2 horizons
+	if len(rows) != 32 {
 		t.Fatalf("%d rows: %+v", len(rows), rows)
 	}
 	seen := map[string]bool{}
@@ -213,7 +214,7 @@ func TestStudyTrainStride(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	for _, k := range []string{"id_test calisym", "id_test mlp", "id_test hold", "ood calisym", "ood mlp", "ood hold"} {
+	for _, k := range []string{"id_test calisym", "id_test mlp", "id_test hold", "id_test physics", "ood calisym", "ood mlp", "ood hold", "ood physics"} {
 		if !seen[k] {
 			t.Errorf("no %s rows", k)
 		}

@@ -287,6 +287,9 @@ func firstNonEmpty(s ...string) string {
 
 // checkModel checks the model's layout and names against the mapping.
 func (nd *Node) checkModel(m *predictor.Model) error {
+	if _, ok := m.Meta.Provenance[mechanics.PriorProvenanceKey]; ok {
+		return fmt.Errorf("%w: the model is composed with a physics prior (provenance %s: %s), which the node cannot apply yet: serve a model without one", ErrModel, mechanics.PriorProvenanceKey, m.Meta.Provenance[mechanics.PriorProvenanceKey])
+	}
 	n, nu, nc := nd.sampler.Layout()
 	l := m.Layout
 	if l.N != n || l.NU != nu || l.NC != nc {

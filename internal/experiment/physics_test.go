@@ -1,0 +1,147 @@
+package experiment
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
+	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/trainer"
+)
+
+// TestPendulumPhysicsModel converts one real pendulum run: the benchmark
+// carries the identified model the momenta were computed with (model 2.0),
+// and that model alone (PhysicsRollers), with its friction, predicts the
+// held-out stretch of the run far better than holding the state, and
+// better than without its friction.
+func TestPendulumPhysicsModel(t *testing.T) {
+	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	ctx := context.Background()
+	opt := realOptions(run)
+	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+	opt.Horizon, opt.Workers = 50, 1
+	b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Pendulum == nil || b.Pendulum.Gr != 6 || b.Pendulum.Cf1 < 0.17 {
+		t.Fatalf("identified model %+v, want model 2.0 (gr 6, cf1 0.1747)", b.Pendulum)
+	}
+	eval := func(f trainer.RollerFactory) float64 {
+		r, err := trainer.Evaluate(ctx, f, b.Data.ID, trainer.EvalOptions{Horizon: 50, Stride: 10, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.MSE
+	}
+	dt := b.Data.ID.Dt
+	hold := eval(trainer.HoldRollers)
+	phys := eval(PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, dt))
+	noFric := eval(PhysicsRollers(mechanics.PriorDOP853NoFriction, *b.Pendulum, dt))
+	mid := eval(PhysicsRollers(mechanics.PriorMidpointFriction, *b.Pendulum, dt))
+	t.Logf("AR MSE at 50 steps: hold %.4g, physics %.4g, without friction %.4g, midpoint with friction %.4g", hold, phys, noFric, mid)
+	if !(phys < hold/5 && phys < noFric && mid < 1.2*phys) {
+		t.Errorf("AR MSE at 50 steps: hold %.4g, physics %.4g, without friction %.4g, midpoint with friction %.4g", hold, phys, noFric, mid)
+	}
+}
+
+// TestStudyPhysicsRows: the identified physics model is a row of every
+// variant in the study's rows ("physics") and a line of its table, and
+// the rows read back.
+func TestStudyPhysicsRows(t *testing.T) {
+	runs := []StudyRun{{Variant: "v", Seed: 1, Report: &Report{Models: []ModelReport{
+		{Name: "CaLiSym-GRB", Kind: "grb", MultiHorizon: []HorizonRow{{Horizon: 5, IDMSE: 1, OODMSE: 2}, {Horizon: 10, IDMSE: 3, OODMSE: 4}}},
+	}}}}
+	hold := []GroupResult{{Group: "id_test", Horizons: []int{5, 10}, MSE: []float64{7, 8}}, {Group: "ood", Horizons: []int{5, 10}, MSE: []float64{9, 10}}}
+	phys := []GroupResult{{Group: "id_test", Horizons: []int{5, 10}, MSE: []float64{0.5, 0.6}}, {Group: "ood", Horizons: []int{5, 10}, MSE: []float64{0.7, 0.8}}}
+	groups := withSplitGroups(runs, hold, phys)
+	rows := StudyRows(groups, []Variant{{Name: "v"}})
+	var got []StudyRow
+	for _, r := range rows {
+		if r.Model == "physics" {
+			got = append(got, r)
+		}
+	}
+	want := []StudyRow{{"id_test", "physics", "v", 5, 0.5, 0.5, 0.5, 1, 0}, {"id_test", "physics", "v", 10, 0.6, 0.6, 0.6, 1, 0},
+		{"ood", "physics", "v", 5, 0.7, 0.7, 0.7, 1, 0}, {"ood", "physics", "v", 10, 0.8, 0.8, 0.8, 1, 0}}
+	if len(got) != len(want) {
+		t.Fatalf("physics rows %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	var md strings.Builder
+	groupTable(&md, groups, []Variant{{Name: "v"}})
+	if !strings.Contains(md.String(), "| ood | | identified physics model | | 0.7 | 0.8 |") {
+		t.Errorf("table:\n%s", md.String())
+	}
+	dir := t.TempDir()
+	js := `[{"group":"ood","model":"physics","variant":"v","horizon":5,"mean":0.7,"min":0.7,"max":0.7,"seeds":1},` +
+		`{"group":"ood","model":"calisym","variant":"v","horizon":5,"mean":2,"min":2,"max":2,"seeds":1},` +
+		`{"group":"ood","model":"calisym","variant":"v","horizon":10,"mean":4,"min":4,"max":4,"seeds":1},` +
+		`{"group":"ood","model":"physics","variant":"v","horizon":10,"mean":0.8,"min":0.8,"max":0.8,"seeds":1}]`
+	read, err := ReadStudyRows([]byte(js))
+	if err != nil || len(read) != 4 {
+		t.Fatalf("ReadStudyRows: %v (%d rows)", err, len(read))
+	}
+	if _, err := StudyPlots(read, RealDoublePendulumHW, dir, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "study_ood.png")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPriorModelSpec: a GR/GRB model spec with a prior trains behind the
+// identified model (trainer.Composed) and records it; a prior on the MLP,
+// or without parameters, is refused; the prior variants apply to the real
+// pendulum only.
+func TestPriorModelSpec(t *testing.T) {
+	data, spec, err := PendulumPreset("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := SimulatePendulum(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grb, mlp := spec.Models[0], spec.Models[1]
+	grb.Prior = mechanics.PriorMidpointFriction
+	if _, err := NewLearner(grb, ds[0]); err == nil || !strings.Contains(err.Error(), "identified pendulum parameters") {
+		t.Errorf("a prior without parameters: %v", err)
+	}
+	pp := mechanics.PaperPendulum()
+	grb.PriorParams = &pp
+	l, err := NewLearner(grb, ds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := l.(*trainer.Composed)
+	if !ok || c.Prior.Kind != mechanics.PriorMidpointFriction || c.Model().Meta.Provenance[trainer.PriorKey] == "" {
+		t.Fatalf("learner %T, want a trainer.Composed recording its prior", l)
+	}
+	mlp.Prior, mlp.PriorParams = mechanics.PriorMidpoint, &pp
+	if _, err := NewLearner(mlp, ds[0]); err == nil || !strings.Contains(err.Error(), "GR/GRB models only") {
+		t.Errorf("a prior on the MLP: %v", err)
+	}
+	vs, err := LookupVariants([]string{"select-60ep-prior", "select-60ep-prior-nofriction"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if len(v.Systems) != 1 || v.Systems[0] != RealDoublePendulumHW {
+			t.Errorf("%s applies to %v", v.Name, v.Systems)
+		}
+		ms := []ModelSpec{spec.Models[0], spec.Models[1]}
+		v.Apply(ms, Spec{Horizon: 200})
+		if ms[0].Prior == "" || ms[1].Prior != "" || ms[0].Train.SelectHorizon != 200 {
+			t.Errorf("%s: priors %q, %q, selection horizon %d", v.Name, ms[0].Prior, ms[1].Prior, ms[0].Train.SelectHorizon)
+		}
+	}
+}
