@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,6 +36,61 @@ func (holdRoller) Rollout(x0, _ []float64, horizon int, out []float64) error {
 		copy(out[k*len(x0):(k+1)*len(x0)], x0)
 	}
 	return nil
+}
+
+// MeanRollers makes rollers that predict the constant state mu at every
+// step, whatever the initial state (mu is the training states' mean, for
+// instance): the reference a chaotic system's long horizons are read
+// against, since a prediction that has lost the motion's phase scores
+// about the states' variance around mu at best and twice it with the
+// right energy. The rollers refuse an initial state of another size.
+func MeanRollers(mu []float64) RollerFactory {
+	mu = slices.Clone(mu)
+	return func() (Roller, error) { return meanRoller(mu), nil }
+}
+
+// meanRoller predicts its constant state at every step.
+type meanRoller []float64
+
+// Rollout implements Roller.
+func (m meanRoller) Rollout(x0, _ []float64, horizon int, out []float64) error {
+	n := len(m)
+	if len(x0) != n || len(out) < horizon*n {
+		return fmt.Errorf("trainer: constant prediction of %d values: initial state %d, output room %d for %d steps", n, len(x0), len(out), horizon)
+	}
+	for k := range horizon {
+		copy(out[k*n:(k+1)*n], m)
+	}
+	return nil
+}
+
+// StateMean returns the mean of the states of every sample of ds, the
+// training set's centre that MeanRollers predicts, reading an opened
+// dataset's samples from its files.
+func StateMean(ds *dataset.Dataset) ([]float64, error) {
+	nx, ne := ds.StateDim(), ds.PortDim()
+	n := ds.Samples()
+	if n == 0 {
+		return nil, fmt.Errorf("trainer: the mean state of a dataset without samples")
+	}
+	sel := make([]bool, n)
+	for i := range sel {
+		sel[i] = true
+	}
+	x, e := make([]float64, n*nx), make([]float64, n*ne)
+	if err := ds.ReadSelected(sel, x, e); err != nil {
+		return nil, fmt.Errorf("trainer: mean state: %w", err)
+	}
+	mu := make([]float64, nx)
+	for k := range n {
+		for j, v := range x[k*nx : (k+1)*nx] {
+			mu[j] += v
+		}
+	}
+	for j := range mu {
+		mu[j] /= float64(n)
+	}
+	return mu, nil
 }
 
 // EvalOptions configure an autoregressive evaluation.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,5 +148,41 @@ func TestEvaluateWrench(t *testing.T) {
 	both := EvalOptions{Horizon: H, Stride: H + 1, Wrench: wrench, Force: &predictor.ForceEstimate{Window: 3, Decay: 1}}
 	if _, err := Evaluate(context.Background(), HoldRollers, ds, both); err == nil || !strings.Contains(err.Error(), "choose one") {
 		t.Errorf("force and wrench: %v", err)
+	}
+}
+
+// TestMeanRollers: the constant prediction is the training states' mean
+// at every step, whatever the initial state, and it refuses a state of
+// another size.
+func TestMeanRollers(t *testing.T) {
+	ds := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 1, Dt: 0.01, Coordinates: []string{"q"}}}
+	ds.Episodes = []dataset.Episode{
+		{Name: "a@0", Len: 2, X: []float64{1, 10, 3, 20}, E: []float64{0, 0}},
+		{Name: "b@0", Len: 1, X: []float64{5, 30}, E: []float64{0}},
+	}
+	mu, err := StateMean(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mu[0] != 3 || mu[1] != 20 {
+		t.Fatalf("mean %v, want [3 20]", mu)
+	}
+	r, err := MeanRollers(mu)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu[0] = 99 // the rollers keep their own copy
+	out := make([]float64, 6)
+	if err := r.Rollout([]float64{-7, 8}, []float64{1, 1, 1}, 3, out); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{3, 20, 3, 20, 3, 20}; !slices.Equal(out, want) {
+		t.Errorf("prediction %v, want %v", out, want)
+	}
+	if err := r.Rollout([]float64{1, 2, 3}, nil, 1, out); err == nil {
+		t.Error("a state of 3 values accepted by a prediction of 2")
+	}
+	if _, err := StateMean(&dataset.Dataset{Meta: dataset.Meta{N: 1}}); err == nil {
+		t.Error("the mean of no samples")
 	}
 }

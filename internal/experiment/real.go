@@ -413,7 +413,9 @@ func pendulumHWModels(full bool) ([]ModelSpec, error) {
 // training windows and once for the evaluation windows of Horizon+1
 // samples (a third time where the ID test uses another stride), a few
 // seconds in all, and the state-held-constant reference is evaluated
-// (Notes["hold_baseline_ood"], Notes["hold_baseline_id"]).
+// (Notes["hold_baseline_ood"], Notes["hold_baseline_id"]), and so is the
+// training states' mean predicted at every step (Notes["mean_baseline_ood"],
+// Notes["mean_baseline_id"]).
 func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenchmark, error) {
 	sys, ok := realSystems()[system]
 	if !ok {
@@ -584,6 +586,22 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 			return nil, fmt.Errorf("experiment: %s: %w", system, err)
 		}
 		b.Notes[s.name] = fmt.Sprintf("%.4g (q %.4g, p %.4g): AR MSE at horizon %d of the state held constant, x̂_k = x_0", r.MSE, r.MSEQ, r.MSEP, sys.horizon)
+	}
+	// the training states' mean as the prediction at every step: what a
+	// model that has lost a chaotic motion's phase can score at best
+	mu, err := trainer.StateMean(train)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", system, err)
+	}
+	for _, s := range []struct {
+		name string
+		d    *dataset.Dataset
+	}{{"mean_baseline_ood", ood}, {"mean_baseline_id", id}} {
+		r, err := trainer.Evaluate(ctx, trainer.MeanRollers(mu), s.d, trainer.EvalOptions{Horizon: sys.horizon, Stride: evalStride, Workers: opt.Workers})
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", system, err)
+		}
+		b.Notes[s.name] = fmt.Sprintf("%.4g (q %.4g, p %.4g; at step %d %.4g): AR MSE at horizon %d of the training states' mean predicted at every step, x̂_k = x̄", r.MSE, r.MSEQ, r.MSEP, sys.horizon, r.PerStep[len(r.PerStep)-1], sys.horizon)
 	}
 	return b, nil
 }
