@@ -138,49 +138,22 @@ func applyPrior(p *mechanics.PendulumPrior, x, e []float64, rows, nx, ne int, ou
 func (c *Composed) Rollers() RollerFactory { return ComposedRollers(c.Model(), c.Prior) }
 
 // ComposedRollers returns a factory of rollers that apply prior, then the
-// compiled model m, at every step: x̂_{k+1} = m(Φ₀(x̂_k, e_k), e_k). Each
-// roller owns a clone of the prior and allocates nothing per step.
+// compiled model m, at every step: x̂_{k+1} = m(Φ₀(x̂_k, e_k), e_k)
+// (mechanics.ComposedStepper, which the live node uses too). Each roller
+// owns a clone of the prior and allocates nothing per step.
 func ComposedRollers(m *predictor.Model, prior *mechanics.PendulumPrior) RollerFactory {
 	return func() (Roller, error) {
+		if m.Layout.StateDim() != 4 {
+			return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2, the model has n = %d", m.Layout.N)
+		}
 		p, err := m.Compile()
 		if err != nil {
 			return nil, fmt.Errorf("trainer: %w", err)
 		}
-		nx := m.Layout.StateDim()
-		return &composedRoller{inner: p.NewRoller(), prior: prior.Clone(), nx: nx, ne: m.Layout.PortDim(),
-			xt: make([]float64, nx)}, nil
-	}
-}
-
-type composedRoller struct {
-	inner  *predictor.Roller
-	prior  *mechanics.PendulumPrior
-	nx, ne int
-	xt     []float64
-}
-
-// Rollout implements Roller.
-func (r *composedRoller) Rollout(x0, ports []float64, horizon int, out []float64) error {
-	nx, ne := r.nx, r.ne
-	switch {
-	case len(x0) < nx:
-		return fmt.Errorf("trainer: composed rollout: initial state has %d values, need %d", len(x0), nx)
-	case len(ports) < horizon*ne:
-		return fmt.Errorf("trainer: composed rollout: ports have %d values, need %d×%d", len(ports), horizon, ne)
-	case len(out) < horizon*nx:
-		return fmt.Errorf("trainer: composed rollout: output has room for %d values, need %d×%d", len(out), horizon, nx)
-	}
-	x := x0[:nx]
-	for k := range horizon {
-		e := ports[k*ne : (k+1)*ne]
-		if err := applyPrior(r.prior, x, e, 1, nx, ne, r.xt); err != nil {
-			return fmt.Errorf("trainer: composed rollout, step %d: %w", k+1, err)
+		r, err := mechanics.NewComposedStepper(prior.Clone(), p.NewRoller(), m.Layout.PortDim())
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
 		}
-		o := out[k*nx : (k+1)*nx]
-		if err := r.inner.Rollout(r.xt, e, 1, o); err != nil {
-			return err
-		}
-		x = o
+		return r, nil
 	}
-	return nil
 }

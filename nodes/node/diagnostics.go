@@ -109,6 +109,9 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			{Key: "model_id", Value: nd.modelID},
 			{Key: "model_sha256", Value: nd.sha},
 		}}
+	if nd.prior != nil {
+		pred.Values = append(pred.Values, msgs.KeyValue{Key: "physics_prior", Value: string(nd.prior.Kind)})
+	}
 	if h := nd.hist; h != nil {
 		pred.Values = append(pred.Values,
 			msgs.KeyValue{Key: "port_history_samples", Value: strconv.Itoa(h.past.Held())},

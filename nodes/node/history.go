@@ -58,7 +58,7 @@ type forceState struct {
 	pose   mechanics.SE3 // the base pose of the last observed sample
 }
 
-func newForceState(r *predictor.Roller, coords []string, n, ne int, cfg *Config) (*forceState, error) {
+func newForceState(r predictor.Stepper, coords []string, n, ne int, cfg *Config) (*forceState, error) {
 	fs := &forceState{origin: statemap.OriginCoordinates(coords), e: make([]float64, ne), d: make([]float64, 0, n)}
 	var err error
 	switch {
@@ -102,7 +102,7 @@ func (nd *Node) newHistory(spec *statemap.Spec, cfg *Config) error {
 		nd.hist = &portHistory{past: past, fc: fc, pending: make([]float64, nd.nm)}
 	}
 	if cfg.ForceEstimate != nil || cfg.WrenchEstimate != nil {
-		if nd.force, err = newForceState(nd.roller, spec.Coordinates(), nd.n, nd.ne, cfg); err != nil {
+		if nd.force, err = newForceState(nd.model, spec.Coordinates(), nd.n, nd.ne, cfg); err != nil {
 			return err
 		}
 		nd.stepper = nd.force.est

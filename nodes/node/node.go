@@ -170,7 +170,9 @@ type Node struct {
 	pub     Publisher
 	sampler *statemap.Sampler
 	roller  *predictor.Roller
-	stepper predictor.Stepper // roller, or force the offset-free wrapper of it
+	prior   *mechanics.PendulumPrior // a composed model's physics prior (nil: none)
+	model   predictor.Stepper        // roller, or prior then roller at every step
+	stepper predictor.Stepper        // model, or force the offset-free wrapper of it
 	force   *forceState
 	hist    *portHistory // the mapping's port history (convert.history)
 	obs     observation  // the input history of hist and force
@@ -256,7 +258,14 @@ func New(o Options) (*Node, error) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	nd.roller = plan.NewRoller()
-	nd.stepper = nd.roller
+	nd.model = nd.roller
+	if nd.prior != nil {
+		// x̂_{k+1} = roller(Φ₀(x̂_k, e_k), e_k), as trainer.ComposedRollers
+		if nd.model, err = mechanics.NewComposedStepper(nd.prior, nd.roller, nd.ne); err != nil {
+			return nil, fmt.Errorf("node: %w", err)
+		}
+	}
+	nd.stepper = nd.model
 	if err := nd.newHistory(p.Spec, cfg); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
@@ -287,9 +296,6 @@ func firstNonEmpty(s ...string) string {
 
 // checkModel checks the model's layout and names against the mapping.
 func (nd *Node) checkModel(m *predictor.Model) error {
-	if _, ok := m.Meta.Provenance[mechanics.PriorProvenanceKey]; ok {
-		return fmt.Errorf("%w: the model is composed with a physics prior (provenance %s: %s), which the node cannot apply yet: serve a model without one", ErrModel, mechanics.PriorProvenanceKey, m.Meta.Provenance[mechanics.PriorProvenanceKey])
-	}
 	n, nu, nc := nd.sampler.Layout()
 	l := m.Layout
 	if l.N != n || l.NU != nu || l.NC != nc {
@@ -314,6 +320,32 @@ func (nd *Node) checkModel(m *predictor.Model) error {
 	}
 	if tol := nd.cfg.HistoryTolerance; tol >= nd.dt/2 {
 		return configError("history_tolerance", "must be below dt/2 = %g s (0: automatic), got %g", nd.dt/2, tol)
+	}
+	return nd.checkPrior(m)
+}
+
+// checkPrior builds the physics prior a composed model's file records
+// (provenance mechanics.PriorProvenanceKey, trainer.Composed), if any, and
+// checks it against the model and the mapping: a double pendulum's state
+// (n = 2: q1, q2, p1, p2) with the torques as the first two ports, and a
+// step of one sampling period of convert.resample.rate.
+func (nd *Node) checkPrior(m *predictor.Model) error {
+	raw, ok := m.Meta.Provenance[mechanics.PriorProvenanceKey]
+	if !ok {
+		return nil
+	}
+	ps, err := mechanics.ParsePriorSpec([]byte(raw))
+	if err != nil {
+		return fmt.Errorf("%w: provenance %s: %w", ErrModel, mechanics.PriorProvenanceKey, err)
+	}
+	if l := m.Layout; l.N != 2 || l.PortDim() < 2 {
+		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps a double pendulum, state (q1, q2, p1, p2) with the torques as the first 2 ports, but the model and the mapping have n = %d (state size %d) and %d ports", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, l.N, l.StateDim(), l.PortDim())
+	}
+	if r := nd.params.Rate; math.Abs(ps.Dt*r-1) > 1e-9 {
+		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps dt = %g s, but convert.resample.rate is %g Hz (dt = %g s)", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, ps.Dt, r, 1/r)
+	}
+	if nd.prior, err = ps.New(); err != nil {
+		return fmt.Errorf("%w: provenance %s: %w", ErrModel, mechanics.PriorProvenanceKey, err)
 	}
 	return nil
 }

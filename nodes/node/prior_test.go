@@ -1,29 +1,348 @@
 package node_test
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
+	"github.com/calisym/calisym/trainer"
 )
 
-// TestNodeRefusesPriorModel: a composed model (a physics prior recorded
-// in its provenance, trainer.Composed) is refused, naming the prior: the
-// node would run the learned map without it. The same model without the
-// record is served.
-func TestNodeRefusesPriorModel(t *testing.T) {
-	m := pendulumModel(t)
-	if _, err := node.New(node.Options{Params: pendulumParams(t), Model: m, Now: func() int64 { return 0 }, Publisher: &memPub{}}); err != nil {
-		t.Fatalf("the model without a prior: %v", err)
+// priorSetup is the real pendulum as params/double_pendulum_hw.yaml
+// serves it, with a composed model: a small random CaLiSym-GRB behind the
+// physics prior of kind, the identified model 2.0 the params' mapping
+// uses (trainer.Composed), saved and opened as the node's commands open
+// it (trainer.OpenModel).
+type priorSetup struct {
+	params *node.Params
+	root   string
+	model  *predictor.Model
+	saved  *trainer.SavedModel
+	prior  *mechanics.PendulumPrior
+}
+
+func newPriorSetup(t *testing.T, kind mechanics.PriorKind) priorSetup {
+	t.Helper()
+	ppath := fixtures.Path(t, "double_pendulum_hw", "identified_parameters", "model_2.0", "model_parameters.yml")
+	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "double_pendulum_hw.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if m.Meta.Provenance == nil {
-		m.Meta.Provenance = map[string]string{}
+	p.Node.DiagnosticsPeriod = 1e6
+	root := fixtures.DataDir()
+	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(root))
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.Meta.Provenance[mechanics.PriorProvenanceKey] = `{"kind":"pendulum_midpoint"}`
-	_, err := node.New(node.Options{Params: pendulumParams(t), Model: m, Now: func() int64 { return 0 }, Publisher: &memPub{}})
-	if !errors.Is(err, node.ErrModel) || !strings.Contains(err.Error(), "physics prior") {
-		t.Errorf("a composed model: %v, want node.ErrModel naming the physics prior", err)
+	pp, err := mechanics.LoadPendulumParamsYAML(ppath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, err := mechanics.NewPendulumPrior(kind, pp, 1/p.Rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, nu, nc := smp.Layout()
+	arch := predictor.Arch{Kind: predictor.KindGRB, Layers: 3, Width: 5, RidgeDim: 2,
+		Spline: predictor.Spline{Intervals: 6, Lo: -3, Hi: 3}, StepSize: 1}
+	m, err := predictor.New(predictor.Layout{N: n, NU: nu, NC: nc}, arch, rand.New(rand.NewPCG(37, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Meta = predictor.Metadata{Name: "composed pendulum", Coordinates: smp.Coordinates(), Ports: smp.Ports(), Dt: 1 / p.Rate}
+	tr := predictor.NewTrainable(m)
+	tr.Init(rand.New(rand.NewPCG(37, 2)), 0.3) // a correction the rollout sees
+	c, err := trainer.NewComposed(&trainer.Symplectic{T: tr}, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "composed.safetensors")
+	if err := c.Model().Save(path); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := trainer.OpenModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sv.Prior == nil || *sv.Prior != prior.Spec() {
+		t.Fatalf("the model file's prior %+v, want %+v", sv.Prior, prior.Spec())
+	}
+	return priorSetup{params: p, root: root, model: sv.Model, saved: sv, prior: prior}
+}
+
+func (s priorSetup) node(t *testing.T, now *int64, pub node.Publisher) *node.Node {
+	t.Helper()
+	nd, err := node.New(node.Options{Params: s.params, Model: s.model, DataRoot: s.root, Now: func() int64 { return *now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nd
+}
+
+// pendulumSample is the k-th joint state of a swinging pendulum, with the
+// measured torques as efforts.
+func pendulumSample(k int) []byte {
+	s := 0.07 * float64(k)
+	at := t0 + int64(k)*10*ms
+	return msgs.Marshal(&msgs.JointState{Header: msgs.Header{Stamp: msgs.TimeFromNanos(at)}, Name: pendulumJoints,
+		Position: []float64{0.8 * math.Sin(s), 0.5 * math.Cos(1.3*s)},
+		Velocity: []float64{0.8 * 7 * math.Cos(s), -0.5 * 9.1 * math.Sin(1.3*s)},
+		Effort:   []float64{0.3 * math.Sin(2*s), -0.2 + 0.1*math.Cos(s)}})
+}
+
+// TestNodeServesPriorModel: the node serves a composed model (a physics
+// prior in its file, trainer.Composed) of the real pendulum: fed joint
+// states, each prediction is, bit for bit, the composed rollout
+// (trainer.ComposedRollers, as OpenModel makes it) from the state and
+// ports the node maps (Node.State) with the ports held, and the prior
+// applied by hand before one step of the learned map at every step; the
+// learned map alone predicts otherwise. The diagnostics name the prior.
+func TestNodeServesPriorModel(t *testing.T) {
+	for _, kind := range []mechanics.PriorKind{mechanics.PriorMidpointFriction, mechanics.PriorMidpoint} {
+		t.Run(string(kind), func(t *testing.T) {
+			s := newPriorSetup(t, kind)
+			var now int64
+			pub := &memPub{}
+			nd := s.node(t, &now, pub)
+			h := nd.Horizon()
+			r, err := s.saved.Rollers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := s.model.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone := plan.NewRoller()
+			x, e := make([]float64, 4), make([]float64, 2)
+			ports := make([]float64, h*2)
+			want, byHand, learned := make([]float64, h*4), make([]float64, h*4), make([]float64, h*4)
+			const samples = 12
+			for k := range samples {
+				now = t0 + int64(k)*10*ms
+				if err := nd.Handle(node.Input{Topic: "/joint_states", Data: pendulumSample(k), Received: now}); err != nil {
+					t.Fatal(err)
+				}
+				ps := pub.predictions(t)
+				if len(ps) != k+1 {
+					t.Fatalf("sample %d: %d predictions, want %d", k, len(ps), k+1)
+				}
+				got := ps[k]
+				if _, err := nd.State(x, e); err != nil {
+					t.Fatal(err)
+				}
+				for j := range h {
+					copy(ports[2*j:], e)
+				}
+				if err := r.Rollout(x, ports, h, want); err != nil {
+					t.Fatal(err)
+				}
+				xk := [4]float64(x)
+				for j := range h {
+					y, err := s.prior.Step(xk, [2]float64(e))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := alone.Rollout(y[:], e, 1, byHand[4*j:4*j+4]); err != nil {
+						t.Fatal(err)
+					}
+					xk = [4]float64(byHand[4*j : 4*j+4])
+				}
+				if err := alone.Rollout(x, ports, h, learned); err != nil {
+					t.Fatal(err)
+				}
+				var dLearned float64
+				for j := range h {
+					for i := range 2 {
+						q, p := got.Q[2*j+i], got.P[2*j+i]
+						if q != want[4*j+i] || p != want[4*j+2+i] {
+							t.Fatalf("sample %d, step %d: predicted q %v p %v, the composed rollout %v", k, j+1, got.Q[2*j:2*j+2], got.P[2*j:2*j+2], want[4*j:4*j+4])
+						}
+						if q != byHand[4*j+i] || p != byHand[4*j+2+i] {
+							t.Fatalf("sample %d, step %d: predicted q %v p %v, prior then model by hand %v", k, j+1, got.Q[2*j:2*j+2], got.P[2*j:2*j+2], byHand[4*j:4*j+4])
+						}
+						dLearned = max(dLearned, math.Abs(q-learned[4*j+i]))
+					}
+				}
+				if dLearned < 1e-3 {
+					t.Errorf("sample %d: the learned map alone predicts q within %g of the composed model: the prior does not show", k, dLearned)
+				}
+			}
+			if st := nd.Stats(); st.Predictions != samples || st.Suppressed != 0 {
+				t.Errorf("%d predictions, %d suppressed, want %d and 0", st.Predictions, st.Suppressed, samples)
+			}
+			now += 2e15 // past the periodic diagnostics
+			if err := nd.Tick(); err != nil {
+				t.Fatal(err)
+			}
+			if v := value(status(t, pub.lastDiagnostics(t), node.StatusPrediction), "physics_prior"); v != string(kind) {
+				t.Errorf("diagnostics physics_prior %q, want %q", v, kind)
+			}
+		})
+	}
+}
+
+// TestNodePriorForceEstimate: with the offset-free force estimate the
+// node's estimate runs on the composed model (prior, then the learned
+// map): each prediction is, bit for bit, a predictor.ForceEstimator over
+// the composed rollout (trainer.ComposedRollers) fed the same samples.
+func TestNodePriorForceEstimate(t *testing.T) {
+	s := newPriorSetup(t, mechanics.PriorMidpointFriction)
+	cfg := predictor.ForceEstimate{Window: 5, Decay: 0.9}
+	s.params.Node.ForceEstimate = &cfg
+	var now int64
+	pub := &memPub{}
+	nd := s.node(t, &now, pub)
+	h := nd.Horizon()
+	r, err := s.saved.Rollers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := predictor.NewForceEstimator(r, 2, 2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, e := make([]float64, 4), make([]float64, 2)
+	ports, want := make([]float64, h*2), make([]float64, h*4)
+	for k := range 10 {
+		now = t0 + int64(k)*10*ms
+		if err := nd.Handle(node.Input{Topic: "/joint_states", Data: pendulumSample(k), Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nd.State(x, e); err != nil {
+			t.Fatal(err)
+		}
+		if err := est.Observe(x, e); err != nil {
+			t.Fatal(err)
+		}
+		for j := range h {
+			copy(ports[2*j:], e)
+		}
+		if err := est.Rollout(x, ports, h, want); err != nil {
+			t.Fatal(err)
+		}
+		got := pub.predictions(t)[k]
+		for j := range h {
+			for i := range 2 {
+				if got.Q[2*j+i] != want[4*j+i] || got.P[2*j+i] != want[4*j+2+i] {
+					t.Fatalf("sample %d, step %d: predicted q %v p %v, the offset-free composed rollout %v", k, j+1, got.Q[2*j:2*j+2], got.P[2*j:2*j+2], want[4*j:4*j+4])
+				}
+			}
+		}
+	}
+	if _, n := nd.ForceEstimate(nil); n != 5 {
+		t.Errorf("the force estimate averages %d residuals, want 5", n)
+	}
+}
+
+// TestNodePriorAllocations: with a composed model, alone and with the
+// force estimate, a joint state that predicts (prior and learned map over
+// the 100-step horizon) and publishes allocates nothing.
+func TestNodePriorAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		force *predictor.ForceEstimate
+	}{{"prior", nil}, {"prior+force", &predictor.ForceEstimate{Window: 10, Decay: 0.9}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newPriorSetup(t, mechanics.PriorMidpointFriction)
+			s.params.Node.ForceEstimate = tc.force
+			var now int64
+			nd := s.node(t, &now, nopPub{})
+			const n = 150
+			js := make([][]byte, n)
+			for k := range n {
+				js[k] = pendulumSample(k)
+			}
+			k := 0
+			step := func() {
+				now = t0 + int64(k)*10*ms
+				if err := nd.Handle(node.Input{Topic: "/joint_states", Data: js[k], Received: now}); err != nil {
+					t.Fatal(err)
+				}
+				k++
+			}
+			for range 20 {
+				step()
+			}
+			if a := testing.AllocsPerRun(100, step); a != 0 {
+				t.Errorf("%v allocations per prediction", a)
+			}
+			if st := nd.Stats(); st.Predictions != uint64(k) || st.Suppressed != 0 {
+				t.Errorf("%d predictions of %d samples, %d suppressed", st.Predictions, k, st.Suppressed)
+			}
+		})
+	}
+}
+
+// TestNodeRefusesBadPrior: a composed model whose prior does not fit is
+// refused with node.ErrModel naming the mismatch: a prior stepping 20 ms
+// at the params' 100 Hz, a prior record that does not parse, and a prior
+// on a robot that is not a double pendulum (the UR10e's six joints).
+func TestNodeRefusesBadPrior(t *testing.T) {
+	s := newPriorSetup(t, mechanics.PriorMidpointFriction)
+	spec := s.prior.Spec()
+	spec.Dt = 0.02
+	slow, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ur, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "ur10e.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urRoot := ur.Resolve(".")
+	smp, err := statemap.NewSampler(ur.Spec, ur.SamplerOptions(urRoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fine, err := json.Marshal(s.prior.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec = s.prior.Spec()
+	spec.Kind = "pendulum_euler"
+	euler, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		params *node.Params
+		root   string
+		model  *predictor.Model
+		record string
+		want   []string
+	}{
+		{"dt", s.params, s.root, s.model, string(slow), []string{"physics_prior", "dt = 0.02 s", "convert.resample.rate is 100 Hz"}},
+		{"record", s.params, s.root, s.model, string(euler), []string{"physics_prior", `prior kind "pendulum_euler"`}},
+		{"size", ur, urRoot, randomModel(t, smp, ur.Rate), string(fine), []string{"physics_prior", "double pendulum", "n = 6 (state size 12)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := *tc.model
+			m.Meta.Provenance = map[string]string{mechanics.PriorProvenanceKey: tc.record}
+			_, err := node.New(node.Options{Params: tc.params, Model: &m, DataRoot: tc.root, Now: func() int64 { return t0 }, Publisher: &memPub{}})
+			if !errors.Is(err, node.ErrModel) {
+				t.Fatalf("error %v, want node.ErrModel", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			m.Meta.Provenance = nil
+			if _, err := node.New(node.Options{Params: tc.params, Model: &m, DataRoot: tc.root, Now: func() int64 { return t0 }, Publisher: &memPub{}}); err != nil {
+				t.Errorf("the same model without the prior: %v", err)
+			}
+		})
 	}
 }
