@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer/mlp"
 )
@@ -27,20 +28,31 @@ type MLP struct {
 
 // MLPMeta is what an MLP file records beside its network: the layout (n,
 // n_u, n_c: the ports split into control and contact values), the sampling
-// period dt in seconds and the port history's m (0: none;
-// predictor.PortHistory).
+// period dt in seconds, the port history's m (0: none;
+// predictor.PortHistory) and, for an MLP behind a physics prior
+// (Composed), the prior.
 type MLPMeta struct {
 	N        int     `json:"n"`
 	NU       int     `json:"n_u"`
 	NC       int     `json:"n_c"`
 	Dt       float64 `json:"dt"`
 	PortMean int     `json:"port_mean"`
+	// Prior, when set, is the physics prior the network sits behind
+	// (NewComposed): OpenModel rolls the file out as x' = MLP(Φ₀(x, u), u).
+	Prior *mechanics.PriorSpec `json:"prior,omitempty"`
 }
 
 // NewMLP builds the baseline with the given hidden widths for the dataset's
 // dimensions and sets its normalisation from the dataset's transitions
 // (loading the arrays of a dataset opened with them on disk).
 func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP, error) {
+	return newMLP(ds, hidden, w, seed, nil)
+}
+
+// newMLP is NewMLP with the normalisation computed on the inputs the
+// network sees behind prior, (Φ₀(x_t, e_t), e_t) → x_{t+1}, when prior is
+// not nil (NewComposedMLP).
+func newMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior *mechanics.PendulumPrior) (*MLP, error) {
 	cfg := mlp.Config{StateDim: ds.StateDim(), PortDim: ds.PortDim(), Hidden: hidden}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
@@ -51,6 +63,15 @@ func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP
 	}
 	net := mlp.New(cfg, rand.New(rand.NewPCG(seed, 0x6d6c70)))
 	x, e, xn := transitionArrays(ds)
+	if prior != nil {
+		nx, ne := cfg.StateDim, cfg.PortDim
+		rows := len(x) / nx
+		xt := make([]float64, len(x))
+		if err := applyPrior(prior.Clone(), x, e, rows, nx, ne, xt); err != nil {
+			return nil, fmt.Errorf("trainer: MLP normalisation behind the %s prior: %w", prior.Kind, err)
+		}
+		x = xt
+	}
 	norm, err := mlp.ComputeNorm(x, e, xn, cfg.StateDim, cfg.PortDim)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: MLP normalisation: %w", err)

@@ -56,7 +56,7 @@ func lossWeights(l Learner) (LossWeights, bool) {
 	case *Symplectic:
 		return v.W, true
 	case *Composed:
-		return v.W, true
+		return lossWeights(v.Inner)
 	case *MLP:
 		return v.W, true
 	}

@@ -63,9 +63,10 @@ type SavedModel struct {
 	Rollers RollerFactory
 	// Model is set for a symplectic model: the learned map alone.
 	Model *predictor.Model
-	// Prior, when set, is the physics prior of a composed model (Composed,
-	// PriorKey): Rollers apply it before Model at every step, and what
-	// runs Model alone must refuse the file (ErrPriorUnsupported).
+	// Prior, when set, is the physics prior of a composed model (Composed;
+	// a symplectic file's provenance PriorKey, an MLP file's meta prior):
+	// Rollers apply it before Model or Net at every step, and what runs
+	// Model or Net alone must refuse the file (ErrPriorUnsupported).
 	Prior *mechanics.PriorSpec
 	// Net is set for an MLP baseline.
 	Net *mlp.MLP
@@ -92,6 +93,14 @@ func OpenModel(path string) (*SavedModel, error) {
 			Rollers: (&MLP{Net: f.net}).Rollers(), Net: f.net}
 		if mm := f.Meta; mm != nil {
 			sv.Layout, sv.Dt, sv.PortMean = predictor.Layout{N: mm.N, NU: mm.NU, NC: mm.NC}, mm.Dt, mm.PortMean
+			if mm.Prior != nil {
+				// decodeMLP checked the spec and the dimensions
+				prior, err := mm.Prior.New()
+				if err != nil {
+					return nil, fmt.Errorf("trainer: %s: meta prior: %w", path, err)
+				}
+				sv.Prior, sv.Rollers = mm.Prior, composeRollers(sv.Rollers, prior, c.PortDim)
+			}
 		}
 		sv.setWarning()
 		return sv, nil
@@ -187,8 +196,10 @@ type mlpFile struct {
 // by a second NUL), then every weight block in name order as its name, a
 // NUL, its length and its values (uint64 little-endian, IEEE 754 bits),
 // then, where the file has a meta object, "meta", a NUL, dt (IEEE 754
-// bits) and n, n_u, n_c, port_mean (uint64 little-endian each). A file
-// without meta hashes as before meta existed.
+// bits) and n, n_u, n_c, port_mean (uint64 little-endian each), and,
+// where the meta has a prior, "prior", a NUL and the prior's JSON
+// (encoding/json of the mechanics.PriorSpec). A file without meta hashes
+// as before meta existed, a meta without a prior as before priors.
 func mlpChecksum(f *mlpFile) string {
 	h := sha256.New()
 	var cfg bytes.Buffer
@@ -227,6 +238,14 @@ func mlpChecksum(f *mlpFile) string {
 			binary.LittleEndian.PutUint64(b[:], v)
 			h.Write(b[:])
 		}
+		if mm.Prior != nil {
+			h.Write([]byte("prior\x00"))
+			js, err := json.Marshal(mm.Prior)
+			if err != nil { // a PriorSpec is plain data: never
+				js = []byte(fmt.Sprintf("%+v", *mm.Prior))
+			}
+			h.Write(js)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -264,7 +283,8 @@ func saveMLP(path string, net *mlp.MLP, coords, ports []string, meta *MLPMeta) e
 
 // LoadMLP reads an MLP baseline written by SaveMLP, verifying its checksum
 // (ErrMLPChecksum); a file written before checksums were added loads
-// unverified.
+// unverified. It returns the network alone, so it refuses an MLP behind a
+// physics prior (ErrPriorUnsupported; OpenModel opens it).
 func LoadMLP(path string) (*mlp.MLP, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -273,6 +293,9 @@ func LoadMLP(path string) (*mlp.MLP, error) {
 	f, err := decodeMLP(raw, path)
 	if err != nil {
 		return nil, err
+	}
+	if f.Meta != nil && f.Meta.Prior != nil {
+		return nil, fmt.Errorf("%w: %s: the network sits behind the %s prior (meta prior); open it with OpenModel", ErrPriorUnsupported, path, f.Meta.Prior.Kind)
 	}
 	return f.net, nil
 }
@@ -304,6 +327,17 @@ func decodeMLP(raw []byte, path string) (*mlpFile, error) {
 			return nil, fmt.Errorf("trainer: %s: %w", path, err)
 		case mm.PortMean < 0 || len(f.Ports) > 0 && pm != mm.PortMean:
 			return nil, fmt.Errorf("trainer: %s: meta port_mean %d but the port names %v record %d", path, mm.PortMean, f.Ports, pm)
+		}
+		if ps := mm.Prior; ps != nil {
+			if mm.N != 2 || c.PortDim < 2 {
+				return nil, fmt.Errorf("trainer: %s: meta prior %s: a pendulum prior needs n = 2 and at least 2 ports (the torques), the model has n = %d and %d ports", path, ps.Kind, mm.N, c.PortDim)
+			}
+			if _, err := ps.New(); err != nil {
+				return nil, fmt.Errorf("trainer: %s: meta prior: %w", path, err)
+			}
+			if mm.Dt > 0 && math.Abs(mm.Dt-ps.Dt) > 1e-12*mm.Dt {
+				return nil, fmt.Errorf("trainer: %s: meta prior %s steps dt = %g s but the model's sampling period (meta dt) is %g s", path, ps.Kind, ps.Dt, mm.Dt)
+			}
 		}
 	}
 	f.net = net

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 )
@@ -35,50 +36,131 @@ func ModelPrior(m *predictor.Model) (*mechanics.PriorSpec, error) {
 	return ps, nil
 }
 
-// Composed is a lifted symplectic model behind a physics prior: each step
-// predicts x' = CaLiSym(Φ₀(x, u), u), Φ₀ one step of an identified
-// rigid-body model (mechanics.PendulumPrior) and CaLiSym the learned map,
-// which starts near the identity, so the composed model starts as the
-// physics and learns its correction. With a symplectic prior (the
-// frictionless implicit midpoint) the composed state map is symplectic for
-// fixed ports, as a composition of symplectic maps.
+// Composed is a learned one-step model behind a physics prior: each step
+// predicts x' = M(Φ₀(x, u), u), Φ₀ one step of an identified rigid-body
+// model (mechanics.PendulumPrior) and M the learned map (Inner): CaLiSym
+// (*Symplectic), which starts near the identity, so the composed model
+// starts as the physics and learns its correction, or the MLP baseline
+// (*MLP, NewComposedMLP), the "physics + residual" hybrid. With a
+// symplectic prior (the frictionless implicit midpoint) and CaLiSym the
+// composed state map is symplectic for fixed ports, as a composition of
+// symplectic maps.
 //
 // Training is one-step only: the prior's states Φ₀(x_t, e_t) are computed
 // for each batch's inputs and the learned map is fitted to x_{t+1} from
-// them; multi-step training would need Φ₀'s tangent map in the
-// backpropagation through the rollout, which this type does not provide,
-// so Train refuses Config.RolloutSteps > 1 (CheckConfig).
+// them, by its own loss; multi-step training would need Φ₀'s tangent map
+// in the backpropagation through the rollout, which this type does not
+// provide, so Train refuses Config.RolloutSteps > 1 (CheckConfig).
 type Composed struct {
-	*Symplectic
+	// Inner is the learned map, a *Symplectic or an *MLP (NewComposed).
+	Inner Learner
 	// Prior is the physics step; each worker and roller uses a clone.
 	Prior *mechanics.PendulumPrior
 }
 
-// NewComposed puts prior in front of s and records it in the model's
-// metadata (PriorKey), so that the saved file describes the composition.
-// The model must be a double pendulum's: n = 2, its ports starting with
-// the two joint torques.
-func NewComposed(s *Symplectic, prior *mechanics.PendulumPrior) (*Composed, error) {
-	m := s.Model()
-	if m.Layout.N != 2 || m.Layout.PortDim() < 2 {
-		return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2 and at least 2 ports (the torques), the model has n = %d and %d ports", m.Layout.N, m.Layout.PortDim())
+// NewComposed puts prior in front of inner, a *Symplectic or an *MLP, and
+// records it in the model's file: a symplectic model's metadata
+// (provenance PriorKey), an MLP's meta (MLPMeta.Prior). The model must be
+// a double pendulum's: n = 2 (4 state values), its ports starting with the
+// two joint torques, sampled at the prior's step.
+func NewComposed(inner Learner, prior *mechanics.PendulumPrior) (*Composed, error) {
+	if prior == nil {
+		return nil, fmt.Errorf("trainer: a composed model needs a prior")
 	}
-	if m.Meta.Dt > 0 && math.Abs(m.Meta.Dt-prior.Dt) > 1e-12*m.Meta.Dt {
-		return nil, fmt.Errorf("trainer: the prior's step %g s is not the model's sampling period %g s", prior.Dt, m.Meta.Dt)
-	}
-	js, err := json.Marshal(prior.Spec())
+	nx, ne, dt, err := innerDims(inner)
 	if err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
+		return nil, err
 	}
-	if m.Meta.Provenance == nil {
-		m.Meta.Provenance = map[string]string{}
+	if nx != 4 || ne < 2 {
+		return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2 and at least 2 ports (the torques), the model has n = %d and %d ports", nx/2, ne)
 	}
-	m.Meta.Provenance[PriorKey] = string(js)
-	return &Composed{Symplectic: s, Prior: prior}, nil
+	if dt > 0 && math.Abs(dt-prior.Dt) > 1e-12*dt {
+		return nil, fmt.Errorf("trainer: the prior's step %g s is not the model's sampling period %g s", prior.Dt, dt)
+	}
+	spec := prior.Spec()
+	switch v := inner.(type) {
+	case *Symplectic:
+		js, err := json.Marshal(spec)
+		if err != nil {
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+		m := v.Model()
+		if m.Meta.Provenance == nil {
+			m.Meta.Provenance = map[string]string{}
+		}
+		m.Meta.Provenance[PriorKey] = string(js)
+	case *MLP:
+		if v.Meta == nil {
+			return nil, fmt.Errorf("trainer: an MLP behind a prior needs its meta (layout and dt, NewMLP) to record the prior in its file")
+		}
+		v.Meta.Prior = &spec
+	}
+	return &Composed{Inner: inner, Prior: prior}, nil
+}
+
+// innerDims returns the state and port dimensions and the sampling period
+// (0: not recorded) of a learned map a composed model can wrap.
+func innerDims(l Learner) (nx, ne int, dt float64, err error) {
+	switch v := l.(type) {
+	case *Symplectic:
+		m := v.Model()
+		return m.Layout.StateDim(), m.Layout.PortDim(), m.Meta.Dt, nil
+	case *MLP:
+		c := v.Net.Config()
+		if v.Meta != nil {
+			dt = v.Meta.Dt
+		}
+		return c.StateDim, c.PortDim, dt, nil
+	case nil:
+		return 0, 0, 0, fmt.Errorf("trainer: a composed model needs a learned map")
+	}
+	return 0, 0, 0, fmt.Errorf("trainer: %s cannot sit behind a physics prior (a CaLiSym model or the MLP baseline can)", l.Name())
+}
+
+// NewComposedMLP builds the MLP baseline (NewMLP: the same widths, loss
+// weights and initial parameters for the seed) behind prior, the
+// "physics + residual" hybrid x' = MLP(Φ₀(x, u), u). Its normalisation is
+// computed as NewMLP's, from the pairs it maps, which are here
+// (Φ₀(x_t, e_t), e_t) → x_{t+1}: the scale of its output is that of the
+// correction the prior leaves (x_{t+1} − Φ₀(x_t, e_t)).
+func NewComposedMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior *mechanics.PendulumPrior) (*Composed, error) {
+	if prior == nil {
+		return nil, fmt.Errorf("trainer: a composed model needs a prior")
+	}
+	if ds.StateDim() != 4 || ds.PortDim() < 2 {
+		return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2 and at least 2 ports (the torques), the dataset has n = %d and %d ports", ds.N, ds.PortDim())
+	}
+	m, err := newMLP(ds, hidden, w, seed, prior)
+	if err != nil {
+		return nil, err
+	}
+	return NewComposed(m, prior)
+}
+
+// Model returns the learned map's model when it is a CaLiSym model
+// (Inner a *Symplectic), the file it saves recording the prior; nil for
+// the MLP.
+func (c *Composed) Model() *predictor.Model {
+	if s, ok := c.Inner.(*Symplectic); ok {
+		return s.Model()
+	}
+	return nil
 }
 
 // Name implements Learner.
-func (c *Composed) Name() string { return c.Symplectic.Name() + "+" + string(c.Prior.Kind) }
+func (c *Composed) Name() string { return c.Inner.Name() + "+" + string(c.Prior.Kind) }
+
+// NumParams implements Learner: the learned map's (the prior has none).
+func (c *Composed) NumParams() int { return c.Inner.NumParams() }
+
+// Params implements Learner.
+func (c *Composed) Params() []float64 { return c.Inner.Params() }
+
+// SetParams implements Learner.
+func (c *Composed) SetParams(theta []float64) error { return c.Inner.SetParams(theta) }
+
+// ParamBlocks implements Learner.
+func (c *Composed) ParamBlocks() []predictor.ParamBlock { return c.Inner.ParamBlocks() }
 
 // CheckConfig refuses the training configurations the composed model
 // cannot train: multi-step rollouts (Config.RolloutSteps > 1).
@@ -89,12 +171,21 @@ func (c *Composed) CheckConfig(cfg Config) error {
 	return nil
 }
 
+// priorJSON is the prior's record in the model file (PriorKey).
+func (c *Composed) priorJSON() string {
+	js, err := json.Marshal(c.Prior.Spec())
+	if err != nil {
+		return fmt.Sprintf("%+v", c.Prior.Spec())
+	}
+	return string(js)
+}
+
 // NewWorker implements Learner: the inner model's worker on the prior's
 // states.
 func (c *Composed) NewWorker(capacity int) Worker {
-	nx := c.Model().Layout.StateDim()
-	return &composedWorker{inner: c.Symplectic.NewWorker(capacity), prior: c.Prior.Clone(), nx: nx,
-		ne: c.Model().Layout.PortDim(), xt: make([]float64, capacity*nx)}
+	nx, ne, _, _ := innerDims(c.Inner)
+	return &composedWorker{inner: c.Inner.NewWorker(capacity), prior: c.Prior.Clone(), nx: nx,
+		ne: ne, xt: make([]float64, capacity*nx)}
 }
 
 type composedWorker struct {
@@ -133,24 +224,45 @@ func applyPrior(p *mechanics.PendulumPrior, x, e []float64, rows, nx, ne int, ou
 	return nil
 }
 
-// Rollers returns a factory of composed rollers (ComposedRollers) over the
-// model compiled when the factory is called.
-func (c *Composed) Rollers() RollerFactory { return ComposedRollers(c.Model(), c.Prior) }
+// Rollers returns a factory of composed rollers over the learned map's
+// rollers (made when the factory is called, so with the parameters of
+// that moment): x̂_{k+1} = M(Φ₀(x̂_k, e_k), e_k).
+func (c *Composed) Rollers() RollerFactory {
+	rl, ok := c.Inner.(rollerLearner)
+	if !ok {
+		return func() (Roller, error) {
+			return nil, fmt.Errorf("trainer: %s cannot be rolled out", c.Inner.Name())
+		}
+	}
+	_, ne, _, _ := innerDims(c.Inner)
+	return composeRollers(rl.Rollers(), c.Prior, ne)
+}
 
 // ComposedRollers returns a factory of rollers that apply prior, then the
 // compiled model m, at every step: x̂_{k+1} = m(Φ₀(x̂_k, e_k), e_k)
 // (mechanics.ComposedStepper, which the live node uses too). Each roller
 // owns a clone of the prior and allocates nothing per step.
 func ComposedRollers(m *predictor.Model, prior *mechanics.PendulumPrior) RollerFactory {
-	return func() (Roller, error) {
-		if m.Layout.StateDim() != 4 {
+	if m.Layout.StateDim() != 4 {
+		return func() (Roller, error) {
 			return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2, the model has n = %d", m.Layout.N)
 		}
-		p, err := m.Compile()
+	}
+	return composeRollers(planRollers(m), prior, m.Layout.PortDim())
+}
+
+// composeRollers returns a factory of rollers that apply prior, then a
+// roller of inner (a one-step model of the pendulum's 4 states and ne
+// ports a step), at every step (mechanics.ComposedStepper). Each roller
+// owns a clone of the prior and its own inner roller, and allocates
+// nothing per step when the inner roller does not.
+func composeRollers(inner RollerFactory, prior *mechanics.PendulumPrior, ne int) RollerFactory {
+	return func() (Roller, error) {
+		in, err := inner()
 		if err != nil {
-			return nil, fmt.Errorf("trainer: %w", err)
+			return nil, err
 		}
-		r, err := mechanics.NewComposedStepper(prior.Clone(), p.NewRoller(), m.Layout.PortDim())
+		r, err := mechanics.NewComposedStepper(prior.Clone(), in, ne)
 		if err != nil {
 			return nil, fmt.Errorf("trainer: %w", err)
 		}

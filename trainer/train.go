@@ -179,19 +179,26 @@ func (c *Config) settings(l Learner, valFP string) []string {
 		s = append(s, fmt.Sprintf("best validation AR MSE at %d steps from epoch %d", c.SelectHorizon, c.SelectFrom),
 			"validation data "+valFP)
 	}
-	switch v := l.(type) {
-	case *Symplectic:
-		s = append(s, fmt.Sprintf("architecture %+v", v.Model().Arch))
-	case *Composed:
-		s = append(s, fmt.Sprintf("architecture %+v", v.Model().Arch), "physics prior "+v.Model().Meta.Provenance[PriorKey])
-	case *MLP:
-		s = append(s, fmt.Sprintf("hidden layers %v", v.Net.Config().Hidden))
-	}
+	s = append(s, learnerSettings(l)...)
 	if w, ok := lossWeights(l); ok {
 		s = append(s, fmt.Sprintf("loss weights q %g, p %g, section %g, control %g, contact %g", w.Q, w.P, w.Sec, w.Mu, w.Fc),
 			fmt.Sprintf("loss units %g", w.Units), fmt.Sprintf("rollout decay %g", w.StepDecay))
 	}
 	return s
+}
+
+// learnerSettings describes the model of l: its architecture or hidden
+// layers, and a composed model's physics prior after them.
+func learnerSettings(l Learner) []string {
+	switch v := l.(type) {
+	case *Symplectic:
+		return []string{fmt.Sprintf("architecture %+v", v.Model().Arch)}
+	case *Composed:
+		return append(learnerSettings(v.Inner), "physics prior "+v.priorJSON())
+	case *MLP:
+		return []string{fmt.Sprintf("hidden layers %v", v.Net.Config().Hidden)}
+	}
+	return nil
 }
 
 // joinSettings writes settings as a checkpoint records them.

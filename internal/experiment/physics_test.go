@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -98,10 +99,11 @@ func TestStudyPhysicsRows(t *testing.T) {
 	}
 }
 
-// TestPriorModelSpec: a GR/GRB model spec with a prior trains behind the
-// identified model (trainer.Composed) and records it; a prior on the MLP,
-// or without parameters, is refused; the prior variants apply to the real
-// pendulum only.
+// TestPriorModelSpec: a GR/GRB or MLP model spec with a prior trains
+// behind the identified model (trainer.Composed) and records it; a prior
+// without parameters is refused; the prior variants apply to the real
+// pendulum only, and select-60ep-prior-both is select-60ep-prior with the
+// MLP behind the prior too, CaLiSym's spec unchanged.
 func TestPriorModelSpec(t *testing.T) {
 	data, spec, err := PendulumPreset("smoke")
 	if err != nil {
@@ -126,23 +128,50 @@ func TestPriorModelSpec(t *testing.T) {
 	if !ok || c.Prior.Kind != mechanics.PriorMidpointFriction || c.Model().Meta.Provenance[trainer.PriorKey] == "" {
 		t.Fatalf("learner %T, want a trainer.Composed recording its prior", l)
 	}
-	mlp.Prior, mlp.PriorParams = mechanics.PriorMidpoint, &pp
-	if _, err := NewLearner(mlp, ds[0]); err == nil || !strings.Contains(err.Error(), "GR/GRB models only") {
-		t.Errorf("a prior on the MLP: %v", err)
+	mlp.Prior = mechanics.PriorMidpoint
+	if _, err := NewLearner(mlp, ds[0]); err == nil || !strings.Contains(err.Error(), "identified pendulum parameters") {
+		t.Errorf("a prior on the MLP without parameters: %v", err)
 	}
-	vs, err := LookupVariants([]string{"select-60ep-prior", "select-60ep-prior-nofriction"})
+	mlp.PriorParams = &pp
+	l, err = NewLearner(mlp, ds[0])
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c, ok := l.(*trainer.Composed); !ok || c.Prior.Kind != mechanics.PriorMidpoint {
+		t.Errorf("MLP learner %T, want a trainer.Composed", l)
+	} else if m, ok := c.Inner.(*trainer.MLP); !ok || m.Meta.Prior == nil || m.Meta.Prior.Kind != mechanics.PriorMidpoint {
+		t.Errorf("MLP behind the prior: inner %T, want the MLP recording its prior", c.Inner)
+	}
+	vs, err := LookupVariants([]string{"select-60ep-prior", "select-60ep-prior-nofriction", "select-60ep-prior-both"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := map[string][]ModelSpec{}
 	for _, v := range vs {
 		if len(v.Systems) != 1 || v.Systems[0] != RealDoublePendulumHW {
 			t.Errorf("%s applies to %v", v.Name, v.Systems)
 		}
 		ms := []ModelSpec{spec.Models[0], spec.Models[1]}
 		v.Apply(ms, Spec{Horizon: 200})
-		if ms[0].Prior == "" || ms[1].Prior != "" || ms[0].Train.SelectHorizon != 200 {
-			t.Errorf("%s: priors %q, %q, selection horizon %d", v.Name, ms[0].Prior, ms[1].Prior, ms[0].Train.SelectHorizon)
+		applied[v.Name] = ms
+		both := v.Name == "select-60ep-prior-both"
+		if ms[0].Prior == "" || (ms[1].Prior != "") != both || ms[0].Train.SelectHorizon != 200 || ms[1].Train.SelectHorizon != 200 {
+			t.Errorf("%s: priors %q, %q, selection horizons %d, %d", v.Name, ms[0].Prior, ms[1].Prior, ms[0].Train.SelectHorizon, ms[1].Train.SelectHorizon)
 		}
+	}
+	// both models behind the prior: CaLiSym's spec is select-60ep-prior's,
+	// the MLP's is select-60ep-prior's with the prior
+	one, both := applied["select-60ep-prior"], applied["select-60ep-prior-both"]
+	if !reflect.DeepEqual(one[0], both[0]) {
+		t.Errorf("CaLiSym in select-60ep-prior-both %+v, in select-60ep-prior %+v", both[0], one[0])
+	}
+	m := both[1]
+	if m.Prior != mechanics.PriorMidpointFriction {
+		t.Errorf("the MLP's prior in select-60ep-prior-both: %q", m.Prior)
+	}
+	m.Prior = ""
+	if !reflect.DeepEqual(one[1], m) {
+		t.Errorf("the MLP in select-60ep-prior-both %+v, in select-60ep-prior %+v", m, one[1])
 	}
 }
 

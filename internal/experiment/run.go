@@ -35,7 +35,8 @@ type ModelSpec struct {
 	// Train configures the training loop.
 	Train trainer.Config `json:"train"`
 	// Prior, when set, puts one step of the identified pendulum model in
-	// front of a GR/GRB model (trainer.Composed, one-step training only);
+	// front of the model, GR/GRB or MLP (trainer.Composed, one-step
+	// training only);
 	// PriorParams are its parameters, which the study fills in from the
 	// benchmark's identified model (RealBenchmark.Pendulum).
 	Prior       mechanics.PriorKind       `json:"prior,omitempty"`
@@ -237,12 +238,20 @@ func oodChange(ms []ModelReport) *float64 {
 
 // NewLearner builds the model a spec describes for the training data.
 func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
-	if ms.Prior != "" && ms.Kind == "mlp" {
-		return nil, fmt.Errorf("experiment: %s: a physics prior (%s) is for GR/GRB models only", ms.Name, ms.Prior)
-	}
 	switch ms.Kind {
 	case "mlp":
-		return trainer.NewMLP(train, ms.Hidden, ms.Loss, ms.Train.Seed)
+		if ms.Prior == "" {
+			return trainer.NewMLP(train, ms.Hidden, ms.Loss, ms.Train.Seed)
+		}
+		prior, err := newPrior(ms, train)
+		if err != nil {
+			return nil, err
+		}
+		c, err := trainer.NewComposedMLP(train, ms.Hidden, ms.Loss, ms.Train.Seed, prior)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+		}
+		return c, nil
 	case "gr", "grb":
 		l := predictor.Layout{N: train.N, NU: train.NU, NC: train.NC}
 		m, err := predictor.New(l, ms.Arch, rand.New(rand.NewPCG(ms.Train.Seed, 0x73796d70)))
@@ -269,12 +278,9 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		if ms.Prior == "" {
 			return sym, nil
 		}
-		if ms.PriorParams == nil {
-			return nil, fmt.Errorf("experiment: %s: prior %s needs the identified pendulum parameters (a double-pendulum benchmark's RealBenchmark.Pendulum)", ms.Name, ms.Prior)
-		}
-		prior, err := mechanics.NewPendulumPrior(ms.Prior, *ms.PriorParams, train.Dt)
+		prior, err := newPrior(ms, train)
 		if err != nil {
-			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+			return nil, err
 		}
 		c, err := trainer.NewComposed(sym, prior)
 		if err != nil {
@@ -283,6 +289,19 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		return c, nil
 	}
 	return nil, fmt.Errorf("experiment: %s: unknown model kind %q (want gr, grb or mlp)", ms.Name, ms.Kind)
+}
+
+// newPrior builds the physics prior of a model spec (ModelSpec.Prior) at
+// the training data's sampling period.
+func newPrior(ms ModelSpec, train *dataset.Dataset) (*mechanics.PendulumPrior, error) {
+	if ms.PriorParams == nil {
+		return nil, fmt.Errorf("experiment: %s: prior %s needs the identified pendulum parameters (a double-pendulum benchmark's RealBenchmark.Pendulum)", ms.Name, ms.Prior)
+	}
+	prior, err := mechanics.NewPendulumPrior(ms.Prior, *ms.PriorParams, train.Dt)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+	}
+	return prior, nil
 }
 
 func train(ctx context.Context, ms ModelSpec, data Datasets) (*trained, error) {
@@ -295,7 +314,13 @@ func train(ctx context.Context, ms ModelSpec, data Datasets) (*trained, error) {
 	case *trainer.Symplectic:
 		tr.sym, tr.rollers = v.Model(), v.Rollers()
 	case *trainer.Composed:
-		tr.sym, tr.rollers = v.Model(), v.Rollers()
+		tr.rollers = v.Rollers()
+		switch in := v.Inner.(type) {
+		case *trainer.Symplectic:
+			tr.sym = in.Model()
+		case *trainer.MLP:
+			tr.mlp = in
+		}
 	case *trainer.MLP:
 		tr.mlp, tr.rollers = v, v.Rollers()
 	}

@@ -388,6 +388,12 @@ func Variants() []Variant {
 			twice(ms)
 			withPrior(ms, mechanics.PriorMidpoint)
 		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both", About: "select-60ep-prior with the MLP behind the same prior too, x' = MLP(Φ₀(x, u), u) (the physics + residual hybrid, its normalisation taken from the pairs (Φ₀(x_t, u_t), u_t) → x_{t+1} it maps): both models trained the same way; CaLiSym's part is select-60ep-prior's", Apply: func(ms []ModelSpec, s Spec) {
+			sel(ms, s)
+			twice(ms)
+			withPrior(ms, mechanics.PriorMidpointFriction)
+			withPriorMLP(ms, mechanics.PriorMidpointFriction)
+		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "lh-units0.5", About: "longhorizon with the state loss halfway between normalised and physical units (LossWeights.Units = 0.5: channel weights ∝ s instead of s²), so the small angular momenta keep some weight", Apply: func(ms []ModelSpec, s Spec) {
 			LongHorizon(ms, s)
 			for i := range ms {
@@ -404,6 +410,16 @@ func Variants() []Variant {
 func withPrior(ms []ModelSpec, k mechanics.PriorKind) {
 	for i := range ms {
 		if ms[i].Kind != "mlp" {
+			ms[i].Prior = k
+		}
+	}
+}
+
+// withPriorMLP gives the MLP baselines the physics prior of kind k
+// (trainer.NewComposedMLP).
+func withPriorMLP(ms []ModelSpec, k mechanics.PriorKind) {
+	for i := range ms {
+		if ms[i].Kind == "mlp" {
 			ms[i].Prior = k
 		}
 	}
