@@ -216,3 +216,55 @@ func TestPendulumSwingUpsForget(t *testing.T) {
 		t.Errorf("OOD AR MSE at 25 steps: mean %.4g, physics %.4g; at 200: mean %.4g, hold %.4g, physics %.4g", mean25, phys25, mean, hold, ph)
 	}
 }
+
+// TestPriorMLPRun trains the MLP behind the pendulum prior through the
+// experiment's path (smoke size, simulated pendulum, the simulation's own
+// parameters as the prior): the report's OOD error is reproduced bit for
+// bit by the saved mlp.json reopened with trainer.OpenModel, which
+// rebuilds the prior from the file, and differs from the network alone.
+func TestPriorMLPRun(t *testing.T) {
+	data, spec, err := PendulumPreset("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sets, err := SimulatePendulum(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := spec.Models[1]
+	if ms.Kind != "mlp" {
+		t.Fatalf("smoke model 1 is %s, want the MLP", ms.Kind)
+	}
+	pp := data.Sim.Params
+	ms.Prior, ms.PriorParams = mechanics.PriorMidpointFriction, &pp
+	spec.Models = []ModelSpec{ms}
+	dir := t.TempDir()
+	rep, err := Run(ctx, spec, Datasets{Train: sets[0], ID: sets[1], OOD: sets[2]}, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := rep.Models[0]
+	if mr.Kind != "mlp" || mr.File != "mlp.json" || mr.Diverged {
+		t.Fatalf("report %+v", mr)
+	}
+	sv, err := trainer.OpenModel(filepath.Join(dir, mr.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sv.Prior == nil || sv.Prior.Kind != mechanics.PriorMidpointFriction || sv.Prior.Params != pp {
+		t.Fatalf("reopened prior %+v", sv.Prior)
+	}
+	opt := trainer.EvalOptions{Horizon: spec.Horizon, Stride: spec.EvalStride, MaxWindows: spec.MaxEvalWindows}
+	r, err := trainer.Evaluate(ctx, sv.Rollers, sets[2], opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MSE != mr.OODARMSE {
+		t.Errorf("reopened OOD AR MSE %v, report %v", r.MSE, mr.OODARMSE)
+	}
+	alone, err := trainer.Evaluate(ctx, (&trainer.MLP{Net: sv.Net}).Rollers(), sets[2], opt)
+	if err == nil && alone.MSE == mr.OODARMSE {
+		t.Error("the network alone scores as the composed model: the prior was not applied")
+	}
+}
