@@ -149,10 +149,9 @@ func TestRealDefaults(t *testing.T) {
 		if m.Train.Epochs != 60 || m.Train.SelectHorizon != 200 || m.Train.SelectFrom != 5 || m.Train.RolloutSteps != 0 {
 			t.Errorf("pendulum default %s: epochs %d, selection at %d from %d, K %d", m.Name, m.Train.Epochs, m.Train.SelectHorizon, m.Train.SelectFrom, m.Train.RolloutSteps)
 		}
-		// CaLiSym behind the identified model's friction-aware step, the
-		// MLP without
-		if want := map[bool]mechanics.PriorKind{true: "", false: mechanics.PriorMidpointFriction}[m.Kind == "mlp"]; m.Prior != want {
-			t.Errorf("pendulum default %s: prior %q, want %q", m.Name, m.Prior, want)
+		// both models behind the identified model's friction-aware step
+		if m.Prior != mechanics.PriorMidpointFriction {
+			t.Errorf("pendulum default %s: prior %q, want %q", m.Name, m.Prior, mechanics.PriorMidpointFriction)
 		}
 	}
 	b := &RealBenchmark{opts: RealOptions{OneStep: true}, defaultStride: 10}
