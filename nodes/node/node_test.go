@@ -45,9 +45,12 @@ func TestStaleInputsSuppressPredictions(t *testing.T) {
 	if in.Level != msgs.DiagnosticStale {
 		t.Errorf("torque input status %+v, want STALE", in)
 	}
-	// published once the change held for DiagnosticsSettle
-	if age, _ := strconv.ParseFloat(value(in, "age_s"), 64); math.Abs(age-0.1-node.DiagnosticsSettle/1e9) > 1e-9 {
-		t.Errorf("torque age %v, want 0.11", value(in, "age_s"))
+	// published once the change held for DiagnosticsSettle, or at once
+	// where a change from the predictions before the jump was still
+	// pending and went out at the jump's first ticks, with the stale status
+	// in it (TestDiagnosticsOncePerChange pins the settling itself)
+	if age, _ := strconv.ParseFloat(value(in, "age_s"), 64); age < 0.1-1e-9 || age > 0.1+node.DiagnosticsSettle/1e9+1e-9 {
+		t.Errorf("torque age %v, want 0.1 to 0.11", value(in, "age_s"))
 	}
 	if js := status(t, a, node.StatusInputPrefix+"/joint_states"); js.Level != msgs.DiagnosticOK {
 		t.Errorf("joint state status %+v", js)
