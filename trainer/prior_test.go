@@ -84,19 +84,7 @@ func TestComposedRolloutParity(t *testing.T) {
 			}
 			x = [4]float64(next)
 		}
-		// the training path: one row, its prediction
-		w := c.NewWorker(1)
-		pred := make([]float64, 4)
-		grad := make([]float64, c.NumParams())
-		w.LossGrad(Batch{N: 1, X: x0, E: ports[:2], XNext: out[:4], W: []float64{1}}, grad, pred)
-		for i := range 4 {
-			if math.Abs(pred[i]-out[i]) > 1e-12*max(1, math.Abs(out[i])) {
-				t.Fatalf("%s: training prediction %v, rollout %v", kind, pred, out[:4])
-			}
-		}
-		if a := testing.AllocsPerRun(5, func() { _ = r.Rollout(x0, ports, H, out) }); a != 0 {
-			t.Errorf("%s: %v allocations a rollout", kind, a)
-		}
+		checkComposedTraining(t, kind, c, r, x0, ports, out, H)
 	}
 }
 
@@ -266,18 +254,7 @@ func TestComposedMLPRolloutParity(t *testing.T) {
 			}
 			x = [4]float64(next)
 		}
-		w := c.NewWorker(1)
-		pred := make([]float64, 4)
-		grad := make([]float64, c.NumParams())
-		w.LossGrad(Batch{N: 1, X: x0, E: ports[:2], XNext: out[:4], W: []float64{1}}, grad, pred)
-		for i := range 4 {
-			if math.Abs(pred[i]-out[i]) > 1e-12*max(1, math.Abs(out[i])) {
-				t.Fatalf("%s: training prediction %v, rollout %v", kind, pred, out[:4])
-			}
-		}
-		if a := testing.AllocsPerRun(5, func() { _ = r.Rollout(x0, ports, H, out) }); a != 0 {
-			t.Errorf("%s: %v allocations a rollout", kind, a)
-		}
+		checkComposedTraining(t, kind, c, r, x0, ports, out, H)
 		// the residual's spread per channel, as mlp.ComputeNorm takes it
 		xs, e, xn := transitionArrays(ds)
 		xt := make([]float64, len(xs))
@@ -406,5 +383,24 @@ func TestComposedMLPRefusals(t *testing.T) {
 	}
 	if _, err := OpenModel(path); err == nil || !strings.Contains(err.Error(), "meta prior") {
 		t.Errorf("a prior of another step than the file's dt: %v", err)
+	}
+}
+
+// checkComposedTraining: the training path of composed model c predicts
+// for one row (x0 under the first ports) what its roller r's rollout out
+// of H steps holds first, and r's rollout allocates nothing.
+func checkComposedTraining(t *testing.T, kind mechanics.PriorKind, c *Composed, r Roller, x0, ports, out []float64, H int) {
+	t.Helper()
+	w := c.NewWorker(1)
+	pred := make([]float64, 4)
+	grad := make([]float64, c.NumParams())
+	w.LossGrad(Batch{N: 1, X: x0, E: ports[:2], XNext: out[:4], W: []float64{1}}, grad, pred)
+	for i := range 4 {
+		if math.Abs(pred[i]-out[i]) > 1e-12*max(1, math.Abs(out[i])) {
+			t.Fatalf("%s: training prediction %v, rollout %v", kind, pred, out[:4])
+		}
+	}
+	if a := testing.AllocsPerRun(5, func() { _ = r.Rollout(x0, ports, H, out) }); a != 0 {
+		t.Errorf("%s: %v allocations a rollout", kind, a)
 	}
 }
