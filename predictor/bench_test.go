@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/calisym/calisym/internal/cputime"
 )
 
 // BenchmarkRolloutStep measures one step of the gauge-fixed rollout (lift,
@@ -109,13 +111,13 @@ func BenchmarkQuadrupedRollout(b *testing.B) {
 			out := make([]float64, horizon*l.StateDim())
 			r := plan.NewRoller()
 			b.ReportAllocs()
-			c0 := processCPU()
+			c0 := cputime.Process()
 			for b.Loop() {
 				if err := r.Rollout(x0, ports, horizon, out); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Process()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

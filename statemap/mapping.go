@@ -167,8 +167,17 @@ func (m *Mapper) Map(in *Input, out *Sample) error {
 	out.Kinetic = kin
 	e := out.Ports
 	if m.spec.Control.Kind == ControlQuadrotor {
+		q := &m.spec.Control.Quadrotor
+		scale := 1.0
+		if pl.Voltage >= 0 {
+			v := vals[pl.Voltage]
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("statemap: battery voltage %g V (control.quadrotor.voltage %q): the thrust map needs a positive voltage", v, q.Voltage.Name)
+			}
+			scale = v / q.VoltageRef
+		}
 		for i, sc := range pl.Control {
-			m.thrust[i] = Thrust(m.spec.Control.Quadrotor.ThrustPoly, vals[sc])
+			m.thrust[i] = Thrust(q.ThrustPoly, vals[sc]*scale)
 		}
 		w := m.alloc.Wrench(m.thrust)
 		copy(e, w[:])

@@ -23,8 +23,8 @@ type Scalar struct {
 type Plan struct {
 	// Scalars are the inputs in a fixed order: per joint its position and
 	// velocity, then the base position, orientation, linear and angular
-	// velocity, the control channels (or quadrotor motors) and the contact
-	// channels.
+	// velocity, the control channels (or quadrotor motors, then the
+	// battery voltage) and the contact channels.
 	Scalars []Scalar
 	// JointPos and JointVel index each joint's position and velocity.
 	JointPos, JointVel []int
@@ -38,13 +38,15 @@ type Plan struct {
 	// Control indexes the direct control channels or the quadrotor's motor
 	// commands.
 	Control []int
+	// Voltage indexes the quadrotor's battery voltage (−1: none).
+	Voltage int
 	// Contact indexes the contact channels.
 	Contact []int
 }
 
 // NewPlan plans the scalar inputs of s (after Spec.Defaults).
 func NewPlan(s *Spec) *Plan {
-	p := &Plan{}
+	p := &Plan{Voltage: -1}
 	add := func(field string, c Channel, group string) int {
 		if c.IsZero() {
 			return -1
@@ -85,6 +87,7 @@ func NewPlan(s *Spec) *Plan {
 		for i, c := range s.Control.Quadrotor.Motors {
 			p.Control = append(p.Control, add(fmt.Sprintf("control.quadrotor.motors[%d]", i), c, GroupControl))
 		}
+		p.Voltage = add("control.quadrotor.voltage", s.Control.Quadrotor.Voltage, GroupControl)
 	}
 	for i, c := range s.Contact.Channels {
 		p.Contact = append(p.Contact, add(fmt.Sprintf("contact.channels[%d]", i), c, GroupContact))

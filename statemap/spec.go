@@ -356,8 +356,17 @@ type ControlSpec struct {
 type QuadrotorSpec struct {
 	// Motors are the motor command channels, in the layout's motor order.
 	Motors []Channel `yaml:"motors" mapstructure:"motors"`
-	// ThrustPoly maps a command c to the rotor thrust f = Σ ThrustPoly[k]·c^k [N].
+	// ThrustPoly maps a command c to the rotor thrust f = Σ ThrustPoly[k]·c^k [N]
+	// (with Voltage set, of the voltage-scaled command c·V/VoltageRef).
 	ThrustPoly []float64 `yaml:"thrust_poly" mapstructure:"thrust_poly"`
+	// Voltage, when set, is the battery's voltage [V], which drives the
+	// motors: each command is scaled by V/VoltageRef before ThrustPoly, as
+	// a motor's speed for a given duty cycle grows with the voltage behind
+	// it. A planner holds the last measured voltage over its horizon.
+	Voltage Channel `yaml:"voltage" mapstructure:"voltage"`
+	// VoltageRef is the voltage [V] at which ThrustPoly maps the command
+	// unscaled; required with Voltage.
+	VoltageRef float64 `yaml:"voltage_ref" mapstructure:"voltage_ref"`
 	// ArmLength is the distance from the centre to each rotor axis [m].
 	ArmLength float64 `yaml:"arm_length" mapstructure:"arm_length"`
 	// TorqueCoeff is the rotor drag torque per unit thrust [m].
@@ -708,6 +717,15 @@ func (s *Spec) checkPorts() error {
 			if !finite(v) {
 				return FieldError(fmt.Sprintf("control.quadrotor.thrust_poly[%d]", i), "must be finite, got %g", v)
 			}
+		}
+		if err := checkChannel("control.quadrotor.voltage", c.Quadrotor.Voltage, false); err != nil {
+			return err
+		}
+		switch ref := c.Quadrotor.VoltageRef; {
+		case c.Quadrotor.Voltage.IsZero() && ref != 0:
+			return FieldError("control.quadrotor.voltage_ref", "%g V but no voltage channel is given", ref)
+		case !c.Quadrotor.Voltage.IsZero() && (!finite(ref) || ref <= 0):
+			return FieldError("control.quadrotor.voltage_ref", "must be a positive voltage with control.quadrotor.voltage, got %g", ref)
 		}
 	}
 	if err := CheckOneOf("contact.interp", s.Contact.Interp, InterpLinear, InterpHold); err != nil {

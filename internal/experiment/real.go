@@ -744,8 +744,12 @@ func realNotes(sys realSystem, trainSpec, evalSpec *convert.Spec, b *RealBenchma
 		for _, m := range q.Motors {
 			motors = append(motors, m.Name)
 		}
+		channel := strings.Join(motors, ", ")
+		if !q.Voltage.IsZero() {
+			channel = fmt.Sprintf("%s, each times %s/%g V", channel, q.Voltage.Name, q.VoltageRef)
+		}
 		n["constants"] = fmt.Sprintf("mass %g kg, inertia %v kg·m² (about the centre of mass), arm length %g m, thrust-to-torque %g m, rotor thrust %v N (polynomial coefficients in the motor channel: %s), g %g m/s²; sources in statemap/quadrotor.go",
-			rb.Mass, rb.Inertia, q.ArmLength, q.TorqueCoeff, q.ThrustPoly, strings.Join(motors, ", "), trainSpec.Model.Gravity)
+			rb.Mass, rb.Inertia, q.ArmLength, q.TorqueCoeff, q.ThrustPoly, channel, trainSpec.Model.Gravity)
 	case statemap.ModelURDF:
 		n["constants"] = "mass matrix by CRBA on " + trainSpec.Model.URDF + " (relative to " + root + ")"
 		if m, err := statemap.NewModel(&trainSpec.Spec, root); err == nil && m.Floating() {

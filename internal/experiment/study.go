@@ -203,6 +203,22 @@ func MeasuredRotorSpeeds(s *convert.Spec) {
 	})
 }
 
+const crazyflieVoltageColumn = "Vbat"
+
+// BatteryVoltage changes a Crazyflie conversion spec (params/crazyflie.yaml,
+// crazyflie_gravity.yaml) to scale each motor command by the battery's
+// voltage (column Vbat) before a quadratic thrust map (statemap's
+// CrazyflieThrustVolt1 and 2 at CrazyflieVoltageRef) in place of the linear 0.173 N per command:
+// the same command spins the rotors faster on a full battery. The port
+// stays the command (a planner holds the last measured voltage), unlike
+// MeasuredRotorSpeeds.
+func BatteryVoltage(s *convert.Spec) {
+	q := &s.Control.Quadrotor
+	q.Voltage = statemap.Channel{Name: crazyflieVoltageColumn}
+	q.VoltageRef = statemap.CrazyflieVoltageRef
+	q.ThrustPoly = []float64{0, statemap.CrazyflieThrustVolt1, statemap.CrazyflieThrustVolt2}
+}
+
 // LongHorizon is the long-horizon training the quadruped's and the
 // Crazyflie's benchmarks add to their one-step configuration by default
 // (chosen by the ID-test error of the studies in docs/benchmarks.md; for the
@@ -342,6 +358,8 @@ func Variants() []Variant {
 		{Name: "default-porthistory5", About: "the default with the mean of every port over the 5 samples before as extra control ports (convert.history.port_mean: 5): the command stays the port and the history can carry the rotor lag (lever 7; porthistory5 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5), OnDefault: true},
 		{Name: "default-porthistory2", About: "the default with the mean of every port over the 2 samples before as extra control ports (convert.history.port_mean: 2; lever 2 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2), OnDefault: true},
 		{Name: "default-porthistory2-60ep", About: "default-porthistory2 with twice the epochs (60: K = 50 from the 15th; levers 1 and 2 together)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: PortHistory(2), OnDefault: true},
+		{Name: "default-porthistory2-vbat", About: "default-porthistory2 with each motor command scaled by the battery's voltage (Vbat/3.7 V) before a quadratic thrust map fitted on the training flights (f = 0.13997·s + 0.06193·s² N) in place of 0.173 N per command: the command stays the port (lever 7, command side)", Apply: func([]ModelSpec, Spec) {}, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat", About: "default-porthistory2-60ep with each motor command scaled by the battery's voltage as default-porthistory2-vbat (levers 1, 2 and 7)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
 		{Name: "default-width85", About: "the default with CaLiSym's GR layers 85 tanh units wide instead of 36 (37,408 parameters on the Crazyflie, those of default-porthistory2's 37,296), the MLP unchanged: the port history's capacity control (levers 2 and 6)", Apply: func(ms []ModelSpec, _ Spec) {
 			for i := range ms {
 				if ms[i].Kind != "mlp" {

@@ -100,6 +100,23 @@ func pendulumSample(k int) []byte {
 		Effort:   []float64{0.3 * math.Sin(2*s), -0.2 + 0.1*math.Cos(s)}})
 }
 
+// feedHeld hands the node the k-th pendulum sample at its own time and
+// reads back the state and ports it mapped into x and e, and those ports
+// held over the horizon into ports.
+func feedHeld(t *testing.T, nd *node.Node, now *int64, k int, x, e, ports []float64) {
+	t.Helper()
+	*now = t0 + int64(k)*10*ms
+	if err := nd.Handle(node.Input{Topic: "/joint_states", Data: pendulumSample(k), Received: *now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nd.State(x, e); err != nil {
+		t.Fatal(err)
+	}
+	for j := range len(ports) / len(e) {
+		copy(ports[len(e)*j:], e)
+	}
+}
+
 // TestNodeServesPriorModel: the node serves a composed model (a physics
 // prior in its file, trainer.Composed) of the real pendulum: fed joint
 // states, each prediction is, bit for bit, the composed rollout
@@ -129,21 +146,12 @@ func TestNodeServesPriorModel(t *testing.T) {
 			want, byHand, learned := make([]float64, h*4), make([]float64, h*4), make([]float64, h*4)
 			const samples = 12
 			for k := range samples {
-				now = t0 + int64(k)*10*ms
-				if err := nd.Handle(node.Input{Topic: "/joint_states", Data: pendulumSample(k), Received: now}); err != nil {
-					t.Fatal(err)
-				}
+				feedHeld(t, nd, &now, k, x, e, ports)
 				ps := pub.predictions(t)
 				if len(ps) != k+1 {
 					t.Fatalf("sample %d: %d predictions, want %d", k, len(ps), k+1)
 				}
 				got := ps[k]
-				if _, err := nd.State(x, e); err != nil {
-					t.Fatal(err)
-				}
-				for j := range h {
-					copy(ports[2*j:], e)
-				}
 				if err := r.Rollout(x, ports, h, want); err != nil {
 					t.Fatal(err)
 				}
@@ -215,18 +223,9 @@ func TestNodePriorForceEstimate(t *testing.T) {
 	x, e := make([]float64, 4), make([]float64, 2)
 	ports, want := make([]float64, h*2), make([]float64, h*4)
 	for k := range 10 {
-		now = t0 + int64(k)*10*ms
-		if err := nd.Handle(node.Input{Topic: "/joint_states", Data: pendulumSample(k), Received: now}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nd.State(x, e); err != nil {
-			t.Fatal(err)
-		}
+		feedHeld(t, nd, &now, k, x, e, ports)
 		if err := est.Observe(x, e); err != nil {
 			t.Fatal(err)
-		}
-		for j := range h {
-			copy(ports[2*j:], e)
 		}
 		if err := est.Rollout(x, ports, h, want); err != nil {
 			t.Fatal(err)

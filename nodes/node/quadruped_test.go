@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calisym/calisym/internal/cputime"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
@@ -409,7 +410,7 @@ func quadrupedLatency(b *testing.B, paper bool) {
 	for range b.N {
 		setStamp(msg, stamp)
 		stamp += step
-		c0, start := processCPU(), time.Now()
+		c0, start := cputime.Process(), time.Now()
 		bus.Deliver("/state_estimator/anymal_state", msg)
 		var end time.Time
 		select {
@@ -418,7 +419,7 @@ func quadrupedLatency(b *testing.B, paper bool) {
 			b.Fatalf("no prediction 10 s after a message: %+v", nd.Stats())
 		}
 		lat = append(lat, end.Sub(start))
-		cpu = append(cpu, processCPU()-c0)
+		cpu = append(cpu, cputime.Process()-c0)
 	}
 	b.StopTimer()
 	cancel()

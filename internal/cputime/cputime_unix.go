@@ -1,15 +1,15 @@
 //go:build unix
 
-package node_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time the process has used so far (user and
+// Process returns the CPU time the process has used so far (user and
 // system), or 0 where it cannot be read.
-func processCPU() time.Duration {
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
