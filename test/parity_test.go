@@ -410,7 +410,9 @@ func crazyflieTable(t *testing.T, p *node.Params, dir string, n int) (string, []
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no Crazyflie flight: %v", err)
 	}
-	cols := []string{"x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz", "m1_thrust", "m2_thrust", "m3_thrust", "m4_thrust"}
+	// the battery's voltage rides in the motors' log block (fifth value),
+	// which only the params with a voltage-scaled thrust map read
+	cols := []string{"x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz", "m1_thrust", "m2_thrust", "m3_thrust", "m4_thrust", "Vbat"}
 	rows := readTable(t, files[0], cols, n)
 	defs := node.Definitions{Dir: p.DefinitionsDir()}
 	motors := dynamicType(t, defs, "crazyflie_interfaces/msg/LogDataGeneric")
@@ -423,12 +425,14 @@ func crazyflieTable(t *testing.T, p *node.Params, dir string, n int) (string, []
 		odom.Pose.Pose.Orientation = msgs.Quaternion{X: r[3], Y: r[4], Z: r[5], W: r[6]}
 		odom.Twist.Twist.Linear = msgs.Vector3{X: r[7], Y: r[8], Z: r[9]}
 		odom.Twist.Twist.Angular = msgs.Vector3{X: r[10], Y: r[11], Z: r[12]}
-		pwm := make([]float64, 4)
+		pwm := make([]float64, 5)
 		tr := append([]float64{float64(k) / p.Rate}, r...)
 		for i := range 4 {
 			pwm[i] = math.Round(r[13+i] * 65535)
 			tr[1+13+i] = logged(p, cols[13+i], pwm[i])
 		}
+		pwm[4] = float64(float32(r[17])) // pm.vbat is a float32
+		tr[1+17] = logged(p, "Vbat", pwm[4])
 		tb.rows = append(tb.rows, tr)
 		batches[k] = []node.Input{
 			{Topic: "/cf231/odom", Data: msgs.AppendMarshal(nil, odom), Received: ts},

@@ -157,6 +157,11 @@ type RealBenchmark struct {
 
 	opts    RealOptions // the options it was prepared with
 	history int         // the params' port history, which OneStep and Full drop
+	// restore puts back what OneStep and Full strip from the params'
+	// conversion besides the port history (realSystem.stripDefault; nil:
+	// nothing), for the "default" variant; variantRestore is the same for
+	// the OnDefault variants (nil where they change an older default).
+	restore, variantRestore func(*convert.Spec)
 	// variantBase and variantHistory are the default the study's
 	// OnDefault variants change (realSystem.variantBase): nil and the
 	// params' history where they change today's default.
@@ -226,6 +231,12 @@ type realSystem struct {
 	// their published rows still reproduce: its model changes (at
 	// defaultStride) without the params' port history.
 	variantBase func(ms []ModelSpec, spec Spec)
+	// stripDefault, when set, removes from the params' conversion what
+	// only the default has besides the port history (the Crazyflie's
+	// voltage-scaled thrust map: linearThrust), as the one-step and full
+	// configurations and the variants measured before convert, and
+	// returns the change that puts it back (nil: nothing removed).
+	stripDefault func(*convert.Spec) func(*convert.Spec)
 }
 
 // quadrotorChannels returns the labels of a quadrotor's state channels
@@ -260,7 +271,10 @@ func realSystems() map[string]realSystem {
 		// on training windows at stride 10, five times the transitions of
 		// the one-step configuration's 50 (the study's lh-stride10)
 		defaultStride: 10,
-		paperNote:     "the paper's quadrotor results are on the AscTec Pelican dataset, another vehicle: no number to compare",
+		// the one-step and full configurations and the variants measured
+		// before it convert with the linear thrust map
+		stripDefault: linearThrust,
+		paperNote:    "the paper's quadrotor results are on the AscTec Pelican dataset, another vehicle: no number to compare",
 		split:         "by flight: crazyflie/test/* (3 flights) OOD; melon run 4, multisine run 3, random1 run 3, random2 run 3, square run 4 ID test; the other 11 flights train",
 		models:        quadrotorModels,
 	}
@@ -451,8 +465,12 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	// default where the params file has one; the paper's and the
 	// one-step configurations convert without it.
 	paramsHistory := spec.History.PortMean
+	var restore func(*convert.Spec)
 	if opt.Full || opt.OneStep {
 		spec.History.PortMean = 0
+		if sys.stripDefault != nil {
+			restore = sys.stripDefault(spec)
+		}
 	}
 	if opt.Convert != nil {
 		opt.Convert(spec)
@@ -578,10 +596,10 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
 		Files:   map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
 		Default: def, opts: opt, history: paramsHistory, defaultStride: sys.defaultStride,
-		variantBase: def, variantHistory: paramsHistory,
+		variantBase: def, variantHistory: paramsHistory, restore: restore, variantRestore: restore,
 	}
 	if sys.variantBase != nil && def != nil {
-		b.variantBase, b.variantHistory = sys.variantBase, 0
+		b.variantBase, b.variantHistory, b.variantRestore = sys.variantBase, 0, nil
 	}
 	if spec.Model.Kind == statemap.ModelDoublePendulum {
 		pp, err := spec.Model.Pendulum.Load(root)

@@ -48,23 +48,34 @@ type Variant struct {
 	Systems []string
 }
 
-// withDefaultData returns v, for the "default" variant with the params'
-// port history that the one-step configuration drops (RealOptions.OneStep)
-// restored.
+// withDefaultData returns v, for the "default" variant with what the
+// one-step configuration (RealOptions.OneStep) drops from the params
+// restored: the port history and the rest of the default's conversion
+// (realSystem.stripDefault).
 func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 	onDefault := v.Name == "default" || v.OnDefault
-	history := b.history
+	history, restore := b.history, b.restore
 	if v.OnDefault {
-		history = b.variantHistory
+		history, restore = b.variantHistory, b.variantRestore
 	}
-	if onDefault && history > 0 && b.opts.OneStep && !b.opts.Full {
+	if onDefault && b.opts.OneStep && !b.opts.Full {
+		var base func(*convert.Spec)
 		switch {
+		case history > 0 && restore != nil:
+			base = func(s *convert.Spec) { PortHistory(history)(s); restore(s) }
+		case history > 0:
+			base = PortHistory(history)
+		case restore != nil:
+			base = restore
+		}
+		switch {
+		case base == nil:
 		case v.Convert == nil:
-			v.Convert = PortHistory(history)
+			v.Convert = base
 		case v.OnDefault:
-			// the default's port history, then the variant's change
+			// the default's conversion, then the variant's change
 			own := v.Convert
-			v.Convert = func(s *convert.Spec) { PortHistory(history)(s); own(s) }
+			v.Convert = func(s *convert.Spec) { base(s); own(s) }
 		}
 	}
 	if onDefault && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
@@ -196,6 +207,7 @@ func MeasuredRotorSpeeds(s *convert.Spec) {
 		names = append(names, name)
 	}
 	q.ThrustPoly = []float64{0, 0, CrazyflieThrustPerERPM2}
+	q.Voltage, q.VoltageRef = statemap.Channel{}, 0 // the speeds are measured, not commanded
 	lo, hi := 0.0, float64(CrazyflieMaxERPM)
 	s.Validate.Bounds = append(slices.Clone(s.Validate.Bounds), convert.BoundSpec{
 		Channels: names, Min: &lo, Max: &hi, Repair: CrazyflieERPMRepair,
@@ -204,6 +216,25 @@ func MeasuredRotorSpeeds(s *convert.Spec) {
 }
 
 const crazyflieVoltageColumn = "Vbat"
+
+// linearThrust changes a Crazyflie conversion spec with the voltage-scaled
+// thrust map (params/crazyflie*.yaml since the real-robot study) back to
+// the linear 0.173 N per command the one-step and full configurations and
+// the study's earlier variants convert with, and returns the change that
+// puts the params' map back; nil where the spec has no voltage.
+func linearThrust(s *convert.Spec) func(*convert.Spec) {
+	q := s.Control.Quadrotor
+	if q.Voltage.IsZero() {
+		return nil
+	}
+	poly := slices.Clone(q.ThrustPoly)
+	s.Control.Quadrotor.Voltage, s.Control.Quadrotor.VoltageRef = statemap.Channel{}, 0
+	s.Control.Quadrotor.ThrustPoly = []float64{0, statemap.CrazyflieThrustPerUnit}
+	return func(t *convert.Spec) {
+		t.Control.Quadrotor.Voltage, t.Control.Quadrotor.VoltageRef = q.Voltage, q.VoltageRef
+		t.Control.Quadrotor.ThrustPoly = slices.Clone(poly)
+	}
+}
 
 // BatteryVoltage changes a Crazyflie conversion spec (params/crazyflie.yaml,
 // crazyflie_gravity.yaml) to scale each motor command by the battery's

@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"encoding/json"
-	"github.com/calisym/calisym/mechanics"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,9 +14,9 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
-	"github.com/calisym/calisym/statemap"
-
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 )
 
 // TestRealRobotVariants: each variant of the real-robot study changes the
@@ -160,6 +159,73 @@ func TestRealDefaults(t *testing.T) {
 	}
 	if v := b.withDefaultData(Variant{Name: "onestep"}); v.TrainStride != 0 {
 		t.Errorf("onestep variant's stride %d", v.TrainStride)
+	}
+}
+
+// TestVoltageDefaultData: the gravity-aware Crazyflie's params scale the
+// commands by the battery's voltage (the study's
+// default-porthistory2-60ep-vbat, chosen by its rule); the one-step and
+// full configurations strip that map back to the linear 0.173 N per
+// command, and the study's variants get exactly the conversion they were
+// measured with: the "default" variant the params' (voltage and port
+// history), the default-… variants measured before the switch the linear
+// map (with their own port history), the -vbat variants the voltage.
+func TestVoltageDefaultData(t *testing.T) {
+	load := func(name string) *convert.Spec {
+		s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	params := load("crazyflie_gravity.yaml")
+	if q := params.Control.Quadrotor; q.Voltage.Name != "Vbat" || q.VoltageRef != statemap.CrazyflieVoltageRef ||
+		!slices.Equal(q.ThrustPoly, []float64{0, statemap.CrazyflieThrustVolt1, statemap.CrazyflieThrustVolt2}) || params.History.PortMean != 2 {
+		t.Fatalf("params/crazyflie_gravity.yaml: voltage %+v, ref %g, thrust %v, port history %d", q.Voltage, q.VoltageRef, q.ThrustPoly, params.History.PortMean)
+	}
+	sys := realSystems()[RealCrazyflieGravity]
+	stripped := load("crazyflie_gravity.yaml")
+	stripped.History.PortMean = 0
+	restore := sys.stripDefault(stripped)
+	if restore == nil || !stripped.Control.Quadrotor.Voltage.IsZero() || stripped.Control.Quadrotor.VoltageRef != 0 ||
+		!slices.Equal(stripped.Control.Quadrotor.ThrustPoly, []float64{0, statemap.CrazyflieThrustPerUnit}) {
+		t.Fatalf("stripped: %+v", stripped.Control.Quadrotor)
+	}
+	b := &RealBenchmark{opts: RealOptions{OneStep: true}, history: 2, restore: restore, variantBase: sys.variantBase}
+	byName := map[string]Variant{"default": {Name: "default"}}
+	for _, v := range Variants() {
+		byName[v.Name] = v
+	}
+	for _, c := range []struct {
+		variant string
+		voltage bool
+		history int
+	}{
+		{"default", true, 2}, {"onestep", false, 0}, {"default-porthistory2", false, 2},
+		{"default-porthistory2-60ep", false, 2}, {"default-erpm", false, 0},
+		{"default-porthistory2-vbat", true, 2}, {"default-porthistory2-60ep-vbat", true, 2},
+	} {
+		v, ok := byName[c.variant]
+		if !ok {
+			t.Fatalf("no variant %s", c.variant)
+		}
+		v = b.withDefaultData(v)
+		s := *stripped
+		s.Control.Quadrotor.ThrustPoly = slices.Clone(stripped.Control.Quadrotor.ThrustPoly)
+		if v.Convert != nil {
+			v.Convert(&s)
+		}
+		q := s.Control.Quadrotor
+		if got := !q.Voltage.IsZero(); got != c.voltage || s.History.PortMean != c.history {
+			t.Errorf("%s: voltage %v (thrust %v), port history %d; want voltage %v, history %d", c.variant, got, q.ThrustPoly, s.History.PortMean, c.voltage, c.history)
+		}
+		if c.voltage && (q.VoltageRef != statemap.CrazyflieVoltageRef || !slices.Equal(q.ThrustPoly, params.Control.Quadrotor.ThrustPoly)) {
+			t.Errorf("%s: voltage reference %g, thrust %v", c.variant, q.VoltageRef, q.ThrustPoly)
+		}
+	}
+	// the SE(3) pose's params (not switched) have nothing to strip
+	if r := linearThrust(load("crazyflie.yaml")); r != nil {
+		t.Error("params/crazyflie.yaml: stripped a voltage map it does not have")
 	}
 }
 
