@@ -275,8 +275,8 @@ func realSystems() map[string]realSystem {
 		// before it convert with the linear thrust map
 		stripDefault: linearThrust,
 		paperNote:    "the paper's quadrotor results are on the AscTec Pelican dataset, another vehicle: no number to compare",
-		split:         "by flight: crazyflie/test/* (3 flights) OOD; melon run 4, multisine run 3, random1 run 3, random2 run 3, square run 4 ID test; the other 11 flights train",
-		models:        quadrotorModels,
+		split:        "by flight: crazyflie/test/* (3 flights) OOD; melon run 4, multisine run 3, random1 run 3, random2 run 3, square run 4 ID test; the other 11 flights train",
+		models:       quadrotorModels,
 	}
 	cg := cf
 	cg.name, cg.title, cg.params = RealCrazyflieGravity, "Crazyflie 2.1 Brushless (gravity-aware pose)", "crazyflie_gravity.yaml"
