@@ -391,6 +391,13 @@ func Variants() []Variant {
 		{Name: "default-porthistory2-60ep", About: "default-porthistory2 with twice the epochs (60: K = 50 from the 15th; levers 1 and 2 together)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: PortHistory(2), OnDefault: true},
 		{Name: "default-porthistory2-vbat", About: "default-porthistory2 with each motor command scaled by the battery's voltage (Vbat/3.7 V) before a quadratic thrust map fitted on the training flights (f = 0.13997·s + 0.06193·s² N) in place of 0.173 N per command: the command stays the port (lever 7, command side)", Apply: func([]ModelSpec, Spec) {}, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat", About: "default-porthistory2-60ep with each motor command scaled by the battery's voltage as default-porthistory2-vbat (levers 1, 2 and 7)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-decay1", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by 1/(k+1) instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-k25", About: "default-porthistory2-60ep-vbat with K growing to 25 instead of 50 (lever 3)", Apply: func(ms []ModelSpec, _ Spec) {
+			twice(ms)
+			for i := range ms {
+				ms[i].Train.RolloutSteps = 25
+			}
+		}, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
 		{Name: "default-width85", About: "the default with CaLiSym's GR layers 85 tanh units wide instead of 36 (37,408 parameters on the Crazyflie, those of default-porthistory2's 37,296), the MLP unchanged: the port history's capacity control (levers 2 and 6)", Apply: func(ms []ModelSpec, _ Spec) {
 			for i := range ms {
 				if ms[i].Kind != "mlp" {
