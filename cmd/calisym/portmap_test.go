@@ -15,8 +15,9 @@ import (
 	"github.com/calisym/calisym/trainer"
 )
 
-// TestPortMapRoundTrip converts the simulator's log with
-// params/pendulum_sim.yaml, trains a CaLiSym model and the MLP on it (one
+// TestPortMapRoundTrip requires `calisym sim`'s datasets to record the
+// port map params/pendulum_sim.yaml computes from its logs, converts the
+// simulator's log with those params, trains a CaLiSym model and the MLP on it (one
 // epoch) and requires the dataset and both model files to record the
 // params' port map (statemap.PortMapKey); `eval` then refuses a dataset
 // whose ports were computed otherwise, `replay` refuses the model under
@@ -36,6 +37,14 @@ func TestPortMapRoundTrip(t *testing.T) {
 	want := spec.PortMap()
 	if !strings.Contains(want, `"control":"direct"`) || !strings.Contains(want, "/torque_command.data[1]") {
 		t.Fatalf("pendulum_sim.yaml's port map %s", want)
+	}
+	// the simulator's own datasets record the map its logs convert with
+	simDS, err := dataset.Load(filepath.Join(sim, "train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := simDS.Source[statemap.PortMapKey]; got != want {
+		t.Errorf("calisym sim's dataset records port map %q, want %q", got, want)
 	}
 	conv := filepath.Join(dir, "conv")
 	if out, _, err := runCLI(t, "convert", "--params", params, "--out", conv, "--split", "train", filepath.Join(sim, "id.mcap")); err != nil {
