@@ -508,6 +508,8 @@ def _mlp_checksum(cfg, coords, ports, weights, meta=None):
     if meta is not None:
         h.update(b"meta\0" + struct.pack("<d", float(meta["dt"])))
         h.update(struct.pack("<4Q", *(int(meta[k]) for k in ("n", "n_u", "n_c", "port_mean"))))
+        if meta.get("port_map"):  # how the ports were computed (docs/model-format.md#port-map)
+            h.update(b"port_map\0" + meta["port_map"].encode("utf-8"))
     return h.hexdigest()
 
 

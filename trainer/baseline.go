@@ -8,6 +8,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer/mlp"
 )
 
@@ -29,8 +30,9 @@ type MLP struct {
 // MLPMeta is what an MLP file records beside its network: the layout (n,
 // n_u, n_c: the ports split into control and contact values), the sampling
 // period dt in seconds, the port history's m (0: none;
-// predictor.PortHistory) and, for an MLP behind a physics prior
-// (Composed), the prior.
+// predictor.PortHistory), the port map of the params the dataset was
+// converted with (statemap.Spec.PortMap; "" where the dataset records
+// none) and, for an MLP behind a physics prior (Composed), the prior.
 type MLPMeta struct {
 	N        int     `json:"n"`
 	NU       int     `json:"n_u"`
@@ -40,6 +42,11 @@ type MLPMeta struct {
 	// Prior, when set, is the physics prior the network sits behind
 	// (NewComposed): OpenModel rolls the file out as x' = MLP(Φ₀(x, u), u).
 	Prior *mechanics.PriorSpec `json:"prior,omitempty"`
+	// PortMap is how the dataset's ports were computed from the logged
+	// channels (statemap.PortMap's encoding, the dataset's source
+	// statemap.PortMapKey); empty in files written before it was recorded
+	// and for datasets that do not record it.
+	PortMap string `json:"port_map,omitempty"`
 }
 
 // NewMLP builds the baseline with the given hidden widths for the dataset's
@@ -84,7 +91,7 @@ func newMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	return &MLP{Net: net, W: w, Coordinates: slices.Clone(ds.Coordinates), Ports: slices.Clone(ds.Ports),
-		Meta: &MLPMeta{N: ds.N, NU: ds.NU, NC: ds.NC, Dt: ds.Dt, PortMean: pm}}, nil
+		Meta: &MLPMeta{N: ds.N, NU: ds.NU, NC: ds.NC, Dt: ds.Dt, PortMean: pm, PortMap: ds.Source[statemap.PortMapKey]}}, nil
 }
 
 // transitionArrays stacks every unique transition of ds.

@@ -18,6 +18,7 @@ import (
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer/mlp"
 )
 
@@ -70,6 +71,13 @@ type SavedModel struct {
 	Prior *mechanics.PriorSpec
 	// Net is set for an MLP baseline.
 	Net *mlp.MLP
+	// PortMap is how the ports of the model's training data were computed
+	// from the logged channels (statemap.Spec.PortMap; a symplectic file's
+	// provenance statemap.PortMapKey, an MLP file's meta port_map), ""
+	// when the file does not record it (written before it was recorded,
+	// or trained on a dataset that does not). Whatever feeds the model
+	// ports must compute them the same way (CheckPortMap).
+	PortMap string
 }
 
 // OpenModel opens a saved model: a calisym model file (safetensors) or an
@@ -92,7 +100,7 @@ func OpenModel(path string) (*SavedModel, error) {
 			Coordinates: f.Coordinates, Ports: f.Ports, ChecksumVerified: f.verified,
 			Rollers: (&MLP{Net: f.net}).Rollers(), Net: f.net}
 		if mm := f.Meta; mm != nil {
-			sv.Layout, sv.Dt, sv.PortMean = predictor.Layout{N: mm.N, NU: mm.NU, NC: mm.NC}, mm.Dt, mm.PortMean
+			sv.Layout, sv.Dt, sv.PortMean, sv.PortMap = predictor.Layout{N: mm.N, NU: mm.NU, NC: mm.NC}, mm.Dt, mm.PortMean, mm.PortMap
 			if mm.Prior != nil {
 				// decodeMLP checked the spec and the dimensions
 				prior, err := mm.Prior.New()
@@ -111,7 +119,7 @@ func OpenModel(path string) (*SavedModel, error) {
 	}
 	sv := &SavedModel{Path: path, Kind: string(m.Arch.Kind), StateDim: m.Layout.StateDim(), PortDim: m.Layout.PortDim(),
 		Params: m.NumParams(), Coordinates: m.Meta.Coordinates, Ports: m.Meta.Ports, ChecksumVerified: m.ChecksumVerified(),
-		Layout: m.Layout, Dt: m.Meta.Dt, PortMean: m.Meta.PortMean,
+		Layout: m.Layout, Dt: m.Meta.Dt, PortMean: m.Meta.PortMean, PortMap: m.Meta.Provenance[statemap.PortMapKey],
 		Rollers: planRollers(m), Model: m}
 	ps, err := ModelPrior(m)
 	if err != nil {
@@ -147,7 +155,9 @@ func isJSON(raw []byte) bool {
 
 // CheckDataset reports a dataset that does not fit the model: other
 // dimensions, or, where both the model file and the dataset name them,
-// other coordinates or ports. The errors wrap ErrModelData and name both.
+// other coordinates or ports, or, where both record it, ports computed
+// another way (statemap.PortMapKey: another thrust map, channel scale,
+// …). The errors wrap ErrModelData and name both.
 func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 	if s.Model != nil {
 		l := s.Model.Layout
@@ -166,6 +176,11 @@ func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 		if len(c.model) > 0 && len(c.data) > 0 && !slices.Equal(c.model, c.data) {
 			return fmt.Errorf("%w: model %s was trained on the %s %v but dataset %s has the %s %v (another robot, or another state mapping in the params file)",
 				ErrModelData, s.Path, c.what, c.model, dsPath, c.what, c.data)
+		}
+	}
+	if data := ds.Source[statemap.PortMapKey]; s.PortMap != "" && data != "" {
+		if err := statemap.CheckPortMap(s.PortMap, data); err != nil {
+			return fmt.Errorf("%w: model %s on dataset %s (the params below: those the dataset was converted with): %w", ErrModelData, s.Path, dsPath, err)
 		}
 	}
 	return nil
@@ -198,8 +213,10 @@ type mlpFile struct {
 // then, where the file has a meta object, "meta", a NUL, dt (IEEE 754
 // bits) and n, n_u, n_c, port_mean (uint64 little-endian each), and,
 // where the meta has a prior, "prior", a NUL and the prior's JSON
-// (encoding/json of the mechanics.PriorSpec). A file without meta hashes
-// as before meta existed, a meta without a prior as before priors.
+// (encoding/json of the mechanics.PriorSpec), and, where the meta has a
+// port map, "port_map", a NUL and the port map. A file without meta hashes
+// as before meta existed, a meta without a prior or port map as before
+// they were recorded.
 func mlpChecksum(f *mlpFile) string {
 	h := sha256.New()
 	var cfg bytes.Buffer
@@ -245,6 +262,10 @@ func mlpChecksum(f *mlpFile) string {
 				js = []byte(fmt.Sprintf("%+v", *mm.Prior))
 			}
 			h.Write(js)
+		}
+		if mm.PortMap != "" {
+			h.Write([]byte("port_map\x00"))
+			h.Write([]byte(mm.PortMap))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))

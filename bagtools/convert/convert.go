@@ -399,6 +399,7 @@ func (c *Converter) buildSplit(name string, data []*fileData) (*dataset.Dataset,
 		Source: map[string]string{
 			"robot": s.Robot, "params": c.opts.Params, "model": s.Model.Kind, "state": s.State.Kind,
 			"control": s.Control.Kind, "filter": filterDescription(s),
+			statemap.PortMapKey: s.Spec.PortMap(),
 		},
 	}}
 	cols := append(append(slices.Clone(coords), s.Momenta()...), d.Ports...)

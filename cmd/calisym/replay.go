@@ -47,7 +47,9 @@ func loadNodeParams(path string) (*node.Params, error) {
 
 // loadLive loads the params file and the model (the flag, else the params'
 // node.model; a model file without checksums is loaded with openModel's
-// warning), and resolves the data root (the flag, else $CALISYM_DATA, else
+// warning), refuses a model whose ports were computed otherwise than the
+// params compute them (node.CheckPortMap; one that does not record how is
+// loaded with a warning), and resolves the data root (the flag, else $CALISYM_DATA, else
 // the params file's directory).
 func loadLive(cmd *cobra.Command, paramsPath, modelPath, dataRoot string) (*liveSetup, error) {
 	if paramsPath == "" {
@@ -73,6 +75,15 @@ func loadLive(cmd *cobra.Command, paramsPath, modelPath, dataRoot string) (*live
 	}
 	if saved.Model == nil {
 		return nil, fmt.Errorf("model %s is a %s baseline; the predictor node serves CaLiSym models (.safetensors)", modelPath, saved.Kind)
+	}
+	// ports computed otherwise than in training are refused before a log
+	// is opened; a model that cannot be checked is served with a warning
+	w, err := node.CheckPortMap(p.Spec, saved.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model %s with params %s: %w", modelPath, paramsPath, err)
+	}
+	if w != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s: %s\n", cmd.CommandPath(), modelPath, w)
 	}
 	sum := sha256.Sum256(raw)
 	dataRoot, err = liveDataRoot(p, dataRoot)

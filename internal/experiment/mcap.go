@@ -8,6 +8,7 @@ import (
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/statemap"
 )
 
 // Topics and joint names of the simulated pendulum's MCAP logs.
@@ -20,6 +21,20 @@ const (
 	// commanded torques (u1, u2).
 	PendulumTorqueTopic = "/torque_command"
 )
+
+// PendulumPortMap returns the port map (statemap.Spec.PortMap) of the
+// simulated pendulum's datasets: the torques u1, u2 as PendulumTorqueTopic
+// carries them in the simulator's logs, held between samples, which is
+// what params/pendulum_sim.yaml computes from those logs. The datasets
+// record it (source statemap.PortMapKey), so a model trained on them
+// (calisym sim, demo, bench) is checked as one trained on converted logs.
+func PendulumPortMap() string {
+	spec := statemap.Spec{Control: statemap.ControlSpec{Kind: statemap.ControlDirect, PortSpec: statemap.PortSpec{
+		Interp:   statemap.InterpHold,
+		Channels: []statemap.Channel{{Name: PendulumTorqueTopic + ".data[0]"}, {Name: PendulumTorqueTopic + ".data[1]"}},
+	}}}
+	return spec.PortMap()
+}
 
 // PendulumJointNames are the default joint names of the pendulum's
 // JointState messages, those params/pendulum_sim.yaml maps: the first (q1,

@@ -88,6 +88,11 @@ func TestPendulumMCAPRoundTrip(t *testing.T) {
 			if got.Dt != cfg.Dt || !slices.Equal(got.Coordinates, want.Coordinates) || !slices.Equal(got.Ports, want.Ports) || got.N != 2 || got.NU != 2 || got.NC != 0 {
 				t.Errorf("meta dt %v coordinates %v ports %v n %d/%d/%d, want %v %v %v", got.Dt, got.Coordinates, got.Ports, got.N, got.NU, got.NC, want.Dt, want.Coordinates, want.Ports)
 			}
+			// the simulator's datasets record the port map the params
+			// compute from its logs
+			if pm := got.Source[statemap.PortMapKey]; pm != PendulumPortMap() {
+				t.Errorf("port map %s, the simulator's datasets record %s", pm, PendulumPortMap())
+			}
 			// Windows that straddle two trajectories fall in the pause
 			// between them and are rejected as gaps; nothing else is.
 			rep := res.Report.Windows

@@ -535,8 +535,12 @@ func NanoParams(system, paramsDir string) (string, error) {
 
 // NanoModelFits reports a saved model that does not fit a flight: another
 // port history (port_mean) than the flight's ports carry, another state or
-// port size, other port names, or other coordinates (a model of the other
-// pose representation).
+// port size, other port names, other coordinates (a model of the other
+// pose representation), or, where the model records it, ports computed
+// otherwise than the params the flight was read with compute them
+// (statemap.PortMapKey: a model trained with the linear thrust map scored
+// on flights read with the voltage-scaled one). A model that records no
+// port map is not refused (NanoEvaluate logs it).
 func NanoModelFits(sv *trainer.SavedModel, f *NanoFlight) error {
 	if sv.PortMean != f.portMean {
 		return fmt.Errorf("experiment: %s: port history port_mean %d, the flight's ports are built with port_mean %d (%d ports: %s)",
@@ -551,7 +555,21 @@ func NanoModelFits(sv *trainer.SavedModel, f *NanoFlight) error {
 	if c := sv.Coordinates; len(c) > 0 && !slices.Equal(c, f.coords) {
 		return fmt.Errorf("experiment: %s: trained on coordinates %s, the params give %s (another --system?)", sv.Path, strings.Join(c, ", "), strings.Join(f.coords, ", "))
 	}
+	if sv.PortMap != "" {
+		if err := statemap.CheckPortMap(sv.PortMap, f.PortMap()); err != nil {
+			return fmt.Errorf("experiment: %s: scored on %s as the params read it: %w", sv.Path, f.Name, err)
+		}
+	}
 	return nil
+}
+
+// PortMap returns how the flight's ports are computed from its channels
+// (statemap.Spec.PortMap of the params it was read with, with its port
+// history).
+func (f *NanoFlight) PortMap() string {
+	spec := *f.spec
+	spec.History.PortMean = f.portMean
+	return spec.PortMap()
 }
 
 // NanoOptions configure NanoEvaluate.
@@ -669,6 +687,9 @@ func NanoEvaluate(ctx context.Context, opt NanoOptions) ([]NanoResult, []string,
 				}
 				if err := NanoModelFits(sv, fl[0]); err != nil {
 					return nil, nil, err
+				}
+				if sv.PortMap == "" && opt.Log != nil {
+					fmt.Fprintf(opt.Log, "warning: %s records no port map (trained before calisym recorded it): it cannot be checked that %s computes its ports as its training data did\n", file, params)
 				}
 				pooled, per, err := ScoreNano(ctx, sv.Rollers, fl, opt.Workers)
 				if err != nil {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -364,6 +366,10 @@ func TestNanoRealFlightPortHistory(t *testing.T) {
 		if sv.PortMean != 2 || sv.PortDim != 12 {
 			t.Fatalf("%s: port_mean %d, %d ports", model, sv.PortMean, sv.PortDim)
 		}
+		// the runner records the port map of the conversion it trained on
+		if sv.PortMap == "" || sv.PortMap != fp.PortMap() {
+			t.Errorf("%s: port map %q, want the params' %q", model, sv.PortMap, fp.PortMap())
+		}
 		// refused with the measured ports only, and a model without a
 		// port history refused with these
 		if err := NanoModelFits(sv, f0); err == nil || !strings.Contains(err.Error(), "port_mean 2") || !strings.Contains(err.Error(), "port_mean 0") {
@@ -442,4 +448,68 @@ func tinyNanoRun(t *testing.T, flight string, conv func(*convert.Spec)) (*RealBe
 		t.Fatal(err)
 	}
 	return b, dir
+}
+
+// TestNanoModelFitsPortMap scores models of params/crazyflie_gravity.yaml's
+// layout on a flight read with those params (the voltage-scaled quadratic
+// thrust map, port history of 2): a model trained with the linear thrust
+// map of before (the same port names) is refused, naming both maps; one
+// trained with the params' map, and one that records none (trained before
+// port maps were recorded), fit; on the measured ports alone (port_mean 0)
+// the model's map must be the one without the history.
+func TestNanoModelFitsPortMap(t *testing.T) {
+	params, err := NanoParams(RealCrazyflieGravity, filepath.Join(fixtures.Root(), "params"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewNanoReader(params, fixtures.DataDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := *rd.spec
+	if spec.Control.Quadrotor.Voltage.IsZero() || spec.History.PortMean != 2 {
+		t.Fatalf("%s: voltage %q, port_mean %d: the test needs the voltage-scaled map and a history of 2", params, spec.Control.Quadrotor.Voltage.Name, spec.History.PortMean)
+	}
+	c, k := spec.PortNames()
+	f := &NanoFlight{Name: "flight.parquet", nx: 12, ne: 12, portMean: 2, ports: slices.Concat(c, k), coords: rd.Coordinates(), spec: rd.spec}
+	f0 := &NanoFlight{Name: "flight.parquet", nx: 12, ne: 6, portMean: 0, ports: f.ports[:6], coords: rd.Coordinates(), spec: rd.spec}
+	linear := spec
+	linear.Control.Quadrotor.Voltage, linear.Control.Quadrotor.VoltageRef = statemap.Channel{}, 0
+	linear.Control.Quadrotor.ThrustPoly = []float64{0, statemap.CrazyflieThrustPerUnit}
+	noHist := spec
+	noHist.History.PortMean = 0
+	model := func(f *NanoFlight, portMap string) *trainer.SavedModel {
+		return &trainer.SavedModel{Path: "calisym-gr.safetensors", StateDim: f.nx, PortDim: f.ne, PortMean: f.portMean,
+			Ports: f.ports, Coordinates: f.coords, PortMap: portMap}
+	}
+	for _, tc := range []struct {
+		name    string
+		flight  *NanoFlight
+		portMap string
+		want    []string // in the error; none: fits
+	}{
+		{"linear", f, linear.PortMap(), []string{"thrust_poly [0 0.173] of the command (no voltage scaling)", "params give thrust_poly [0 0.13997 0.06193] of the command scaled by voltage Vbat", "retrain"}},
+		{"params", f, spec.PortMap(), nil},
+		{"unrecorded", f, "", nil},
+		{"measured ports", f0, noHist.PortMap(), nil},
+		{"measured ports, history map", f0, spec.PortMap(), []string{"history.port_mean: trained with 2, params give 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := NanoModelFits(model(tc.flight, tc.portMap), tc.flight)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, statemap.ErrPortMap) {
+				t.Fatalf("error %v, want statemap.ErrPortMap", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/mechanics"
+	"github.com/calisym/calisym/statemap"
 )
 
 // PendulumData describes the simulated double-pendulum benchmark data: the
@@ -150,6 +151,9 @@ func (p PendulumData) SimulateDataset(ctx context.Context, s Split) (*dataset.Da
 		"sinusoids":   strconv.Itoa(p.Sim.NumSinusoids),
 		"steps":       strconv.Itoa(p.Sim.Steps),
 		"sample_rate": strconv.FormatFloat(1/p.Sim.Dt, 'g', -1, 64),
+		// the ports as params/pendulum_sim.yaml computes them from the
+		// simulator's logs (WritePendulumMCAP)
+		statemap.PortMapKey: PendulumPortMap(),
 	}
 	ds, err := PendulumDataset(trs, p.Sim.Dt, p.WindowLen, p.Stride, s.Name, src)
 	if err != nil {

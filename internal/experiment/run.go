@@ -15,6 +15,7 @@ import (
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/predictor/kernel"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -274,6 +275,9 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 		if m.Meta.PortMean, err = predictor.PortMeanFromNames(train.Ports, train.NU, train.NC); err != nil {
 			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
 		}
+		if pm := train.Source[statemap.PortMapKey]; pm != "" {
+			m.Meta.Provenance = map[string]string{statemap.PortMapKey: pm}
+		}
 		sym := &trainer.Symplectic{T: t, W: ms.Loss}
 		if ms.Prior == "" {
 			return sym, nil
@@ -398,11 +402,13 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		m.Meta.Name = ms.Name
 		m.Meta.Created = time.Now().UTC().Format(time.RFC3339)
 		m.Meta.Metrics = map[string]float64{"ood_ar_mse": mr.OODARMSE, "id_ar_mse": mr.IDARMSE, "horizon": float64(mr.Horizon)}
-		prior, hasPrior := m.Meta.Provenance[trainer.PriorKey]
-		m.Meta.Provenance = map[string]string{"system": spec.System, "trainer": "calisym experiment"}
-		if hasPrior {
-			m.Meta.Provenance[trainer.PriorKey] = prior
+		prov := map[string]string{"system": spec.System, "trainer": "calisym experiment"}
+		for _, k := range []string{trainer.PriorKey, statemap.PortMapKey} { // what NewLearner recorded
+			if v, ok := m.Meta.Provenance[k]; ok {
+				prov[k] = v
+			}
 		}
+		m.Meta.Provenance = prov
 		mr.File = "calisym-" + ms.Kind + ".safetensors"
 		if err := m.Save(filepath.Join(outDir, mr.File)); err != nil {
 			return mr, err

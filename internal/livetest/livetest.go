@@ -20,6 +20,7 @@ import (
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 )
 
 // PendulumParams returns the path of params/pendulum_sim.yaml.
@@ -131,8 +132,8 @@ func DiffPrediction(raw []byte, g *msgs.PredictedTrajectory) (string, error) {
 }
 
 // PendulumModel returns a model of the pendulum preset with random
-// parameters (a fixed seed) and the coordinate and port names and time
-// step of params/pendulum_sim.yaml: for the live tests that are about
+// parameters (a fixed seed) and the coordinate and port names, time step
+// and port map of params/pendulum_sim.yaml: for the live tests that are about
 // which messages the node sees, when it predicts and what it writes, not
 // about what it predicts.
 func PendulumModel(t testing.TB) *predictor.Model {
@@ -145,7 +146,8 @@ func PendulumModel(t testing.TB) *predictor.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Meta = predictor.Metadata{Name: "random pendulum", Coordinates: []string{"q1", "q2"}, Ports: []string{"u1", "u2"}, Dt: 0.01}
+	m.Meta = predictor.Metadata{Name: "random pendulum", Coordinates: []string{"q1", "q2"}, Ports: []string{"u1", "u2"}, Dt: 0.01,
+		Provenance: map[string]string{statemap.PortMapKey: experiment.PendulumPortMap()}}
 	return m
 }
 

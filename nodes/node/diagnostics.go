@@ -112,6 +112,9 @@ func (nd *Node) publishDiagnostics(now int64) error {
 	if nd.prior != nil {
 		pred.Values = append(pred.Values, msgs.KeyValue{Key: "physics_prior", Value: string(nd.prior.Kind)})
 	}
+	if nd.modelWarning != "" {
+		pred.Values = append(pred.Values, msgs.KeyValue{Key: "model_warning", Value: nd.modelWarning})
+	}
 	if h := nd.hist; h != nil {
 		pred.Values = append(pred.Values,
 			msgs.KeyValue{Key: "port_history_samples", Value: strconv.Itoa(h.past.Held())},

@@ -183,6 +183,9 @@ type Node struct {
 	h       int
 	modelID string
 	sha     string
+	// modelWarning is a caution about the model (CheckPortMap), also in
+	// the diagnostics.
+	modelWarning string
 
 	inputs  []*input
 	byTopic map[string]*input
@@ -321,8 +324,44 @@ func (nd *Node) checkModel(m *predictor.Model) error {
 	if tol := nd.cfg.HistoryTolerance; tol >= nd.dt/2 {
 		return configError("history_tolerance", "must be below dt/2 = %g s (0: automatic), got %g", nd.dt/2, tol)
 	}
+	w, err := CheckPortMap(nd.params.Spec, m)
+	if err != nil {
+		return err
+	}
+	nd.modelWarning = w
 	return nd.checkPrior(m)
 }
+
+// CheckPortMap compares how the model's training data computed its ports
+// from the logged channels (its provenance statemap.PortMapKey) with how
+// the params' mapping computes them (statemap.Spec.PortMap): ports named
+// alike but computed otherwise (another thrust map, a battery voltage
+// added, another channel scale) would feed the model miscalibrated
+// values. A mismatch is an error wrapping ErrModel that names what
+// differs and how to fix it. A model that records no port map (a file
+// written before calisym recorded it, or trained on a dataset without
+// it) is accepted: the returned warning says that it could not be
+// checked.
+func CheckPortMap(spec *statemap.Spec, m *predictor.Model) (warning string, err error) {
+	trained, ok := m.Meta.Provenance[statemap.PortMapKey]
+	if !ok || trained == "" {
+		return PortMapWarning, nil
+	}
+	if err := statemap.CheckPortMap(trained, spec.PortMap()); err != nil {
+		return "", fmt.Errorf("%w: provenance %s: %w", ErrModel, statemap.PortMapKey, err)
+	}
+	return "", nil
+}
+
+// PortMapWarning is the warning of a model that records no port map
+// (CheckPortMap), in the start-up log and the diagnostics (key
+// "model_warning").
+const PortMapWarning = "the model records no port map (provenance " + statemap.PortMapKey +
+	": written before calisym recorded how the ports were computed, or trained on a dataset that does not record it), so the node cannot check that the params compute its ports as its training data did; if the port mapping changed since (a thrust map, a channel's unit or scale), its predictions are off: retrain to record it"
+
+// ModelWarning returns the caution about the model found when the node
+// was built (PortMapWarning), or "".
+func (nd *Node) ModelWarning() string { return nd.modelWarning }
 
 // checkPrior builds the physics prior a composed model's file records
 // (provenance mechanics.PriorProvenanceKey, trainer.Composed), if any, and

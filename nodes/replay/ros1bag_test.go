@@ -16,6 +16,7 @@ import (
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/nodes/replay"
+	"github.com/calisym/calisym/statemap"
 )
 
 // ros1JointState is a sensor_msgs/JointState decoded from ROS 1
@@ -138,6 +139,8 @@ func TestReplayROS1Bag(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := randomPendulum(t)
+	// the pendulum's layout, its ports the PR2 arm's efforts
+	model.Meta.Provenance = map[string]string{statemap.PortMapKey: params.Spec.PortMap()}
 	got := replayLog(t, params, model, bag, replay.Options{})
 	if got.err != nil || got.res.Truncated != nil {
 		t.Fatalf("replay: %v (truncated: %v)", got.err, got.res.Truncated)

@@ -95,6 +95,9 @@ func run(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if w := nd.ModelWarning(); w != "" {
+		rn.Logger().Warnf("%s: %s", mp, w)
+	}
 	rn.Logger().Infof("predicting %d steps of %g s from %s", nd.Horizon(), nd.Dt(), topicList(nd.InputTypes()))
 	return nd.Run(ctx, t, node.RunOptions{})
 }
