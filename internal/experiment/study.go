@@ -46,6 +46,10 @@ type Variant struct {
 	// Systems, when set, are the only systems the variant applies to
 	// (Study refuses it on another).
 	Systems []string
+	// Data, when set, changes the variant's own converted datasets (train,
+	// ID test, OOD, groups) in place before training and evaluation: a
+	// change of state coordinates (CanonicalMomenta).
+	Data func(*Datasets) error
 }
 
 // withDefaultData returns v, for the "default" variant with what the
@@ -128,7 +132,7 @@ func (b *RealBenchmark) checkSystems(variants []Variant) error {
 // on them: its own conversion of the logs (RealOptions.Convert), once per
 // variant, when it changes the conversion.
 func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
-	if v.Convert == nil && v.TrainStride == 0 {
+	if v.Convert == nil && v.TrainStride == 0 && v.Data == nil {
 		return b.Data, nil
 	}
 	if d, ok := b.variants[v.Name]; ok {
@@ -149,6 +153,12 @@ func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
 	vb, err := PrepareReal(ctx, b.System, opt)
 	if err != nil {
 		return Datasets{}, fmt.Errorf("experiment: variant %s: %w", v.Name, err)
+	}
+	if v.Data != nil {
+		// the variant's own conversion: nothing else holds these datasets
+		if err := v.Data(&vb.Data); err != nil {
+			return Datasets{}, fmt.Errorf("experiment: variant %s: %w", v.Name, err)
+		}
 	}
 	if b.variants == nil {
 		b.variants = map[string]Datasets{}
@@ -398,6 +408,8 @@ func Variants() []Variant {
 				ms[i].Train.RolloutSteps = 25
 			}
 		}, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-width85", About: "the default with CaLiSym's GR layers 85 tanh units wide instead of 36 (37,408 parameters on the Crazyflie, those of default-porthistory2's 37,296), the MLP unchanged: the port history's capacity control (levers 2 and 6)", Apply: func(ms []ModelSpec, _ Spec) {
 			for i := range ms {
 				if ms[i].Kind != "mlp" {
