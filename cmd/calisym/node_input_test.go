@@ -13,6 +13,8 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/internal/nodetest"
+	"github.com/calisym/calisym/nodes/node"
+	"github.com/calisym/calisym/statemap"
 )
 
 // servedNode is `calisym node` running in process until stop.
@@ -111,10 +113,17 @@ func TestNodePlaysROS1Bag(t *testing.T) {
 	nodetest.Require(t)
 	dir := t.TempDir()
 	model := filepath.Join(dir, "pendulum.safetensors")
-	if err := livetest.PendulumModel(t).Save(model); err != nil {
+	params := filepath.Join(fixtures.Root(), "nodes", "replay", "testdata", "pr2_arm.yaml")
+	p, err := node.LoadParams(params)
+	if err != nil {
 		t.Fatal(err)
 	}
-	params := filepath.Join(fixtures.Root(), "nodes", "replay", "testdata", "pr2_arm.yaml")
+	// the pendulum's layout, its ports the PR2 arm's efforts
+	m := livetest.PendulumModel(t)
+	m.Meta.Provenance = map[string]string{statemap.PortMapKey: p.Spec.PortMap()}
+	if err := m.Save(model); err != nil {
+		t.Fatal(err)
+	}
 	bag := fixtures.Path(t, "bags", "pr1012_sensors.bag")
 	start := time.Now()
 	s := startNodeCmd(t, "--params", params, "--model", model, "--input", bag, "--speed", "2", "--loop")
