@@ -82,14 +82,20 @@ func checkReport(t *testing.T, rep *Report, dir string, horizon int) {
 	}
 }
 
-// realParams reads the params file of a real-robot system.
-func realParams(t *testing.T, system string) *convert.Spec {
+// paramsFile reads a params file of the repository (params/name).
+func paramsFile(t *testing.T, name string) *convert.Spec {
 	t.Helper()
-	s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", realSystems()[system].params))
+	s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// realParams reads the params file of a real-robot system.
+func realParams(t *testing.T, system string) *convert.Spec {
+	t.Helper()
+	return paramsFile(t, realSystems()[system].params)
 }
 
 // TestRealCrazyflieFlight converts one real flight through PrepareReal in

@@ -171,13 +171,7 @@ func TestRealDefaults(t *testing.T) {
 // history), the default-… variants measured before the switch the linear
 // map (with their own port history), the -vbat variants the voltage.
 func TestVoltageDefaultData(t *testing.T) {
-	load := func(name string) *convert.Spec {
-		s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	load := func(name string) *convert.Spec { return paramsFile(t, name) }
 	params := load("crazyflie_gravity.yaml")
 	if q := params.Control.Quadrotor; q.Voltage.Name != "Vbat" || q.VoltageRef != statemap.CrazyflieVoltageRef ||
 		!slices.Equal(q.ThrustPoly, []float64{0, statemap.CrazyflieThrustVolt1, statemap.CrazyflieThrustVolt2}) || params.History.PortMean != 2 {
@@ -311,13 +305,7 @@ func toFloat(v any) float64 {
 // params/crazyflie_erpm.yaml, and on the gravity-aware params it changes
 // the same motor port and bound.
 func TestMeasuredRotorSpeeds(t *testing.T) {
-	load := func(name string) *convert.Spec {
-		s, err := convert.LoadSpec(filepath.Join(fixtures.Root(), "params", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	load := func(name string) *convert.Spec { return paramsFile(t, name) }
 	want := load("crazyflie_erpm.yaml")
 	got := load("crazyflie.yaml")
 	// crazyflie_erpm.yaml keeps the layout default-erpm was measured with,
