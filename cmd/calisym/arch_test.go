@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
 )
 
 // inspectJSON runs `calisym inspect ARGS --json --states 4`.
@@ -115,5 +117,49 @@ func TestTrainArch(t *testing.T) {
 		if _, _, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("train %v: err = %v, want it to mention %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestInspectPortMap: inspect names how a model file's training data's
+// ports were computed (its recorded port map), or says that an older file
+// records none; a freshly initialised architecture, which is no file,
+// shows no such line.
+func TestInspectPortMap(t *testing.T) {
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "recorded.safetensors")
+	m := livetest.PendulumModel(t)
+	pm := m.Meta.Provenance[statemap.PortMapKey]
+	if pm == "" {
+		t.Fatal("the test model records no port map")
+	}
+	if err := m.Save(recorded); err != nil {
+		t.Fatal(err)
+	}
+	older := filepath.Join(dir, "older.safetensors")
+	m.Meta.Provenance = nil
+	if err := m.Save(older); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{recorded, "--states", "2"}, pm},
+		{[]string{older, "--states", "2"}, "none recorded (written before calisym recorded it"},
+	} {
+		out, _, err := runCLI(t, append([]string{"inspect"}, tc.args...)...)
+		var line string
+		for l := range strings.Lines(out) {
+			if strings.HasPrefix(l, "port map ") {
+				line = l
+			}
+		}
+		if err != nil || !strings.Contains(line, tc.want) {
+			t.Errorf("inspect %v: %v\n%s\nwant a port map line with %q", tc.args, err, out, tc.want)
+		}
+	}
+	out, _, err := runCLI(t, "inspect", "--preset", "pendulum", "--states", "2")
+	if err != nil || strings.Contains(out, "port map") {
+		t.Errorf("inspect --preset pendulum: %v\n%s", err, out)
 	}
 }

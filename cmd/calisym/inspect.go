@@ -11,6 +11,7 @@ import (
 
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/predictor/kernel"
+	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -54,6 +55,9 @@ type mlpInspectReport struct {
 	Coordinates      []string `json:"coordinates,omitempty"`
 	Ports            []string `json:"ports,omitempty"`
 	ChecksumVerified bool     `json:"checksum_verified"`
+	// PortMap is how the ports of the model's training data were computed
+	// (statemap.PortMap; "" where the file does not record it).
+	PortMap string `json:"port_map,omitempty"`
 }
 
 func newInspectCmd() *cobra.Command {
@@ -171,7 +175,8 @@ and "Choosing an architecture" in docs/training.md).`,
 func inspectMLP(w io.Writer, sv *trainer.SavedModel, asJSON bool) error {
 	c := sv.Net.Config()
 	rep := mlpInspectReport{Source: sv.Path, Kind: sv.Kind, StateDim: c.StateDim, PortDim: c.PortDim, Hidden: c.Hidden,
-		Params: sv.Params, FLOPsPerStep: sv.Net.FLOPs(), Coordinates: sv.Coordinates, Ports: sv.Ports, ChecksumVerified: sv.ChecksumVerified}
+		Params: sv.Params, FLOPsPerStep: sv.Net.FLOPs(), Coordinates: sv.Coordinates, Ports: sv.Ports, ChecksumVerified: sv.ChecksumVerified,
+		PortMap: sv.PortMap}
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -190,7 +195,16 @@ func inspectMLP(w io.Writer, sv *trainer.SavedModel, asJSON bool) error {
 	if len(rep.Ports) > 0 {
 		fmt.Fprintf(tw, "ports\t%v\n", rep.Ports)
 	}
+	fmt.Fprintf(tw, "port map\t%s\n", portMapLine(rep.PortMap))
 	return tw.Flush()
+}
+
+// portMapLine describes a model file's recorded port map for inspect.
+func portMapLine(pm string) string {
+	if pm == "" {
+		return "none recorded (written before calisym recorded it: the node serves it with a warning; retrain to record it)"
+	}
+	return pm
 }
 
 func fillInspect(rep *inspectReport, m *predictor.Model, states int, seed uint64) {
@@ -234,6 +248,8 @@ func printInspect(w io.Writer, r inspectReport) {
 			sum = "none: written before calisym added checksums, loaded unverified"
 		}
 		fmt.Fprintf(tw, "checksum\t%s\n", sum)
+		// a file: how its training data's ports were computed
+		fmt.Fprintf(tw, "port map\t%s\n", portMapLine(r.Meta.Provenance[statemap.PortMapKey]))
 	}
 	for k, v := range r.Meta.Metrics {
 		fmt.Fprintf(tw, "metric %s\t%.6g\n", k, v)
