@@ -144,17 +144,7 @@ func TestComposedModelFile(t *testing.T) {
 		t.Fatalf("prior read back %+v, want %+v", sv.Prior, c.Prior.Spec())
 	}
 	const H = 30
-	roll := func(f RollerFactory) []float64 {
-		r, err := f()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, H*4)
-		if err := r.Rollout(x0, ports, H, out); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	roll := func(f RollerFactory) []float64 { return rollPendulum(t, f, x0, ports, H) }
 	want, got := roll(c.Rollers()), roll(sv.Rollers)
 	for i := range want {
 		if want[i] != got[i] {
@@ -310,17 +300,7 @@ func TestComposedMLPModelFile(t *testing.T) {
 		t.Fatalf("opened %s as kind %s, prior %+v (want %+v), checksum verified %v", path, sv.Kind, sv.Prior, c.Prior.Spec(), sv.ChecksumVerified)
 	}
 	const H = 30
-	roll := func(f RollerFactory) []float64 {
-		r, err := f()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, H*4)
-		if err := r.Rollout(x0, ports, H, out); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	roll := func(f RollerFactory) []float64 { return rollPendulum(t, f, x0, ports, H) }
 	want, got := roll(c.Rollers()), roll(sv.Rollers)
 	if !slices.Equal(want, got) {
 		t.Fatalf("saved model %v, trained %v", got[:4], want[:4])
@@ -403,4 +383,19 @@ func checkComposedTraining(t *testing.T, kind mechanics.PriorKind, c *Composed, 
 	if a := testing.AllocsPerRun(5, func() { _ = r.Rollout(x0, ports, H, out) }); a != 0 {
 		t.Errorf("%s: %v allocations a rollout", kind, a)
 	}
+}
+
+// rollPendulum rolls a fresh roller of f out from x0 (the pendulum's 4
+// states) under ports for H steps.
+func rollPendulum(t *testing.T, f RollerFactory, x0, ports []float64, H int) []float64 {
+	t.Helper()
+	r, err := f()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, H*4)
+	if err := r.Rollout(x0, ports, H, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
