@@ -63,23 +63,20 @@ func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 		history, restore = b.variantHistory, b.variantRestore
 	}
 	if onDefault && b.opts.OneStep && !b.opts.Full {
-		var base func(*convert.Spec)
-		switch {
-		case history > 0 && restore != nil:
-			base = func(s *convert.Spec) { PortHistory(history)(s); restore(s) }
-		case history > 0:
-			base = PortHistory(history)
-		case restore != nil:
-			base = restore
+		var base []func(*convert.Spec)
+		if history > 0 {
+			base = append(base, PortHistory(history))
+		}
+		if restore != nil {
+			base = append(base, restore)
 		}
 		switch {
-		case base == nil:
+		case len(base) == 0:
 		case v.Convert == nil:
-			v.Convert = base
+			v.Convert = convertAll(base...)
 		case v.OnDefault:
 			// the default's conversion, then the variant's change
-			own := v.Convert
-			v.Convert = func(s *convert.Spec) { base(s); own(s) }
+			v.Convert = convertAll(append(base, v.Convert)...)
 		}
 	}
 	if onDefault && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
@@ -169,6 +166,15 @@ func (b *RealBenchmark) data(ctx context.Context, v Variant) (Datasets, error) {
 	}
 	b.variantNotes[v.Name] = vb.Notes
 	return vb.Data, nil
+}
+
+// convertAll returns the conversion change that applies changes in order.
+func convertAll(changes ...func(*convert.Spec)) func(*convert.Spec) {
+	return func(s *convert.Spec) {
+		for _, c := range changes {
+			c(s)
+		}
+	}
 }
 
 // PortHistory returns a variant's conversion change that adds the mean of
@@ -306,6 +312,10 @@ func Variants() []Variant {
 			ms[i].Train.SelectHorizon, ms[i].Train.SelectFrom = spec.Horizon, 5
 		}
 	}
+	// the port history of 2 samples and the battery's voltage in the
+	// thrust map: the voltage variants' conversion
+	vbat := convertAll(PortHistory(2), BatteryVoltage)
+	crazyflies := []string{RealCrazyflie, RealCrazyflieGravity}
 	// steps of the K-step loss weighed by (k+1)^−d
 	decay := func(ms []ModelSpec, d float64) {
 		for i := range ms {
@@ -395,29 +405,29 @@ func Variants() []Variant {
 		{Name: "lh-stride10-60ep", About: "lh-stride10 with twice the epochs (60: K = 50 from the 15th): ten times the default's optimiser steps (lever 1)", Apply: func(ms []ModelSpec, s Spec) { LongHorizon(ms, s); twice(ms) }, TrainStride: 10},
 		// Lever 7: the measured rotor speeds, and the command with the
 		// rotor lag in the port history, on the default.
-		{Name: "default-erpm", About: "the default with the measured rotor speeds m1_erpm … m4_erpm as the motor port through the quadratic rotor model f = 1.09e-11 N/eRPM² · erpm², eRPM glitches repaired (params/crazyflie_erpm.yaml; lever 7): the motors' response, not a command, so not for MPC", Apply: func([]ModelSpec, Spec) {}, Convert: MeasuredRotorSpeeds, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-erpm", About: "the default with the measured rotor speeds m1_erpm … m4_erpm as the motor port through the quadratic rotor model f = 1.09e-11 N/eRPM² · erpm², eRPM glitches repaired (params/crazyflie_erpm.yaml; lever 7): the motors' response, not a command, so not for MPC", Apply: func([]ModelSpec, Spec) {}, Convert: MeasuredRotorSpeeds, OnDefault: true, Systems: crazyflies},
 		{Name: "default-porthistory5", About: "the default with the mean of every port over the 5 samples before as extra control ports (convert.history.port_mean: 5): the command stays the port and the history can carry the rotor lag (lever 7; porthistory5 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5), OnDefault: true},
 		{Name: "default-porthistory2", About: "the default with the mean of every port over the 2 samples before as extra control ports (convert.history.port_mean: 2; lever 2 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2), OnDefault: true},
 		{Name: "default-porthistory2-60ep", About: "default-porthistory2 with twice the epochs (60: K = 50 from the 15th; levers 1 and 2 together)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: PortHistory(2), OnDefault: true},
-		{Name: "default-porthistory2-vbat", About: "default-porthistory2 with each motor command scaled by the battery's voltage (Vbat/3.7 V) before a quadratic thrust map fitted on the training flights (f = 0.13997·s + 0.06193·s² N) in place of 0.173 N per command: the command stays the port (lever 7, command side)", Apply: func([]ModelSpec, Spec) {}, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat", About: "default-porthistory2-60ep with each motor command scaled by the battery's voltage as default-porthistory2-vbat (levers 1, 2 and 7)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat-decay1", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by 1/(k+1) instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat-decay1.5", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by (k+1)^−1.5 instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1.5) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		{Name: "default-porthistory2-vbat", About: "default-porthistory2 with each motor command scaled by the battery's voltage (Vbat/3.7 V) before a quadratic thrust map fitted on the training flights (f = 0.13997·s + 0.06193·s² N) in place of 0.173 N per command: the command stays the port (lever 7, command side)", Apply: func([]ModelSpec, Spec) {}, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat", About: "default-porthistory2-60ep with each motor command scaled by the battery's voltage as default-porthistory2-vbat (levers 1, 2 and 7)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-decay1", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by 1/(k+1) instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-decay1.5", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by (k+1)^−1.5 instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1.5) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-k25", About: "default-porthistory2-60ep-vbat with K growing to 25 instead of 50 (lever 3)", Apply: func(ms []ModelSpec, _ Spec) {
 			twice(ms)
 			for i := range ms {
 				ms[i].Train.RolloutSteps = 25
 			}
-		}, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: func(s *convert.Spec) { PortHistory(2)(s); BatteryVoltage(s) }, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
+		}, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-width85", About: "the default with CaLiSym's GR layers 85 tanh units wide instead of 36 (37,408 parameters on the Crazyflie, those of default-porthistory2's 37,296), the MLP unchanged: the port history's capacity control (levers 2 and 6)", Apply: func(ms []ModelSpec, _ Spec) {
 			for i := range ms {
 				if ms[i].Kind != "mlp" {
 					ms[i].Arch.Width = 85
 				}
 			}
-		}, OnDefault: true, Systems: []string{RealCrazyflie, RealCrazyflieGravity}},
+		}, OnDefault: true, Systems: crazyflies},
 		{Name: "default-porthistory10", About: "the default with the mean of every port over the 10 samples before as extra control ports (convert.history.port_mean: 10; lever 2 at the default's training stride)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(10), OnDefault: true},
 		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
 		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
