@@ -316,6 +316,26 @@ func Variants() []Variant {
 	// thrust map: the voltage variants' conversion
 	vbat := convertAll(PortHistory(2), BatteryVoltage)
 	crazyflies := []string{RealCrazyflie, RealCrazyflieGravity}
+	// three times the epochs (90 of the default 30 on the Crazyflie)
+	thrice := func(ms []ModelSpec) {
+		for i := range ms {
+			ms[i].Train.Epochs *= 3
+		}
+	}
+	// the MLP's two hidden layers h wide
+	mlpWidth := func(ms []ModelSpec, h int) {
+		for i := range ms {
+			if ms[i].Kind == "mlp" {
+				ms[i].Hidden = []int{h, h}
+			}
+		}
+	}
+	// K-step rollouts growing to k steps instead of the default's
+	kmax := func(ms []ModelSpec, k int) {
+		for i := range ms {
+			ms[i].Train.RolloutSteps = k
+		}
+	}
 	// steps of the K-step loss weighed by (k+1)^−d
 	decay := func(ms []ModelSpec, d float64) {
 		for i := range ms {
@@ -413,12 +433,17 @@ func Variants() []Variant {
 		{Name: "default-porthistory2-60ep-vbat", About: "default-porthistory2-60ep with each motor command scaled by the battery's voltage as default-porthistory2-vbat (levers 1, 2 and 7)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-decay1", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by 1/(k+1) instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-decay1.5", About: "default-porthistory2-60ep-vbat with the steps of the K-step loss weighed by (k+1)^−1.5 instead of 1/(k+1)² (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1.5) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
-		{Name: "default-porthistory2-60ep-vbat-k25", About: "default-porthistory2-60ep-vbat with K growing to 25 instead of 50 (lever 3)", Apply: func(ms []ModelSpec, _ Spec) {
-			twice(ms)
-			for i := range ms {
-				ms[i].Train.RolloutSteps = 25
-			}
-		}, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-k25", About: "default-porthistory2-60ep-vbat with K growing to 25 instead of 50 (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); kmax(ms, 25) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-k25-decay1", About: "default-porthistory2-60ep-vbat with K growing to 25 and the steps of the K-step loss weighed by 1/(k+1) (lever 3: k25's short horizons with decay1's long ones)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); kmax(ms, 25); decay(ms, 1) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-k25-decay1.5", About: "default-porthistory2-60ep-vbat with K growing to 25 and the steps of the K-step loss weighed by (k+1)^−1.5 (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); kmax(ms, 25); decay(ms, 1.5) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-k35", About: "default-porthistory2-60ep-vbat with K growing to 35 instead of 50 (lever 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); kmax(ms, 35) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-90ep-vbat", About: "default-porthistory2-60ep-vbat with three times the one-step configuration's epochs (90: K = 50 from the 15th; lever 1)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-stride5", About: "default-porthistory2-60ep-vbat on training windows at stride 5 instead of 10: twice the transitions and optimiser steps (lever 1)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-mlp175", About: "default-porthistory2-60ep-vbat with the MLP's hidden layers 175 wide instead of 128 (37,287 parameters against CaLiSym's 37,296): the parameter-matched MLP (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-stride5-k25-decay1", About: "default-porthistory2-60ep-vbat-stride5 with K growing to 25 and the steps of the K-step loss weighed by 1/(k+1) as default-porthistory2-60ep-vbat-k25-decay1 (levers 1 and 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); kmax(ms, 25); decay(ms, 1) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-stride5-mlp175", About: "default-porthistory2-60ep-vbat-stride5 with the parameter-matched MLP of default-porthistory2-60ep-vbat-mlp175 (levers 1 and 6)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
+		{Name: "default-porthistory2-90ep-vbat-stride5", About: "default-porthistory2-60ep-vbat-stride5 with three times the one-step configuration's epochs (90; lever 1)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-stride2", About: "default-porthistory2-60ep-vbat on training windows at stride 2: five times the transitions and optimiser steps (lever 1)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-width85", About: "the default with CaLiSym's GR layers 85 tanh units wide instead of 36 (37,408 parameters on the Crazyflie, those of default-porthistory2's 37,296), the MLP unchanged: the port history's capacity control (levers 2 and 6)", Apply: func(ms []ModelSpec, _ Spec) {

@@ -481,3 +481,61 @@ func TestMeasuredRotorSpeedsData(t *testing.T) {
 		t.Error("the default's notes name bounds")
 	}
 }
+
+// TestRoundFourVariants: the fourth round's variants of the gravity-aware
+// default change the 60-epoch voltage default's models and training
+// stride as their names say, and nothing else.
+func TestRoundFourVariants(t *testing.T) {
+	b := &RealBenchmark{System: RealCrazyflieGravity, opts: RealOptions{OneStep: true}, defaultStride: 10,
+		Default: LongHorizonLonger, history: 2, variantBase: LongHorizon}
+	spec := Spec{Horizon: 100}
+	models := func() []ModelSpec {
+		ms, err := quadrotorModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	for _, c := range []struct {
+		variant        string
+		epochs, k      int
+		decay          float64
+		stride, hidden int
+	}{
+		{"default-porthistory2-60ep-vbat", 60, 50, 2, 10, 128},
+		{"default-porthistory2-60ep-vbat-k25-decay1", 60, 25, 1, 10, 128},
+		{"default-porthistory2-60ep-vbat-k25-decay1.5", 60, 25, 1.5, 10, 128},
+		{"default-porthistory2-60ep-vbat-k35", 60, 35, 2, 10, 128},
+		{"default-porthistory2-90ep-vbat", 90, 50, 2, 10, 128},
+		{"default-porthistory2-60ep-vbat-stride5", 60, 50, 2, 5, 128},
+		{"default-porthistory2-60ep-vbat-mlp175", 60, 50, 2, 10, 175},
+		{"default-porthistory2-60ep-vbat-stride5-k25-decay1", 60, 25, 1, 5, 128},
+		{"default-porthistory2-60ep-vbat-stride5-mlp175", 60, 50, 2, 5, 175},
+		{"default-porthistory2-90ep-vbat-stride5", 90, 50, 2, 5, 128},
+		{"default-porthistory2-60ep-vbat-stride2", 60, 50, 2, 2, 128},
+	} {
+		vs, err := LookupVariants([]string{c.variant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := vs[0]
+		if !v.OnDefault || !slices.Equal(v.Systems, []string{RealCrazyflie, RealCrazyflieGravity}) {
+			t.Errorf("%s: on the default %v, systems %v", c.variant, v.OnDefault, v.Systems)
+		}
+		ms := models()
+		b.applyModels(v, ms, spec)
+		for _, m := range ms {
+			tr := m.Train
+			if tr.Epochs != c.epochs || tr.RolloutSteps != c.k || m.Loss.StepDecay != c.decay || tr.SelectHorizon != 100 {
+				t.Errorf("%s %s: %d epochs, K %d, decay %g, selection at %d; want %d, %d, %g, 100",
+					c.variant, m.Name, tr.Epochs, tr.RolloutSteps, m.Loss.StepDecay, tr.SelectHorizon, c.epochs, c.k, c.decay)
+			}
+			if m.Kind == "mlp" && !slices.Equal(m.Hidden, []int{c.hidden, c.hidden}) {
+				t.Errorf("%s: MLP hidden %v, want %d, %d", c.variant, m.Hidden, c.hidden, c.hidden)
+			}
+		}
+		if dv := b.withDefaultData(v); dv.TrainStride != c.stride {
+			t.Errorf("%s: training stride %d, want %d", c.variant, dv.TrainStride, c.stride)
+		}
+	}
+}
