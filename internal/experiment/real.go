@@ -170,6 +170,10 @@ type RealBenchmark struct {
 	// defaultStride is the default's training stride, which OneStep
 	// drops (realSystem.defaultStride)
 	defaultStride int
+	// variantStride is the training stride of the default the study's
+	// OnDefault variants change (realSystem.variantStride; 0:
+	// defaultStride)
+	variantStride int
 	variants      map[string]Datasets // the data of variants that convert otherwise
 	// variantNotes are the notes of those variants' conversions
 	variantNotes map[string]map[string]string
@@ -231,6 +235,10 @@ type realSystem struct {
 	// their published rows still reproduce: its model changes (at
 	// defaultStride) without the params' port history.
 	variantBase func(ms []ModelSpec, spec Spec)
+	// variantStride, when positive, is the training stride of the
+	// default the study's OnDefault variants were measured on, kept after
+	// the default's stride moved on (0: defaultStride).
+	variantStride int
 	// stripDefault, when set, removes from the params' conversion what
 	// only the default has besides the port history (the Crazyflie's
 	// voltage-scaled thrust map: linearThrust), as the one-step and full
@@ -596,7 +604,8 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 		TrainConversion: trainRes.Report, EvalConversion: evalRes.Report, IDConversion: idRes.Report,
 		Files:   map[string][]string{splitTrain: splitFiles(train), splitIDTest: splitFiles(id), splitOOD: splitFiles(ood)},
 		Default: def, opts: opt, history: paramsHistory, defaultStride: sys.defaultStride,
-		variantBase: def, variantHistory: paramsHistory, restore: restore, variantRestore: restore,
+		variantStride: sys.variantStride,
+		variantBase:   def, variantHistory: paramsHistory, restore: restore, variantRestore: restore,
 	}
 	if sys.variantBase != nil && def != nil {
 		b.variantBase, b.variantHistory, b.variantRestore = sys.variantBase, 0, nil

@@ -79,8 +79,12 @@ func (b *RealBenchmark) withDefaultData(v Variant) Variant {
 			v.Convert = convertAll(append(base, v.Convert)...)
 		}
 	}
-	if onDefault && b.defaultStride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
-		v.TrainStride = b.defaultStride
+	stride := b.defaultStride
+	if v.OnDefault && b.variantStride > 0 {
+		stride = b.variantStride
+	}
+	if onDefault && stride > 0 && b.opts.OneStep && !b.opts.Full && v.TrainStride == 0 {
+		v.TrainStride = stride
 	}
 	return v
 }

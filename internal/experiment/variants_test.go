@@ -538,4 +538,24 @@ func TestRoundFourVariants(t *testing.T) {
 			t.Errorf("%s: training stride %d, want %d", c.variant, dv.TrainStride, c.stride)
 		}
 	}
+	// a default whose stride moved on (variantStride): the default
+	// variant trains at its own stride, the variants measured before at
+	// theirs
+	b.defaultStride, b.variantStride = 5, 10
+	for _, c := range []struct {
+		variant string
+		stride  int
+	}{{"default", 5}, {"default-porthistory2-60ep-vbat", 10}, {"default-porthistory2", 10}, {"default-porthistory2-60ep-vbat-stride2", 2}, {"onestep", 0}} {
+		v := Variant{Name: c.variant}
+		if c.variant != "default" {
+			vs, err := LookupVariants([]string{c.variant})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = vs[0]
+		}
+		if got := b.withDefaultData(v).TrainStride; got != c.stride {
+			t.Errorf("moved default: %s trains at stride %d, want %d", c.variant, got, c.stride)
+		}
+	}
 }
