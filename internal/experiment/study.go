@@ -46,6 +46,11 @@ type Variant struct {
 	// Systems, when set, are the only systems the variant applies to
 	// (Study refuses it on another).
 	Systems []string
+	// Only, when set, are the kinds of the only models the variant trains
+	// and evaluates ("mlp": a control of the baseline alone, whose
+	// CaLiSym rows are those of the variant it changes, which trains
+	// CaLiSym the same way with the same seeds).
+	Only []string
 	// Data, when set, changes the variant's own converted datasets (train,
 	// ID test, OOD, groups) in place before training and evaluation: a
 	// change of state coordinates (CanonicalMomenta).
@@ -447,6 +452,8 @@ func Variants() []Variant {
 		{Name: "default-porthistory2-60ep-vbat-stride5-k25-decay1", About: "default-porthistory2-60ep-vbat-stride5 with K growing to 25 and the steps of the K-step loss weighed by 1/(k+1) as default-porthistory2-60ep-vbat-k25-decay1 (levers 1 and 3)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); kmax(ms, 25); decay(ms, 1) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-stride5-mlp175", About: "default-porthistory2-60ep-vbat-stride5 with the parameter-matched MLP of default-porthistory2-60ep-vbat-mlp175 (levers 1 and 6)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
 		{Name: "default-porthistory2-90ep-vbat-stride5", About: "default-porthistory2-60ep-vbat-stride5 with three times the one-step configuration's epochs (90; lever 1)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
+		{Name: "default-porthistory2-90ep-vbat-stride5-mlp175", About: "the MLP alone of default-porthistory2-90ep-vbat-stride5, 175-175 wide (37,287 parameters, CaLiSym's 37,296): the parameter-matched baseline; CaLiSym's rows are default-porthistory2-90ep-vbat-stride5's (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 5, Only: []string{"mlp"}, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-stride2-mlp175", About: "the MLP alone of default-porthistory2-60ep-vbat-stride2, 175-175 wide (the parameter-matched baseline; CaLiSym's rows are default-porthistory2-60ep-vbat-stride2's; lever 6)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 2, Only: []string{"mlp"}, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-stride2", About: "default-porthistory2-60ep-vbat on training windows at stride 2: five times the transitions and optimiser steps (lever 1)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
@@ -601,6 +608,12 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 				spec.Models[i].Train.Seed = seed
 			}
 			b.applyModels(v, spec.Models, spec)
+			if len(v.Only) > 0 {
+				spec.Models = slices.DeleteFunc(spec.Models, func(m ModelSpec) bool { return !slices.Contains(v.Only, m.Kind) })
+				if len(spec.Models) == 0 {
+					return runs, fmt.Errorf("experiment: variant %s trains only %s, which %s has none of", v.Name, strings.Join(v.Only, ", "), b.System)
+				}
+			}
 			if err := b.fillPriors(v, spec.Models); err != nil {
 				return runs, err
 			}

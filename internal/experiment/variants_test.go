@@ -513,12 +513,19 @@ func TestRoundFourVariants(t *testing.T) {
 		{"default-porthistory2-60ep-vbat-stride5-mlp175", 60, 50, 2, 5, 175},
 		{"default-porthistory2-90ep-vbat-stride5", 90, 50, 2, 5, 128},
 		{"default-porthistory2-60ep-vbat-stride2", 60, 50, 2, 2, 128},
+		{"default-porthistory2-90ep-vbat-stride5-mlp175", 90, 50, 2, 5, 175},
+		{"default-porthistory2-60ep-vbat-stride2-mlp175", 60, 50, 2, 2, 175},
 	} {
 		vs, err := LookupVariants([]string{c.variant})
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := vs[0]
+		// the parameter-matched MLPs of the later defaults train alone
+		alone := c.variant == "default-porthistory2-90ep-vbat-stride5-mlp175" || c.variant == "default-porthistory2-60ep-vbat-stride2-mlp175"
+		if alone != slices.Equal(v.Only, []string{"mlp"}) {
+			t.Errorf("%s: trains only %v", c.variant, v.Only)
+		}
 		if !v.OnDefault || !slices.Equal(v.Systems, []string{RealCrazyflie, RealCrazyflieGravity}) {
 			t.Errorf("%s: on the default %v, systems %v", c.variant, v.OnDefault, v.Systems)
 		}
@@ -557,5 +564,43 @@ func TestRoundFourVariants(t *testing.T) {
 		if got := b.withDefaultData(v).TrainStride; got != c.stride {
 			t.Errorf("moved default: %s trains at stride %d, want %d", c.variant, got, c.stride)
 		}
+	}
+}
+
+// TestStudyOnly: a variant that trains only some model kinds (a control
+// of the baseline alone) reports those models and no other, and one
+// whose kinds the benchmark has none of is an error naming them.
+func TestStudyOnly(t *testing.T) {
+	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	ctx := context.Background()
+	const H = 20
+	opt := realOptions(run)
+	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+	opt.Horizon, opt.Epochs, opt.Workers, opt.OneStep = H, 1, 1, true
+	b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shrink(b)
+	b.Spec.Horizons = []int{5, H}
+	dir := t.TempDir()
+	runs, err := b.Study(ctx, []Variant{{Name: "mlp-alone", Only: []string{"mlp"}, Apply: func([]ModelSpec, Spec) {}}}, []uint64{1}, dir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := runs[0].Report.Models; len(ms) != 1 || ms[0].Kind != "mlp" || runs[0].Report.OODChangePercent != nil {
+		t.Fatalf("models %+v", ms)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "study.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), "| mlp-alone | CaLiSym") || !strings.Contains(string(md), "| ood | mlp-alone | MLP | 1 |") {
+		t.Errorf("study.md:\n%s", md)
+	}
+	_, err = b.Study(ctx, []Variant{{Name: "gru-alone", Only: []string{"gru"}, Apply: func([]ModelSpec, Spec) {}}}, []uint64{1}, t.TempDir(), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "trains only gru") {
+		t.Errorf("a variant of no model: %v", err)
 	}
 }
