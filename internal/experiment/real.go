@@ -292,8 +292,15 @@ func realSystems() map[string]realSystem {
 	cg.channels[3], cg.channels[4], cg.channels[5] = "roll [rad]", "pitch [rad]", "yaw [rad]"
 	// the gravity-aware pose's default since the real-robot study: the
 	// port history of 2 samples (params) and twice the epochs (its variant
-	// default-porthistory2-60ep, the lowest ID-test error of three seeds)
+	// default-porthistory2-60ep, the lowest ID-test error of three seeds),
+	// the battery's voltage in the thrust map (params; third round) and,
+	// since the fourth round, training windows at stride 2 (its variant
+	// default-porthistory2-60ep-vbat-stride2, again the lowest ID-test
+	// error of three seeds): five times the transitions of stride 10
 	cg.defaults = LongHorizonLonger
+	cg.defaultStride = 2
+	// the study's default-… variants keep the stride they were measured at
+	cg.variantStride = 10
 	return map[string]realSystem{
 		AnymalSim:            anymalSystem(),
 		RealCrazyflie:        cf,

@@ -116,10 +116,12 @@ func TestRealCrazyflieFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := b.Data
-		// the default trains on windows at stride 10 (the one-step
-		// configuration of a study at 50: TestRealDefaults), with the
-		// params' port history of 2 samples (n_u = 6 + 6 means)
-		if d.Train.N != 6 || d.Train.NU != 12 || d.Train.WindowLen != 100 || d.Train.Stride != 10 || d.Train.Ports[6] != "mean2(f_x)" {
+		// the default trains on windows at stride 10 on the SE(3) pose
+		// and 2 on the gravity-aware one (the one-step configuration of a
+		// study at 50: TestRealDefaults), with the params' port history of
+		// 2 samples (n_u = 6 + 6 means)
+		stride := map[string]int{RealCrazyflieGravity: 2, RealCrazyflie: 10}[sys]
+		if d.Train.N != 6 || d.Train.NU != 12 || d.Train.WindowLen != 100 || d.Train.Stride != stride || d.Train.Ports[6] != "mean2(f_x)" {
 			t.Fatalf("%s: training set n=%d n_u=%d windows %d/%d", sys, d.Train.N, d.Train.NU, d.Train.WindowLen, d.Train.Stride)
 		}
 		if b.Spec.Horizon != H || slices.Max(b.Spec.Horizons) > H || b.Spec.EvalStride != H+1 {

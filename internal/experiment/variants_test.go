@@ -112,14 +112,15 @@ func TestRealRobotVariants(t *testing.T) {
 }
 
 // TestRealDefaults: the Crazyflie's default is LongHorizon on training
-// windows at stride 10, the pendulum's the selection over 60 epochs; the
-// study's default variant keeps a system's default stride and its
-// one-step base drops it.
+// windows at stride 10 (the SE(3) pose) or 2 (the gravity-aware pose,
+// whose study variants keep the stride 10 they were measured at), the
+// pendulum's the selection over 60 epochs; the study's default variant
+// keeps a system's default stride and its one-step base drops it.
 func TestRealDefaults(t *testing.T) {
 	sys := realSystems()
-	for _, name := range []string{RealCrazyflie, RealCrazyflieGravity} {
-		if s := sys[name]; s.defaultStride != 10 || s.trainStride != 50 || s.defaults == nil {
-			t.Errorf("%s: default stride %d, one-step stride %d", name, s.defaultStride, s.trainStride)
+	for name, stride := range map[string][2]int{RealCrazyflie: {10, 0}, RealCrazyflieGravity: {2, 10}} {
+		if s := sys[name]; s.defaultStride != stride[0] || s.variantStride != stride[1] || s.trainStride != 50 || s.defaults == nil {
+			t.Errorf("%s: default stride %d, the variants' %d, one-step stride %d", name, s.defaultStride, s.variantStride, s.trainStride)
 		}
 	}
 	// the gravity-aware pose's default trains twice the epochs (with the
