@@ -229,19 +229,8 @@ func TestVoltageDefaultData(t *testing.T) {
 // benchmark without evaluation groups writes study.json with the ID-test
 // and OOD sets by horizon, the state held constant included.
 func TestStudyTrainStride(t *testing.T) {
-	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
-	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
 	ctx := context.Background()
-	const H = 20
-	opt := realOptions(run)
-	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
-	opt.Horizon, opt.Epochs, opt.Workers, opt.OneStep = H, 1, 1, true
-	b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shrink(b)
-	b.Spec.Horizons = []int{5, H}
+	b := tinyPendulumStudy(t)
 	variants := []Variant{
 		{Name: "onestep", Apply: func([]ModelSpec, Spec) {}},
 		{Name: "s5", TrainStride: 5, Apply: func([]ModelSpec, Spec) {}},
@@ -573,19 +562,8 @@ func TestRoundFourVariants(t *testing.T) {
 // of the baseline alone) reports those models and no other, and one
 // whose kinds the benchmark has none of is an error naming them.
 func TestStudyOnly(t *testing.T) {
-	const run = "double_pendulum_hw/trajectories/20230629-143524.csv"
-	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
 	ctx := context.Background()
-	const H = 20
-	opt := realOptions(run)
-	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
-	opt.Horizon, opt.Epochs, opt.Workers, opt.OneStep = H, 1, 1, true
-	b, err := PrepareReal(ctx, RealDoublePendulumHW, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shrink(b)
-	b.Spec.Horizons = []int{5, H}
+	b := tinyPendulumStudy(t)
 	dir := t.TempDir()
 	runs, err := b.Study(ctx, []Variant{{Name: "mlp-alone", Only: []string{"mlp"}, Apply: func([]ModelSpec, Spec) {}}}, []uint64{1}, dir, nil, nil)
 	if err != nil {
@@ -605,4 +583,23 @@ func TestStudyOnly(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "trains only gru") {
 		t.Errorf("a variant of no model: %v", err)
 	}
+}
+
+// tinyPendulumStudy prepares the real pendulum's benchmark on one run
+// (split in time: 6 s train, 2 s ID test, 2 s OOD), tiny models trained
+// one epoch, a study's one-step base, horizons 5 and 20.
+func tinyPendulumStudy(t *testing.T) *RealBenchmark {
+	t.Helper()
+	fixtures.Path(t, "double_pendulum_hw", "trajectories", "20230629-143524.csv")
+	const H = 20
+	opt := realOptions("double_pendulum_hw/trajectories/20230629-143524.csv")
+	opt.Split = timeSplit([2]float64{0, 6}, [2]float64{6, 8}, [2]float64{8, 10})
+	opt.Horizon, opt.Epochs, opt.Workers, opt.OneStep = H, 1, 1, true
+	b, err := PrepareReal(context.Background(), RealDoublePendulumHW, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shrink(b)
+	b.Spec.Horizons = []int{5, H}
+	return b
 }
