@@ -311,11 +311,12 @@ func Variants() []Variant {
 	}
 	kstep := func(ms []ModelSpec) { ksteps(ms, 10) }
 	// twice the epochs (40 of the default 20; --epochs scales alike)
-	twice := func(ms []ModelSpec) {
+	epochsTimes := func(ms []ModelSpec, k int) {
 		for i := range ms {
-			ms[i].Train.Epochs *= 2
+			ms[i].Train.Epochs *= k
 		}
 	}
+	twice := func(ms []ModelSpec) { epochsTimes(ms, 2) }
 	sel := func(ms []ModelSpec, spec Spec) {
 		for i := range ms {
 			ms[i].Train.SelectHorizon, ms[i].Train.SelectFrom = spec.Horizon, 5
@@ -326,11 +327,7 @@ func Variants() []Variant {
 	vbat := convertAll(PortHistory(2), BatteryVoltage)
 	crazyflies := []string{RealCrazyflie, RealCrazyflieGravity}
 	// three times the epochs (90 of the default 30 on the Crazyflie)
-	thrice := func(ms []ModelSpec) {
-		for i := range ms {
-			ms[i].Train.Epochs *= 3
-		}
-	}
+	thrice := func(ms []ModelSpec) { epochsTimes(ms, 3) }
 	// the MLP's two hidden layers h wide
 	mlpWidth := func(ms []ModelSpec, h int) {
 		for i := range ms {
