@@ -258,10 +258,13 @@ const (
 	PriorDOP853NoFriction PriorKind = "pendulum_dop853_nofriction"
 )
 
-// PriorKinds lists the prior kinds.
-func PriorKinds() []PriorKind {
+// PendulumPriorKinds lists the double pendulum's prior kinds.
+func PendulumPriorKinds() []PriorKind {
 	return []PriorKind{PriorMidpoint, PriorMidpointFriction, PriorDOP853, PriorDOP853NoFriction}
 }
+
+// PriorKinds lists every prior kind: the pendulum's and the quadrotor's.
+func PriorKinds() []PriorKind { return append(PendulumPriorKinds(), PriorQuadrotorRK4) }
 
 // PendulumPrior is one step Φ₀(x, τ) of an identified pendulum model over
 // a fixed sampling period, the torque held over the step: a predictor by
@@ -292,11 +295,11 @@ func NewPendulumPrior(kind PriorKind, pp PendulumParams, dt float64) (*PendulumP
 		return nil, fmt.Errorf("mechanics: prior step dt = %g must be positive and finite", dt)
 	}
 	ok := false
-	for _, k := range PriorKinds() {
+	for _, k := range PendulumPriorKinds() {
 		ok = ok || k == kind
 	}
 	if !ok {
-		return nil, fmt.Errorf("mechanics: prior kind %q: want one of %v", kind, PriorKinds())
+		return nil, fmt.Errorf("mechanics: pendulum prior kind %q: want one of %v", kind, PendulumPriorKinds())
 	}
 	p := &PendulumPrior{Kind: kind, Params: pp, Dt: dt, y: make([]float64, 4)}
 	p.noFric = pp
@@ -309,9 +312,9 @@ func NewPendulumPrior(kind PriorKind, pp PendulumParams, dt float64) (*PendulumP
 	return p, nil
 }
 
-// Clone returns an independent prior with the same kind, parameters and
-// step.
-func (p *PendulumPrior) Clone() *PendulumPrior {
+// Clone implements Prior: an independent prior with the same kind,
+// parameters and step.
+func (p *PendulumPrior) Clone() Prior {
 	c, err := NewPendulumPrior(p.Kind, p.Params, p.Dt)
 	if err != nil {
 		panic(err) // p was validated when it was made
@@ -340,6 +343,26 @@ func (p *PendulumPrior) Step(x [4]float64, tau [2]float64) ([4]float64, error) {
 		return x, fmt.Errorf("mechanics: prior step: %w", err)
 	}
 	return [4]float64{p.y[0], p.y[1], p.y[2], p.y[3]}, nil
+}
+
+// StateDim implements Prior: 4.
+func (p *PendulumPrior) StateDim() int { return 4 }
+
+// PortDim implements Prior: the 2 joint torques.
+func (p *PendulumPrior) PortDim() int { return 2 }
+
+// StepTo implements Prior: out = Φ₀(x, e) with the torques e[0], e[1]. It
+// does not allocate.
+func (p *PendulumPrior) StepTo(out, x, e []float64) error {
+	if len(x) < 4 || len(out) < 4 || len(e) < 2 {
+		return fmt.Errorf("mechanics: pendulum prior: state %d, output %d and %d port values, want 4, 4 and the 2 torques", len(x), len(out), len(e))
+	}
+	y, err := p.Step([4]float64{x[0], x[1], x[2], x[3]}, [2]float64{e[0], e[1]})
+	if err != nil {
+		return err
+	}
+	copy(out, y[:])
+	return nil
 }
 
 // Rollout rolls the prior out alone: from x0 (q1, q2, p1, p2) under ports
@@ -376,21 +399,81 @@ func (p *PendulumPrior) Rollout(x0, ports []float64, horizon int, out []float64)
 // refuse a file that has it.
 const PriorProvenanceKey = "physics_prior"
 
-// PriorSpec describes a PendulumPrior completely: what a composed model's
-// file records (as JSON) so that loading it rebuilds the same prior. Params
-// are in PendulumParams' own fields and units (inertias about the centres
-// of mass).
+// PriorSpec describes a prior completely: what a composed model's file
+// records (as JSON) so that loading it rebuilds the same prior. A
+// pendulum's Params are in PendulumParams' own fields and units (inertias
+// about the centres of mass); a quadrotor's (kind PriorQuadrotorRK4) are
+// in Quadrotor, and its file has no "params".
 type PriorSpec struct {
-	Kind   PriorKind      `json:"kind"`
-	Dt     float64        `json:"dt"`
-	Params PendulumParams `json:"params"`
+	Kind      PriorKind        `json:"kind"`
+	Dt        float64          `json:"dt"`
+	Params    PendulumParams   `json:"params,omitzero"`
+	Quadrotor *QuadrotorParams `json:"quadrotor,omitempty"`
 }
 
-// Spec returns the prior's description.
+// Spec implements Prior.
 func (p *PendulumPrior) Spec() PriorSpec { return PriorSpec{Kind: p.Kind, Dt: p.Dt, Params: p.Params} }
 
-// New builds the prior the spec describes (NewPendulumPrior's checks).
-func (s PriorSpec) New() (*PendulumPrior, error) { return NewPendulumPrior(s.Kind, s.Params, s.Dt) }
+// New builds the prior the spec describes (NewPendulumPrior's or
+// NewQuadrotorPrior's checks).
+func (s PriorSpec) New() (Prior, error) {
+	if s.Kind == PriorQuadrotorRK4 {
+		if s.Quadrotor == nil {
+			return nil, fmt.Errorf("mechanics: prior %s needs its quadrotor constants", s.Kind)
+		}
+		if s.Params != (PendulumParams{}) {
+			return nil, fmt.Errorf("mechanics: prior %s: pendulum params given to a quadrotor prior", s.Kind)
+		}
+		return NewQuadrotorPrior(*s.Quadrotor, s.Dt)
+	}
+	if s.Quadrotor != nil {
+		return nil, fmt.Errorf("mechanics: prior %s: quadrotor constants given to a pendulum prior", s.Kind)
+	}
+	return NewPendulumPrior(s.Kind, s.Params, s.Dt)
+}
+
+// StateDim is the size of the state the spec's prior steps (4 for a
+// pendulum, 12 for a quadrotor).
+func (s PriorSpec) StateDim() int {
+	if s.Kind == PriorQuadrotorRK4 {
+		return quadDim
+	}
+	return 4
+}
+
+// PortDim is the number of leading port values the spec's prior reads
+// (the pendulum's 2 torques, the quadrotor's 6 wrench values).
+func (s PriorSpec) PortDim() int {
+	if s.Kind == PriorQuadrotorRK4 {
+		return 6
+	}
+	return 2
+}
+
+// Prior is one step Φ₀(x, e) of an identified physics model over a fixed
+// sampling period, its first PortDim ports held over the step: the physics
+// part of a composed model (trainer.Composed, ComposedStepper). A Prior is
+// not safe for concurrent use; make one per goroutine (Clone).
+type Prior interface {
+	// StateDim is the size of the state it steps.
+	StateDim() int
+	// PortDim is the number of leading port values a step reads.
+	PortDim() int
+	// StepTo writes Φ₀(x, e) into out without allocating.
+	StepTo(out, x, e []float64) error
+	// Spec describes the prior for a model file.
+	Spec() PriorSpec
+	// Clone returns an independent prior of the same spec.
+	Clone() Prior
+}
+
+// TangentPrior is a Prior with the adjoint of its step, which training
+// through several steps of a composed model needs.
+type TangentPrior interface {
+	Prior
+	// Adjoint writes (∂Φ₀/∂x)ᵀ λ at (x, e) into out without allocating.
+	Adjoint(out, x, e, lambda []float64) error
+}
 
 // ParsePriorSpec decodes a PriorSpec from JSON, refusing unknown keys,
 // trailing data and a spec NewPendulumPrior refuses.

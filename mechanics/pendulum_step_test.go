@@ -237,7 +237,7 @@ func TestPendulumPriorRollout(t *testing.T) {
 	}
 	x0 := []float64{0.3, -0.4, 0.05, 0.02}
 	outs := map[PriorKind][]float64{}
-	for _, k := range PriorKinds() {
+	for _, k := range PendulumPriorKinds() {
 		p, err := NewPendulumPrior(k, pp, 0.01)
 		if err != nil {
 			t.Fatal(err)
@@ -248,7 +248,7 @@ func TestPendulumPriorRollout(t *testing.T) {
 		}
 		x := [4]float64(x0)
 		for s := range H {
-			if x, err = p.Clone().Step(x, [2]float64{ports[s*ne], ports[s*ne+1]}); err != nil {
+			if x, err = p.Clone().(*PendulumPrior).Step(x, [2]float64{ports[s*ne], ports[s*ne+1]}); err != nil {
 				t.Fatal(err)
 			}
 			if [4]float64(out[4*s:4*s+4]) != x {
@@ -312,7 +312,7 @@ func TestPriorSpec(t *testing.T) {
 
 // BenchmarkPendulumPriorStep measures one prior step of each kind.
 func BenchmarkPendulumPriorStep(b *testing.B) {
-	for _, k := range PriorKinds() {
+	for _, k := range PendulumPriorKinds() {
 		b.Run(string(k), func(b *testing.B) {
 			p, err := NewPendulumPrior(k, hardwareLikeParams(), 0.01)
 			if err != nil {

@@ -59,7 +59,7 @@ func NewMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64) (*MLP
 // newMLP is NewMLP with the normalisation computed on the inputs the
 // network sees behind prior, (Φ₀(x_t, e_t), e_t) → x_{t+1}, when prior is
 // not nil (NewComposedMLP).
-func newMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior *mechanics.PendulumPrior) (*MLP, error) {
+func newMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior mechanics.Prior) (*MLP, error) {
 	cfg := mlp.Config{StateDim: ds.StateDim(), PortDim: ds.PortDim(), Hidden: hidden}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
@@ -75,7 +75,7 @@ func newMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior
 		rows := len(x) / nx
 		xt := make([]float64, len(x))
 		if err := applyPrior(prior.Clone(), x, e, rows, nx, ne, xt); err != nil {
-			return nil, fmt.Errorf("trainer: MLP normalisation behind the %s prior: %w", prior.Kind, err)
+			return nil, fmt.Errorf("trainer: MLP normalisation behind the %s prior: %w", prior.Spec().Kind, err)
 		}
 		x = xt
 	}
@@ -159,6 +159,9 @@ type mlpWorker struct {
 	// the K-step path's buffers, grown on first use: states x̂_0 … x̂_K
 	// (K+1 × capacity rows), one step's ports, targets and adjoints
 	xs, ek, dx []float64
+	// behind a prior: the prior's states y_k (K × capacity rows) and one
+	// row's adjoint
+	ys, pl []float64
 }
 
 // LossGrad implements Worker.

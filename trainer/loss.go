@@ -195,6 +195,9 @@ type sympWorker struct {
 	cq, cp  []float64 // per-channel weights of the state terms (×2/n)
 	// the K-step path's buffers (K × capacity rows), grown on first use
 	zs, zbs []float64
+	// behind a prior: each step's physical input state (K × capacity
+	// rows) and one row's prior output and adjoint
+	xp, py, pl []float64
 }
 
 // embedRow writes the normalised section of (x, e), both physical, into z.

@@ -126,8 +126,8 @@ func OpenModel(path string) (*SavedModel, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if ps != nil {
-		if m.Layout.N != 2 || m.Layout.PortDim() < 2 {
-			return nil, fmt.Errorf("%s: provenance %s: a pendulum prior needs n = 2 and at least 2 ports, the model has n = %d and %d ports", path, PriorKey, m.Layout.N, m.Layout.PortDim())
+		if err := checkPriorDims(*ps, m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
+			return nil, fmt.Errorf("%s: provenance %s: %w", path, PriorKey, err)
 		}
 		prior, err := ps.New()
 		if err != nil {
@@ -350,8 +350,8 @@ func decodeMLP(raw []byte, path string) (*mlpFile, error) {
 			return nil, fmt.Errorf("trainer: %s: meta port_mean %d but the port names %v record %d", path, mm.PortMean, f.Ports, pm)
 		}
 		if ps := mm.Prior; ps != nil {
-			if mm.N != 2 || c.PortDim < 2 {
-				return nil, fmt.Errorf("trainer: %s: meta prior %s: a pendulum prior needs n = 2 and at least 2 ports (the torques), the model has n = %d and %d ports", path, ps.Kind, mm.N, c.PortDim)
+			if err := checkPriorDims(*ps, 2*mm.N, c.PortDim); err != nil {
+				return nil, fmt.Errorf("trainer: %s: meta prior %s: %w", path, ps.Kind, err)
 			}
 			if _, err := ps.New(); err != nil {
 				return nil, fmt.Errorf("trainer: %s: meta prior: %w", path, err)

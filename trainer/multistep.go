@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/mechanics"
 )
 
 // This file holds the K-step path of the workers: the loss of a row of a
@@ -20,12 +21,25 @@ import (
 
 // lossGradSeq is LossGrad for a batch of K-step sequences.
 func (w *sympWorker) lossGradSeq(b Batch, grad []float64) float64 {
+	return w.lossGradSeqPrior(b, grad, nil)
+}
+
+// lossGradSeqPrior is lossGradSeq of the map behind a physics prior (nil:
+// none): each step's input is σ_{e_k}(Φ₀(x̂_k, e_k)), in physical units
+// through the prior, and the adjoint of step k's input state reaches step
+// k−1's output through the prior's adjoint. A prior step or adjoint that
+// fails returns NaN.
+func (w *sympWorker) lossGradSeqPrior(b Batch, grad []float64, prior mechanics.TangentPrior) float64 {
 	m := w.s.Model()
-	l := m.Layout
+	l, nz := m.Layout, m.Norm
 	n, d := l.N, l.D()
 	d2, nx, ne := 2*d, l.StateDim(), l.PortDim()
 	K, N := b.K, b.N
 	w.growSeq(K)
+	if prior != nil && len(w.xp) < K*w.capacity*nx {
+		w.xp = make([]float64, K*w.capacity*nx)
+		w.py, w.pl = make([]float64, nx), make([]float64, nx)
+	}
 	norm := stepNorm(K, w.s.W.StepDecay)
 	var total float64
 	// forward: step k's input rows in zs[k], its output in place
@@ -34,6 +48,23 @@ func (w *sympWorker) lossGradSeq(b Batch, grad []float64) float64 {
 		for r := range N {
 			zr := z[r*d2 : (r+1)*d2]
 			e := b.E[(r*K+k)*ne : (r*K+k+1)*ne]
+			if prior != nil {
+				// x̂_k in physical units, then σ_{e_k}(Φ₀(x̂_k, e_k))
+				xk := w.xp[(k*w.capacity+r)*nx : (k*w.capacity+r+1)*nx]
+				if k == 0 {
+					copy(xk, b.X[r*nx:(r+1)*nx])
+				} else {
+					l.Project(w.xn, w.zs[((k-1)*w.capacity+r)*d2:((k-1)*w.capacity+r+1)*d2])
+					for i := range nx {
+						xk[i] = w.xn[i]*nz.Scale[i] + nz.Mu[i]
+					}
+				}
+				if err := prior.StepTo(w.py, xk, e); err != nil {
+					return math.NaN()
+				}
+				w.embedRow(zr, w.py, e)
+				continue
+			}
 			if k == 0 {
 				w.embedRow(zr, b.X[r*nx:(r+1)*nx], e)
 				continue
@@ -62,6 +93,23 @@ func (w *sympWorker) lossGradSeq(b Batch, grad []float64) float64 {
 		prev := w.zbs[(k-1)*w.capacity*d2 : ((k-1)*w.capacity+N)*d2]
 		for r := range N {
 			in, out := zb[r*d2:(r+1)*d2], prev[r*d2:(r+1)*d2]
+			if prior != nil {
+				// normalised adjoint → physical (÷ scale), through Φ₀'s
+				// adjoint, back to normalised (× scale)
+				for i := range n {
+					w.pl[i] = in[i] / nz.Scale[i]
+					w.pl[n+i] = in[d+n+i] / nz.Scale[n+i]
+				}
+				xk := w.xp[(k*w.capacity+r)*nx : (k*w.capacity+r+1)*nx]
+				if err := prior.Adjoint(w.py, xk, b.E[(r*K+k)*ne:(r*K+k+1)*ne], w.pl); err != nil {
+					return math.NaN()
+				}
+				for i := range n {
+					out[i] += w.py[i] * nz.Scale[i]
+					out[d+n+i] += w.py[n+i] * nz.Scale[n+i]
+				}
+				continue
+			}
 			for i := range n {
 				out[i] += in[i]         // q: Q[0:n]
 				out[d+n+i] += in[d+n+i] // p: P[n:2n]
@@ -87,12 +135,24 @@ func (w *sympWorker) growSeq(K int) {
 // rollout x̂_{k+1} = x̂_k + s·f(x̂_k, e_k) in physical units, its loss the
 // mean of the K weighted squared errors, back-propagated through every step.
 func (w *mlpWorker) lossGradSeq(b Batch, grad []float64) float64 {
+	return w.lossGradSeqPrior(b, grad, nil)
+}
+
+// lossGradSeqPrior is lossGradSeq of the MLP behind a physics prior (nil:
+// none): x̂_{k+1} = y_k + s·f(y_k, e_k) with y_k = Φ₀(x̂_k, e_k), the
+// adjoint of y_k taken back to x̂_k by the prior's adjoint. A prior step or
+// adjoint that fails returns NaN.
+func (w *mlpWorker) lossGradSeqPrior(b Batch, grad []float64, prior mechanics.TangentPrior) float64 {
 	nx := len(w.cw)
 	ne := w.ne
 	K, N := b.K, b.N
 	w.growSeq(K)
 	norm := stepNorm(K, w.m.W.StepDecay)
 	rows := w.capacity * nx
+	if prior != nil && len(w.ys) < K*rows {
+		w.ys = make([]float64, K*rows)
+		w.pl = make([]float64, nx)
+	}
 	copy(w.xs[:N*nx], b.X[:N*nx])
 	var total float64
 	for k := range K {
@@ -100,7 +160,15 @@ func (w *mlpWorker) lossGradSeq(b Batch, grad []float64) float64 {
 		for r := range N {
 			copy(ek[r*ne:(r+1)*ne], b.E[(r*K+k)*ne:(r*K+k+1)*ne])
 		}
-		w.m.Net.Forward(w.ws[k], w.xs[k*rows:k*rows+N*nx], ek, N, w.xs[(k+1)*rows:(k+1)*rows+N*nx])
+		in := w.xs[k*rows : k*rows+N*nx]
+		if prior != nil {
+			y := w.ys[k*rows : k*rows+N*nx]
+			if err := applyPrior(prior, in, ek, N, nx, ne, y); err != nil {
+				return math.NaN()
+			}
+			in = y
+		}
+		w.m.Net.Forward(w.ws[k], in, ek, N, w.xs[(k+1)*rows:(k+1)*rows+N*nx])
 	}
 	// backward: dPred of step k is its loss's gradient plus the adjoint of
 	// step k+1's input
@@ -124,6 +192,17 @@ func (w *mlpWorker) lossGradSeq(b Batch, grad []float64) float64 {
 			break
 		}
 		w.m.Net.Backward(w.ws[k], dp, grad, dx)
+		if prior == nil {
+			continue
+		}
+		// dx is the adjoint of y_k: through Φ₀'s adjoint to x̂_k's
+		for r := range N {
+			dr := dx[r*nx : (r+1)*nx]
+			copy(w.pl, dr)
+			if err := prior.Adjoint(dr, w.xs[k*rows+r*nx:k*rows+(r+1)*nx], b.E[(r*K+k)*ne:(r*K+k+1)*ne], w.pl); err != nil {
+				return math.NaN()
+			}
+		}
 	}
 	return total
 }

@@ -38,7 +38,8 @@ func ModelPrior(m *predictor.Model) (*mechanics.PriorSpec, error) {
 
 // Composed is a learned one-step model behind a physics prior: each step
 // predicts x' = M(Φ₀(x, u), u), Φ₀ one step of an identified rigid-body
-// model (mechanics.PendulumPrior) and M the learned map (Inner): CaLiSym
+// model (a mechanics.Prior: the double pendulum's PendulumPrior, the
+// quadrotor's QuadrotorPrior) and M the learned map (Inner): CaLiSym
 // (*Symplectic), which starts near the identity, so the composed model
 // starts as the physics and learns its correction, or the MLP baseline
 // (*MLP, NewComposedMLP), the "physics + residual" hybrid. With a
@@ -46,24 +47,26 @@ func ModelPrior(m *predictor.Model) (*mechanics.PriorSpec, error) {
 // composed state map is symplectic for fixed ports, as a composition of
 // symplectic maps.
 //
-// Training is one-step only: the prior's states Φ₀(x_t, e_t) are computed
-// for each batch's inputs and the learned map is fitted to x_{t+1} from
-// them, by its own loss; multi-step training would need Φ₀'s tangent map
-// in the backpropagation through the rollout, which this type does not
-// provide, so Train refuses Config.RolloutSteps > 1 (CheckConfig).
+// One-step training computes the prior's states Φ₀(x_t, e_t) for each
+// batch's inputs and fits the learned map to x_{t+1} from them, by its own
+// loss. Multi-step training (Config.RolloutSteps > 1) rolls the composed
+// map out and back-propagates through Φ₀ by its adjoint, so it needs a
+// mechanics.TangentPrior (the quadrotor's); with any other prior Train
+// refuses it (CheckConfig).
 type Composed struct {
 	// Inner is the learned map, a *Symplectic or an *MLP (NewComposed).
 	Inner Learner
 	// Prior is the physics step; each worker and roller uses a clone.
-	Prior *mechanics.PendulumPrior
+	Prior mechanics.Prior
 }
 
 // NewComposed puts prior in front of inner, a *Symplectic or an *MLP, and
 // records it in the model's file: a symplectic model's metadata
-// (provenance PriorKey), an MLP's meta (MLPMeta.Prior). The model must be
-// a double pendulum's: n = 2 (4 state values), its ports starting with the
-// two joint torques, sampled at the prior's step.
-func NewComposed(inner Learner, prior *mechanics.PendulumPrior) (*Composed, error) {
+// (provenance PriorKey), an MLP's meta (MLPMeta.Prior). The model must
+// step the prior's state (4 values for a double pendulum, 12 for a
+// quadrotor), its ports starting with the prior's (the joint torques, the
+// body wrench), sampled at the prior's step.
+func NewComposed(inner Learner, prior mechanics.Prior) (*Composed, error) {
 	if prior == nil {
 		return nil, fmt.Errorf("trainer: a composed model needs a prior")
 	}
@@ -71,13 +74,13 @@ func NewComposed(inner Learner, prior *mechanics.PendulumPrior) (*Composed, erro
 	if err != nil {
 		return nil, err
 	}
-	if nx != 4 || ne < 2 {
-		return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2 and at least 2 ports (the torques), the model has n = %d and %d ports", nx/2, ne)
-	}
-	if dt > 0 && math.Abs(dt-prior.Dt) > 1e-12*dt {
-		return nil, fmt.Errorf("trainer: the prior's step %g s is not the model's sampling period %g s", prior.Dt, dt)
-	}
 	spec := prior.Spec()
+	if err := checkPriorDims(spec, nx, ne); err != nil {
+		return nil, err
+	}
+	if dt > 0 && math.Abs(dt-spec.Dt) > 1e-12*dt {
+		return nil, fmt.Errorf("trainer: the prior's step %g s is not the model's sampling period %g s", spec.Dt, dt)
+	}
 	switch v := inner.(type) {
 	case *Symplectic:
 		js, err := json.Marshal(spec)
@@ -96,6 +99,20 @@ func NewComposed(inner Learner, prior *mechanics.PendulumPrior) (*Composed, erro
 		v.Meta.Prior = &spec
 	}
 	return &Composed{Inner: inner, Prior: prior}, nil
+}
+
+// checkPriorDims refuses a model of nx state and ne port values behind the
+// prior spec describes: its state must be the prior's and its ports start
+// with the prior's.
+func checkPriorDims(spec mechanics.PriorSpec, nx, ne int) error {
+	what := "a pendulum prior needs n = 2 and at least 2 ports (the torques)"
+	if spec.Kind == mechanics.PriorQuadrotorRK4 {
+		what = "a quadrotor prior needs the gravity-aware floating base alone, n = 6, and at least 6 ports (the body wrench)"
+	}
+	if nx != spec.StateDim() || ne < spec.PortDim() {
+		return fmt.Errorf("trainer: %s, the model has n = %d and %d ports", what, nx/2, ne)
+	}
+	return nil
 }
 
 // innerDims returns the state and port dimensions and the sampling period
@@ -123,12 +140,12 @@ func innerDims(l Learner) (nx, ne int, dt float64, err error) {
 // computed as NewMLP's, from the pairs it maps, which are here
 // (Φ₀(x_t, e_t), e_t) → x_{t+1}: the scale of its output is that of the
 // correction the prior leaves (x_{t+1} − Φ₀(x_t, e_t)).
-func NewComposedMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior *mechanics.PendulumPrior) (*Composed, error) {
+func NewComposedMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint64, prior mechanics.Prior) (*Composed, error) {
 	if prior == nil {
 		return nil, fmt.Errorf("trainer: a composed model needs a prior")
 	}
-	if ds.StateDim() != 4 || ds.PortDim() < 2 {
-		return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2 and at least 2 ports (the torques), the dataset has n = %d and %d ports", ds.N, ds.PortDim())
+	if err := checkPriorDims(prior.Spec(), ds.StateDim(), ds.PortDim()); err != nil {
+		return nil, err
 	}
 	m, err := newMLP(ds, hidden, w, seed, prior)
 	if err != nil {
@@ -148,7 +165,7 @@ func (c *Composed) Model() *predictor.Model {
 }
 
 // Name implements Learner.
-func (c *Composed) Name() string { return c.Inner.Name() + "+" + string(c.Prior.Kind) }
+func (c *Composed) Name() string { return c.Inner.Name() + "+" + string(c.Prior.Spec().Kind) }
 
 // NumParams implements Learner: the learned map's (the prior has none).
 func (c *Composed) NumParams() int { return c.Inner.NumParams() }
@@ -163,10 +180,11 @@ func (c *Composed) SetParams(theta []float64) error { return c.Inner.SetParams(t
 func (c *Composed) ParamBlocks() []predictor.ParamBlock { return c.Inner.ParamBlocks() }
 
 // CheckConfig refuses the training configurations the composed model
-// cannot train: multi-step rollouts (Config.RolloutSteps > 1).
+// cannot train: multi-step rollouts (Config.RolloutSteps > 1) through a
+// prior without an adjoint (not a mechanics.TangentPrior).
 func (c *Composed) CheckConfig(cfg Config) error {
-	if cfg.RolloutSteps > 1 {
-		return fmt.Errorf("trainer: %s: multi-step training (rollout_steps %d) through a physics prior needs the prior's tangent map, which is not implemented: train one-step (rollout_steps 0 or 1)", c.Name(), cfg.RolloutSteps)
+	if _, ok := c.Prior.(mechanics.TangentPrior); cfg.RolloutSteps > 1 && !ok {
+		return fmt.Errorf("trainer: %s: multi-step training (rollout_steps %d) through a physics prior needs the prior's tangent map, which the %s prior does not have: train one-step (rollout_steps 0 or 1)", c.Name(), cfg.RolloutSteps, c.Prior.Spec().Kind)
 	}
 	return nil
 }
@@ -181,7 +199,8 @@ func (c *Composed) priorJSON() string {
 }
 
 // NewWorker implements Learner: the inner model's worker on the prior's
-// states.
+// states; for multi-step batches the inner worker rolls the composed map
+// out through the prior and its adjoint (priorSeqWorker).
 func (c *Composed) NewWorker(capacity int) Worker {
 	nx, ne, _, _ := innerDims(c.Inner)
 	return &composedWorker{inner: c.Inner.NewWorker(capacity), prior: c.Prior.Clone(), nx: nx,
@@ -190,17 +209,29 @@ func (c *Composed) NewWorker(capacity int) Worker {
 
 type composedWorker struct {
 	inner  Worker
-	prior  *mechanics.PendulumPrior
+	prior  mechanics.Prior
 	nx, ne int
 	xt     []float64
 }
 
-// LossGrad implements Worker. A multi-step batch (refused by CheckConfig
-// before training) or a prior step that fails returns NaN, which stops
-// training as a non-finite loss.
+// priorSeqWorker is a worker that trains K-step sequences through a
+// prior: its rollout is x̂_{k+1} = M(Φ₀(x̂_k, e_k), e_k), back-propagated
+// through Φ₀ by its adjoint.
+type priorSeqWorker interface {
+	lossGradSeqPrior(b Batch, grad []float64, prior mechanics.TangentPrior) float64
+}
+
+// LossGrad implements Worker. A multi-step batch through a prior without
+// an adjoint (refused by CheckConfig before training) or a prior step that
+// fails returns NaN, which stops training as a non-finite loss.
 func (w *composedWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 	if b.K > 1 {
-		return math.NaN()
+		tp, ok := w.prior.(mechanics.TangentPrior)
+		sw, ok2 := w.inner.(priorSeqWorker)
+		if !ok || !ok2 {
+			return math.NaN()
+		}
+		return sw.lossGradSeqPrior(b, grad, tp)
 	}
 	xt := w.xt[:b.N*w.nx]
 	if err := applyPrior(w.prior, b.X[:b.N*w.nx], b.E, b.N, w.nx, w.ne, xt); err != nil {
@@ -211,15 +242,11 @@ func (w *composedWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 }
 
 // applyPrior writes Φ₀(x_r, e_r) for rows r of x into out.
-func applyPrior(p *mechanics.PendulumPrior, x, e []float64, rows, nx, ne int, out []float64) error {
+func applyPrior(p mechanics.Prior, x, e []float64, rows, nx, ne int, out []float64) error {
 	for r := range rows {
-		xr := x[r*nx : (r+1)*nx]
-		er := e[r*ne : (r+1)*ne]
-		y, err := p.Step([4]float64{xr[0], xr[1], xr[2], xr[3]}, [2]float64{er[0], er[1]})
-		if err != nil {
+		if err := p.StepTo(out[r*nx:(r+1)*nx], x[r*nx:(r+1)*nx], e[r*ne:(r+1)*ne]); err != nil {
 			return err
 		}
-		copy(out[r*nx:(r+1)*nx], y[:])
 	}
 	return nil
 }
@@ -242,21 +269,19 @@ func (c *Composed) Rollers() RollerFactory {
 // compiled model m, at every step: x̂_{k+1} = m(Φ₀(x̂_k, e_k), e_k)
 // (mechanics.ComposedStepper, which the live node uses too). Each roller
 // owns a clone of the prior and allocates nothing per step.
-func ComposedRollers(m *predictor.Model, prior *mechanics.PendulumPrior) RollerFactory {
-	if m.Layout.StateDim() != 4 {
-		return func() (Roller, error) {
-			return nil, fmt.Errorf("trainer: a pendulum prior needs n = 2, the model has n = %d", m.Layout.N)
-		}
+func ComposedRollers(m *predictor.Model, prior mechanics.Prior) RollerFactory {
+	if err := checkPriorDims(prior.Spec(), m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
+		return func() (Roller, error) { return nil, err }
 	}
 	return composeRollers(planRollers(m), prior, m.Layout.PortDim())
 }
 
 // composeRollers returns a factory of rollers that apply prior, then a
-// roller of inner (a one-step model of the pendulum's 4 states and ne
-// ports a step), at every step (mechanics.ComposedStepper). Each roller
-// owns a clone of the prior and its own inner roller, and allocates
-// nothing per step when the inner roller does not.
-func composeRollers(inner RollerFactory, prior *mechanics.PendulumPrior, ne int) RollerFactory {
+// roller of inner (a one-step model of the prior's state and ne ports a
+// step), at every step (mechanics.ComposedStepper). Each roller owns a
+// clone of the prior and its own inner roller, and allocates nothing per
+// step when the inner roller does not.
+func composeRollers(inner RollerFactory, prior mechanics.Prior, ne int) RollerFactory {
 	return func() (Roller, error) {
 		in, err := inner()
 		if err != nil {

@@ -315,7 +315,7 @@ func TestComposedMLPModelFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2 := fmt.Sprintf(`"B2":%v`, c.Prior.Params.B2)
+	b2 := fmt.Sprintf(`"B2":%v`, c.Prior.Spec().Params.B2)
 	if !bytes.Contains(raw, []byte(b2)) {
 		t.Fatalf("the file does not record the prior's %s", b2)
 	}

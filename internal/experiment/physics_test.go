@@ -125,7 +125,7 @@ func TestPriorModelSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, ok := l.(*trainer.Composed)
-	if !ok || c.Prior.Kind != mechanics.PriorMidpointFriction || c.Model().Meta.Provenance[trainer.PriorKey] == "" {
+	if !ok || c.Prior.Spec().Kind != mechanics.PriorMidpointFriction || c.Model().Meta.Provenance[trainer.PriorKey] == "" {
 		t.Fatalf("learner %T, want a trainer.Composed recording its prior", l)
 	}
 	mlp.Prior = mechanics.PriorMidpoint
@@ -137,7 +137,7 @@ func TestPriorModelSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := l.(*trainer.Composed); !ok || c.Prior.Kind != mechanics.PriorMidpoint {
+	if c, ok := l.(*trainer.Composed); !ok || c.Prior.Spec().Kind != mechanics.PriorMidpoint {
 		t.Errorf("MLP learner %T, want a trainer.Composed", l)
 	} else if m, ok := c.Inner.(*trainer.MLP); !ok || m.Meta.Prior == nil || m.Meta.Prior.Kind != mechanics.PriorMidpoint {
 		t.Errorf("MLP behind the prior: inner %T, want the MLP recording its prior", c.Inner)

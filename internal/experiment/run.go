@@ -35,13 +35,16 @@ type ModelSpec struct {
 	Loss trainer.LossWeights `json:"loss"`
 	// Train configures the training loop.
 	Train trainer.Config `json:"train"`
-	// Prior, when set, puts one step of the identified pendulum model in
-	// front of the model, GR/GRB or MLP (trainer.Composed, one-step
-	// training only);
-	// PriorParams are its parameters, which the study fills in from the
-	// benchmark's identified model (RealBenchmark.Pendulum).
-	Prior       mechanics.PriorKind       `json:"prior,omitempty"`
-	PriorParams *mechanics.PendulumParams `json:"prior_params,omitempty"`
+	// Prior, when set, puts one step of an identified physics model in
+	// front of the model, GR/GRB or MLP (trainer.Composed): the double
+	// pendulum's (one-step training only) or the quadrotor's
+	// (mechanics.PriorQuadrotorRK4, which trains K-step too).
+	// PriorParams or QuadrotorPrior are its parameters, which the study
+	// fills in from the benchmark's identified model
+	// (RealBenchmark.Pendulum, RealBenchmark.Quadrotor).
+	Prior          mechanics.PriorKind        `json:"prior,omitempty"`
+	PriorParams    *mechanics.PendulumParams  `json:"prior_params,omitempty"`
+	QuadrotorPrior *mechanics.QuadrotorParams `json:"quadrotor_prior,omitempty"`
 }
 
 // Spec is a whole experiment on prepared datasets.
@@ -297,7 +300,17 @@ func NewLearner(ms ModelSpec, train *dataset.Dataset) (trainer.Learner, error) {
 
 // newPrior builds the physics prior of a model spec (ModelSpec.Prior) at
 // the training data's sampling period.
-func newPrior(ms ModelSpec, train *dataset.Dataset) (*mechanics.PendulumPrior, error) {
+func newPrior(ms ModelSpec, train *dataset.Dataset) (mechanics.Prior, error) {
+	if ms.Prior == mechanics.PriorQuadrotorRK4 {
+		if ms.QuadrotorPrior == nil {
+			return nil, fmt.Errorf("experiment: %s: prior %s needs the quadrotor's constants (a gravity-aware quadrotor benchmark's RealBenchmark.Quadrotor)", ms.Name, ms.Prior)
+		}
+		prior, err := mechanics.NewQuadrotorPrior(*ms.QuadrotorPrior, train.Dt)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", ms.Name, err)
+		}
+		return prior, nil
+	}
 	if ms.PriorParams == nil {
 		return nil, fmt.Errorf("experiment: %s: prior %s needs the identified pendulum parameters (a double-pendulum benchmark's RealBenchmark.Pendulum)", ms.Name, ms.Prior)
 	}

@@ -107,11 +107,19 @@ func (b *RealBenchmark) applyModels(v Variant, ms []ModelSpec, spec Spec) {
 }
 
 // fillPriors gives the models with a physics prior (ModelSpec.Prior) the
-// benchmark's identified pendulum model, or refuses the variant on a
-// benchmark without one.
+// benchmark's identified pendulum model or quadrotor constants, or refuses
+// the variant on a benchmark without them.
 func (b *RealBenchmark) fillPriors(v Variant, ms []ModelSpec) error {
 	for i := range ms {
 		if ms[i].Prior == "" {
+			continue
+		}
+		if ms[i].Prior == mechanics.PriorQuadrotorRK4 {
+			if b.Quadrotor == nil {
+				return fmt.Errorf("experiment: variant %s: the physics prior %s needs a quadrotor on the gravity-aware floating base, which %s is not", v.Name, ms[i].Prior, b.System)
+			}
+			qp := *b.Quadrotor
+			ms[i].QuadrotorPrior = &qp
 			continue
 		}
 		if b.Pendulum == nil {
@@ -451,6 +459,16 @@ func Variants() []Variant {
 		{Name: "default-porthistory2-90ep-vbat-stride5", About: "default-porthistory2-60ep-vbat-stride5 with three times the one-step configuration's epochs (90; lever 1)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
 		{Name: "default-porthistory2-90ep-vbat-stride5-mlp175", About: "the MLP alone of default-porthistory2-90ep-vbat-stride5, 175-175 wide (37,287 parameters, CaLiSym's 37,296): the parameter-matched baseline; CaLiSym's rows are default-porthistory2-90ep-vbat-stride5's (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 5, Only: []string{"mlp"}, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-stride2-mlp175", About: "the MLP alone of default-porthistory2-60ep-vbat-stride2, 175-175 wide (the parameter-matched baseline; CaLiSym's rows are default-porthistory2-60ep-vbat-stride2's; lever 6)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 2, Only: []string{"mlp"}, Systems: crazyflies},
+		{Name: "default-porthistory2-60ep-vbat-prior", About: "default-porthistory2-60ep-vbat with both models behind one step of the quadrotor's rigid-body model (Newton–Euler with gravity under the body wrench of the motor commands, one Runge–Kutta step of 10 ms; mechanics.QuadrotorPrior): x' = M(Φ₀(x, u), u), trained K-step through the prior's adjoint as the default trains (the issue's rigid-body prior that the symplectic map corrects)", Apply: func(ms []ModelSpec, _ Spec) {
+			twice(ms)
+			withPrior(ms, mechanics.PriorQuadrotorRK4)
+			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
+		}, Convert: vbat, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-stride2-prior", About: "default-porthistory2-60ep-vbat-stride2 (the default since the fourth round) with both models behind the quadrotor's rigid-body prior as default-porthistory2-60ep-vbat-prior", Apply: func(ms []ModelSpec, _ Spec) {
+			twice(ms)
+			withPrior(ms, mechanics.PriorQuadrotorRK4)
+			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
+		}, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-stride2", About: "default-porthistory2-60ep-vbat on training windows at stride 2: five times the transitions and optimiser steps (lever 1)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},

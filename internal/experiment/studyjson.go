@@ -129,9 +129,15 @@ func PhysicsRollers(kind mechanics.PriorKind, pp mechanics.PendulumParams, dt fl
 
 // splitPhysics evaluates the identified pendulum model alone (with its
 // friction, integrated by DOP853 at tolerances 1e-10: PhysicsRollers of
-// mechanics.PriorDOP853) as splitHold evaluates the state held constant;
-// nil for a benchmark without one (RealBenchmark.Pendulum).
+// mechanics.PriorDOP853), or the quadrotor's rigid-body model alone
+// (mechanics.QuadrotorPrior under the body wrench of the motor
+// commands), as splitHold evaluates the state held constant; nil for a
+// benchmark without one (RealBenchmark.Pendulum, RealBenchmark.Quadrotor).
 func (b *RealBenchmark) splitPhysics(ctx context.Context) ([]GroupResult, error) {
+	if b.Quadrotor != nil {
+		qp, dt := *b.Quadrotor, b.Data.ID.Dt
+		return b.splitEval(ctx, "identified physics model", func() (trainer.Roller, error) { return mechanics.NewQuadrotorPrior(qp, dt) })
+	}
 	if b.Pendulum == nil {
 		return nil, nil
 	}

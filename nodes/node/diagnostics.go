@@ -110,7 +110,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			{Key: "model_sha256", Value: nd.sha},
 		}}
 	if nd.prior != nil {
-		pred.Values = append(pred.Values, msgs.KeyValue{Key: "physics_prior", Value: string(nd.prior.Kind)})
+		pred.Values = append(pred.Values, msgs.KeyValue{Key: "physics_prior", Value: string(nd.prior.Spec().Kind)})
 	}
 	if nd.modelWarning != "" {
 		pred.Values = append(pred.Values, msgs.KeyValue{Key: "model_warning", Value: nd.modelWarning})

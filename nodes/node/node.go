@@ -170,9 +170,9 @@ type Node struct {
 	pub     Publisher
 	sampler *statemap.Sampler
 	roller  *predictor.Roller
-	prior   *mechanics.PendulumPrior // a composed model's physics prior (nil: none)
-	model   predictor.Stepper        // roller, or prior then roller at every step
-	stepper predictor.Stepper        // model, or force the offset-free wrapper of it
+	prior   mechanics.Prior   // a composed model's physics prior (nil: none)
+	model   predictor.Stepper // roller, or prior then roller at every step
+	stepper predictor.Stepper // model, or force the offset-free wrapper of it
 	force   *forceState
 	hist    *portHistory // the mapping's port history (convert.history)
 	obs     observation  // the input history of hist and force
@@ -377,8 +377,15 @@ func (nd *Node) checkPrior(m *predictor.Model) error {
 	if err != nil {
 		return fmt.Errorf("%w: provenance %s: %w", ErrModel, mechanics.PriorProvenanceKey, err)
 	}
-	if l := m.Layout; l.N != 2 || l.PortDim() < 2 {
-		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps a double pendulum, state (q1, q2, p1, p2) with the torques as the first 2 ports, but the model and the mapping have n = %d (state size %d) and %d ports", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, l.N, l.StateDim(), l.PortDim())
+	if l := m.Layout; l.StateDim() != ps.StateDim() || l.PortDim() < ps.PortDim() {
+		what := "a double pendulum, state (q1, q2, p1, p2) with the torques as the first 2 ports"
+		if ps.Kind == mechanics.PriorQuadrotorRK4 {
+			what = "a quadrotor's gravity-aware floating base, 12 state values with the body wrench as the first 6 ports"
+		}
+		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps %s, but the model and the mapping have n = %d (state size %d) and %d ports", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, what, l.N, l.StateDim(), l.PortDim())
+	}
+	if ps.Kind == mechanics.PriorQuadrotorRK4 && nd.params.Spec.State.Kind != statemap.StateFloatingBaseGravity {
+		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps the gravity-aware floating base, but the params' state.kind is %q (want %q)", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, nd.params.Spec.State.Kind, statemap.StateFloatingBaseGravity)
 	}
 	if r := nd.params.Rate; math.Abs(ps.Dt*r-1) > 1e-9 {
 		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps dt = %g s, but convert.resample.rate is %g Hz (dt = %g s)", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, ps.Dt, r, 1/r)

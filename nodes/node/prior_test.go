@@ -12,6 +12,7 @@ import (
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
+	"github.com/calisym/calisym/msgs/rosmsg"
 	"github.com/calisym/calisym/nodes/node"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
@@ -343,5 +344,159 @@ func TestNodeRefusesBadPrior(t *testing.T) {
 				t.Errorf("the same model without the prior: %v", err)
 			}
 		})
+	}
+}
+
+// quadrotorPriorModel is a small random CaLiSym-GR for the params' layout
+// behind the quadrotor's rigid-body prior (trainer.Composed), saved and
+// opened as the node's commands open it.
+func quadrotorPriorModel(t *testing.T, p *node.Params) (*trainer.SavedModel, *mechanics.QuadrotorPrior) {
+	t.Helper()
+	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(p.Resolve(".")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := p.Spec.Model.RigidBody
+	prior, err := mechanics.NewQuadrotorPrior(mechanics.QuadrotorParams{Mass: rb.Mass, Inertia: [3]float64(rb.Inertia), Gravity: p.Spec.Model.Gravity, Substeps: 1}, 1/p.Rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := randomModel(t, smp, p.Rate)
+	tr := predictor.NewTrainable(m)
+	tr.Init(rand.New(rand.NewPCG(41, 2)), 0.3)
+	c, err := trainer.NewComposed(&trainer.Symplectic{T: tr}, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "composed.safetensors")
+	if err := c.Model().Save(path); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := trainer.OpenModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sv.Prior == nil || sv.Prior.Kind != mechanics.PriorQuadrotorRK4 || *sv.Prior.Quadrotor != prior.Params {
+		t.Fatalf("the model file's prior %+v, want %+v", sv.Prior, prior.Spec())
+	}
+	return sv, prior
+}
+
+// TestNodeServesQuadrotorPrior: the node serves a Crazyflie model behind
+// the quadrotor's rigid-body prior (params/crazyflie_gravity.yaml): fed
+// odometry and motor commands, each prediction is, bit for bit, the
+// composed rollout (trainer.ComposedRollers) from the state and ports the
+// node maps with the ports held; the diagnostics name the prior; and the
+// same model under the SE(3) pose (params/crazyflie.yaml) is refused,
+// naming the gravity-aware floating base the prior steps.
+func TestNodeServesQuadrotorPrior(t *testing.T) {
+	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie_gravity.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Node.DiagnosticsPeriod = 1e6
+	sv, _ := quadrotorPriorModel(t, p)
+	pub := &memPub{}
+	now := t0
+	nd, err := node.New(node.Options{Params: p, Model: sv.Model, Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sv.Rollers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := nd.Horizon()
+	x, e := make([]float64, 12), make([]float64, 12)
+	ports, want, prevE := make([]float64, h*12), make([]float64, h*12), make([]float64, 12)
+	checked := 0
+	for k := range 8 {
+		now = t0 + int64(k)*10_000_000
+		st := msgs.TimeFromNanos(now)
+		motors, err := schema.Encode(rosmsg.EncodingCDR, &rosmsg.Struct{Def: schema.Type("crazyflie_interfaces/msg/LogDataGeneric"), Fields: []any{
+			&rosmsg.Struct{Def: schema.Type("std_msgs/msg/Header"), Fields: []any{&rosmsg.Struct{Def: schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}, "cf231"}},
+			uint32(k), []float64{30000 + 300*float64(k), 31000, 30500 - 200*float64(k), 29800, 3.9}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		odom := &msgs.Odometry{Header: msgs.Header{Stamp: st, FrameID: "world"}, ChildFrameID: "cf231"}
+		odom.Pose.Pose.Position = msgs.Point{X: 0.3, Y: -0.2, Z: 1.1 + 0.001*float64(k)}
+		odom.Pose.Pose.Orientation = msgs.Quaternion{X: 0.05, W: math.Sqrt(1 - 0.05*0.05)}
+		odom.Twist.Twist.Linear = msgs.Vector3{X: 0.2, Z: 0.1}
+		odom.Twist.Twist.Angular = msgs.Vector3{Y: 0.5, Z: -0.3}
+		if err := nd.Handle(node.Input{Topic: "/cf231/motors", Data: motors, Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := nd.Handle(node.Input{Topic: "/cf231/odom", Data: msgs.Marshal(odom), Received: now}); err != nil {
+			t.Fatal(err)
+		}
+		ps := pub.predictions(t)
+		if len(ps) == 0 {
+			// the port history warms up
+			if _, err := nd.State(x, prevE); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if _, err := nd.State(x, e); err != nil {
+			t.Fatal(err)
+		}
+		// the ports held over the horizon, their means (the port history)
+		// over the samples before each step: the latest and the one
+		// before it at step 2, the latest alone from step 3 on
+		for j := range h {
+			copy(ports[12*j:], e[:6])
+			for i := range 6 {
+				switch j {
+				case 0:
+					ports[i+6] = e[6+i]
+				case 1:
+					ports[12+6+i] = (e[i] + prevE[i]) / 2
+				default:
+					ports[12*j+6+i] = e[i]
+				}
+			}
+		}
+		copy(prevE, e)
+		if err := r.Rollout(x, ports, h, want); err != nil {
+			t.Fatal(err)
+		}
+		got := ps[len(ps)-1]
+		for j := range h {
+			for i := range 6 {
+				if got.Q[6*j+i] != want[12*j+i] || got.P[6*j+i] != want[12*j+6+i] {
+					t.Fatalf("sample %d, step %d: predicted q %v p %v, the composed rollout %v", k, j+1, got.Q[6*j:6*j+6], got.P[6*j:6*j+6], want[12*j:12*j+12])
+				}
+			}
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("%d predictions checked, want at least 5", checked)
+	}
+	now += 2e15 // past the periodic diagnostics
+	if err := nd.Tick(); err != nil {
+		t.Fatal(err)
+	}
+	if v := value(status(t, pub.lastDiagnostics(t), node.StatusPrediction), "physics_prior"); v != string(mechanics.PriorQuadrotorRK4) {
+		t.Errorf("diagnostics physics_prior %q, want %q", v, mechanics.PriorQuadrotorRK4)
+	}
+	se3, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the SE(3) pose's model of the same layout behind the prior
+	sv3, _ := quadrotorPriorModel(t, se3)
+	_, err = node.New(node.Options{Params: se3, Model: sv3.Model, Now: func() int64 { return now }, Publisher: &memPub{}})
+	if !errors.Is(err, node.ErrModel) || !strings.Contains(err.Error(), "gravity-aware floating base") {
+		t.Errorf("a quadrotor prior under the SE(3) pose: error %v", err)
 	}
 }
