@@ -603,3 +603,60 @@ func tinyPendulumStudy(t *testing.T) *RealBenchmark {
 	b.Spec.Horizons = []int{5, H}
 	return b
 }
+
+// TestQuadrotorPriorVariants checks the rigid-body prior's variants on the
+// gravity-aware Crazyflie: both models behind the quadrotor prior on the
+// training of default-porthistory2-60ep-vbat (K-step, at stride 10 and 2),
+// the prior's constants read off the params' rigid body
+// (quadrotorPriorParams, none for the SE(3) pose or the pendulum), and
+// the variants refused on a benchmark without them.
+func TestQuadrotorPriorVariants(t *testing.T) {
+	grav := paramsFile(t, "crazyflie_gravity.yaml")
+	qp, ok := quadrotorPriorParams(&grav.Spec)
+	want := mechanics.QuadrotorParams{Mass: 0.045, Inertia: [3]float64{2.3951e-5, 2.3951e-5, 3.2347e-5}, Gravity: 9.81, Substeps: 1}
+	if !ok || qp != want {
+		t.Fatalf("crazyflie_gravity.yaml: quadrotor prior %+v (%v), want %+v", qp, ok, want)
+	}
+	for _, name := range []string{"crazyflie.yaml", "double_pendulum_hw.yaml"} {
+		if qp, ok := quadrotorPriorParams(&paramsFile(t, name).Spec); ok {
+			t.Errorf("%s: a quadrotor prior %+v", name, qp)
+		}
+	}
+	b := &RealBenchmark{System: RealCrazyflieGravity, opts: RealOptions{OneStep: true}, defaultStride: 2, variantStride: 10,
+		Default: LongHorizonLonger, history: 2, variantBase: LongHorizon, Quadrotor: &qp}
+	spec := Spec{Horizon: 100}
+	for _, c := range []struct {
+		variant string
+		stride  int
+	}{{"default-porthistory2-60ep-vbat-prior", 10}, {"default-porthistory2-60ep-vbat-stride2-prior", 2}} {
+		vs, err := LookupVariants([]string{c.variant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := vs[0]
+		if !v.OnDefault || !slices.Equal(v.Systems, []string{RealCrazyflieGravity}) {
+			t.Errorf("%s: on the default %v, systems %v", c.variant, v.OnDefault, v.Systems)
+		}
+		ms, err := quadrotorModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.applyModels(v, ms, spec)
+		if err := b.fillPriors(v, ms); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			tr := m.Train
+			if m.Prior != mechanics.PriorQuadrotorRK4 || m.QuadrotorPrior == nil || *m.QuadrotorPrior != want || tr.Epochs != 60 || tr.RolloutSteps != 50 {
+				t.Errorf("%s %s: prior %q %+v, %d epochs, K %d", c.variant, m.Name, m.Prior, m.QuadrotorPrior, tr.Epochs, tr.RolloutSteps)
+			}
+		}
+		if dv := b.withDefaultData(v); dv.TrainStride != c.stride {
+			t.Errorf("%s: training stride %d, want %d", c.variant, dv.TrainStride, c.stride)
+		}
+		none := &RealBenchmark{System: RealCrazyflie}
+		if err := none.fillPriors(v, ms); err == nil || !strings.Contains(err.Error(), "gravity-aware floating base") {
+			t.Errorf("%s without the quadrotor's constants: error %v", c.variant, err)
+		}
+	}
+}
