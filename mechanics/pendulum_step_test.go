@@ -2,6 +2,7 @@ package mechanics
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -326,5 +327,80 @@ func BenchmarkPendulumPriorStep(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPendulumPriorAdjoint checks the Jacobians of the implicit-midpoint
+// priors (the midpoint step alone, and between the friction half steps)
+// against central differences of the step at states in and out of the
+// Coulomb term's steep region, that the adjoint is their transpose times
+// λ and allocates nothing, and that the DOP853 kinds have none.
+func TestPendulumPriorAdjoint(t *testing.T) {
+	pp := hardwareLikeParams()
+	for _, kind := range PendulumPriorKinds() {
+		p, err := NewPendulumPrior(kind, pp, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := kind == PriorMidpoint || kind == PriorMidpointFriction; HasAdjoint(p) != want {
+			t.Errorf("%s: HasAdjoint %v", kind, HasAdjoint(p))
+		}
+		out := make([]float64, 4)
+		if !HasAdjoint(p) {
+			if err := p.Adjoint(out, []float64{0.1, 0.2, 0.01, 0.02}, []float64{0, 0}, []float64{1, 0, 0, 0}); !errors.Is(err, ErrNoAdjoint) {
+				t.Errorf("%s: adjoint error %v, want ErrNoAdjoint", kind, err)
+			}
+			continue
+		}
+		for _, c := range []struct {
+			x   [4]float64
+			tau [2]float64
+		}{
+			{[4]float64{0.3, -0.4, 0.05, 0.02}, [2]float64{0.5, -0.2}},
+			{[4]float64{2.1, 0.7, -0.3, 0.12}, [2]float64{-1, 0.3}},
+			{[4]float64{-0.2, 0.1, 0.002, -0.001}, [2]float64{0.05, 0.02}}, // slow: the steep Coulomb region
+		} {
+			_, jac, err := p.Jacobian(c.x, c.tau)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range 4 {
+				h := 1e-7
+				xp, xm := c.x, c.x
+				xp[j] += h
+				xm[j] -= h
+				yp, err := p.Step(xp, c.tau)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ym, err := p.Step(xm, c.tau)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 4 {
+					fd := (yp[i] - ym[i]) / (2 * h)
+					if d := math.Abs(fd - jac[i][j]); d > 1e-6*math.Abs(fd)+1e-8 {
+						t.Errorf("%s at %v: ∂Φ%d/∂x%d = %.10g analytic, %.10g by differences", kind, c.x, i, j, jac[i][j], fd)
+					}
+				}
+			}
+			lam := []float64{0.3, -1.2, 2.5, 0.7}
+			if err := p.Adjoint(out, c.x[:], c.tau[:], lam); err != nil {
+				t.Fatal(err)
+			}
+			for j := range 4 {
+				var s float64
+				for i := range 4 {
+					s += jac[i][j] * lam[i]
+				}
+				if math.Abs(s-out[j]) > 1e-14*max(math.Abs(s), 1) {
+					t.Errorf("%s: adjoint %d = %g, Jᵀλ %g", kind, j, out[j], s)
+				}
+			}
+			x, tau := c.x[:], c.tau[:]
+			if a := testing.AllocsPerRun(5, func() { _ = p.Adjoint(out, x, tau, lam) }); a != 0 {
+				t.Errorf("%s: %v allocations an adjoint", kind, a)
+			}
+		}
 	}
 }

@@ -51,8 +51,9 @@ func ModelPrior(m *predictor.Model) (*mechanics.PriorSpec, error) {
 // batch's inputs and fits the learned map to x_{t+1} from them, by its own
 // loss. Multi-step training (Config.RolloutSteps > 1) rolls the composed
 // map out and back-propagates through Φ₀ by its adjoint, so it needs a
-// mechanics.TangentPrior (the quadrotor's); with any other prior Train
-// refuses it (CheckConfig).
+// prior with one (mechanics.HasAdjoint: the quadrotor's and the
+// pendulum's implicit-midpoint kinds); with any other Train refuses it
+// (CheckConfig).
 type Composed struct {
 	// Inner is the learned map, a *Symplectic or an *MLP (NewComposed).
 	Inner Learner
@@ -181,10 +182,11 @@ func (c *Composed) ParamBlocks() []predictor.ParamBlock { return c.Inner.ParamBl
 
 // CheckConfig refuses the training configurations the composed model
 // cannot train: multi-step rollouts (Config.RolloutSteps > 1) through a
-// prior without an adjoint (not a mechanics.TangentPrior).
+// prior without an adjoint (mechanics.HasAdjoint: the pendulum's DOP853
+// kinds).
 func (c *Composed) CheckConfig(cfg Config) error {
-	if _, ok := c.Prior.(mechanics.TangentPrior); cfg.RolloutSteps > 1 && !ok {
-		return fmt.Errorf("trainer: %s: multi-step training (rollout_steps %d) through a physics prior needs the prior's tangent map, which the %s prior does not have: train one-step (rollout_steps 0 or 1)", c.Name(), cfg.RolloutSteps, c.Prior.Spec().Kind)
+	if cfg.RolloutSteps > 1 && !mechanics.HasAdjoint(c.Prior) {
+		return fmt.Errorf("trainer: %s: multi-step training (rollout_steps %d) through a physics prior needs the prior's tangent map, which the %s prior does not have: train one-step (rollout_steps 0 or 1), or use an implicit-midpoint kind", c.Name(), cfg.RolloutSteps, c.Prior.Spec().Kind)
 	}
 	return nil
 }
@@ -228,7 +230,7 @@ func (w *composedWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 	if b.K > 1 {
 		tp, ok := w.prior.(mechanics.TangentPrior)
 		sw, ok2 := w.inner.(priorSeqWorker)
-		if !ok || !ok2 {
+		if !ok || !ok2 || !mechanics.HasAdjoint(w.prior) {
 			return math.NaN()
 		}
 		return sw.lossGradSeqPrior(b, grad, tp)

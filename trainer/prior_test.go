@@ -100,12 +100,44 @@ func TestComposedLossGradFD(t *testing.T) {
 	checkLossGradFD(t, c, fullBatch(ds), 1e-6)
 }
 
+// TestComposedSeqGradFD checks the K-step loss gradient of GRB and the
+// MLP behind the pendulum's implicit-midpoint priors (with and without
+// friction) against central differences: back-propagation through the
+// learned map and the prior's adjoint (mechanics.PendulumPrior.Adjoint:
+// the midpoint step's and the friction half steps' Jacobians).
+func TestComposedSeqGradFD(t *testing.T) {
+	ds := toyDataset(t, 2, 25, 2, 0, 5)
+	for _, kind := range []mechanics.PriorKind{mechanics.PriorMidpointFriction, mechanics.PriorMidpoint} {
+		grb, err := NewComposed(symplecticLearner(t, ds, predictor.KindGRB, 6), testPrior(t, kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ml, err := NewComposedMLP(ds, []int{7, 6}, LossWeights{Q: 10, P: 5, StepDecay: 1}, 4, testPrior(t, kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			l    *Composed
+			K    int
+		}{{"grb", grb, 4}, {"mlp", ml, 5}} {
+			t.Run(string(kind)+" "+c.name, func(t *testing.T) {
+				if err := c.l.CheckConfig(Config{RolloutSteps: c.K}); err != nil {
+					t.Fatal(err)
+				}
+				checkLossGradFD(t, c.l, seqBatch(ds, c.K), 1e-6)
+			})
+		}
+	}
+}
+
 // TestComposedRefusals checks what a composed model refuses: multi-step
-// training (no tangent map of the prior), a model that is not a double
-// pendulum's, and a prior of another step than the model's.
+// training through a prior without a tangent map (the DOP853 kinds), a
+// model that is not a double pendulum's, and a prior of another step than
+// the model's.
 func TestComposedRefusals(t *testing.T) {
 	ds := toyDataset(t, 2, 40, 2, 0, 3)
-	c, _, _, _ := composedLearner(t, mechanics.PriorMidpoint)
+	c, _, _, _ := composedLearner(t, mechanics.PriorDOP853)
 	cfg := DefaultConfig()
 	cfg.Epochs, cfg.Workers = 2, 1
 	cfg.RolloutSteps, cfg.RolloutFrom, cfg.RolloutRamp, cfg.RolloutBatch = 5, 1, 1, 4
@@ -334,7 +366,8 @@ func TestComposedMLPModelFile(t *testing.T) {
 
 // TestComposedMLPRefusals checks where an MLP cannot sit behind the
 // pendulum prior: fewer than 2 ports, another state size, another
-// sampling period, K-step training, and a broken prior record in a file.
+// sampling period, K-step training through a prior without an adjoint
+// (DOP853), and a broken prior record in a file.
 func TestComposedMLPRefusals(t *testing.T) {
 	one := toyDataset(t, 2, 40, 1, 0, 3)
 	if _, err := NewComposedMLP(one, []int{5}, LossWeights{Q: 1, P: 1}, 1, testPrior(t, mechanics.PriorMidpoint)); err == nil || !strings.Contains(err.Error(), "at least 2 ports") {
@@ -352,8 +385,9 @@ func TestComposedMLPRefusals(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Epochs, cfg.Workers = 2, 1
 	cfg.RolloutSteps, cfg.RolloutFrom, cfg.RolloutRamp, cfg.RolloutBatch = 5, 1, 1, 4
-	if _, err := Train(context.Background(), c, ds, nil, cfg); err == nil || !strings.Contains(err.Error(), "tangent map") {
-		t.Errorf("multi-step training: %v", err)
+	dop, _, _, _ := composedMLP(t, mechanics.PriorDOP853)
+	if _, err := Train(context.Background(), dop, ds, nil, cfg); err == nil || !strings.Contains(err.Error(), "tangent map") {
+		t.Errorf("multi-step training through DOP853: %v", err)
 	}
 	m := c.Inner.(*MLP)
 	m.Meta.Prior.Dt = 0.02

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,6 +173,40 @@ func TestPriorModelSpec(t *testing.T) {
 	m.Prior = ""
 	if !reflect.DeepEqual(one[1], m) {
 		t.Errorf("the MLP in select-60ep-prior-both %+v, in select-60ep-prior %+v", m, one[1])
+	}
+	// K-step training through the prior: both models behind it, K to 50
+	// or 10, 60 epochs, selection at 200 steps
+	for _, c := range []struct {
+		name string
+		k    int
+	}{{"longhorizon-60ep-prior-both", 50}, {"longhorizon-60ep-prior-both-k10", 10}} {
+		vs, err := LookupVariants([]string{c.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(vs[0].Systems, []string{RealDoublePendulumHW}) {
+			t.Errorf("%s applies to %v", c.name, vs[0].Systems)
+		}
+		ms := []ModelSpec{spec.Models[0], spec.Models[1]}
+		epochs := ms[0].Train.Epochs
+		vs[0].Apply(ms, Spec{Horizon: 200})
+		for _, m := range ms {
+			tr := m.Train
+			if m.Prior != mechanics.PriorMidpointFriction || tr.RolloutSteps != c.k || tr.Epochs != 2*epochs || tr.SelectHorizon != 200 {
+				t.Errorf("%s %s: prior %q, K %d, %d epochs, selection at %d", c.name, m.Name, m.Prior, tr.RolloutSteps, tr.Epochs, tr.SelectHorizon)
+			}
+		}
+		pp := mechanics.PaperPendulum()
+		ms[0].PriorParams, ms[1].PriorParams = &pp, &pp
+		for _, m := range ms {
+			l, err := NewLearner(m, ds[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.(*trainer.Composed).CheckConfig(m.Train); err != nil {
+				t.Errorf("%s %s: %v", c.name, m.Name, err)
+			}
+		}
 	}
 }
 

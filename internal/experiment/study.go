@@ -524,6 +524,19 @@ func Variants() []Variant {
 			withPrior(ms, mechanics.PriorMidpointFriction)
 			withPriorMLP(ms, mechanics.PriorMidpointFriction)
 		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "longhorizon-60ep-prior-both", About: "both models behind the friction-aware implicit-midpoint prior as select-60ep-prior-both, trained K-step through the prior's adjoint (the long-horizon training of longhorizon: K to 50 from the 5th epoch, physical units, weights 1/(k+1)², the epoch of lowest ID-test AR MSE at 200 steps kept) over 60 epochs", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			twice(ms)
+			withPrior(ms, mechanics.PriorMidpointFriction)
+			withPriorMLP(ms, mechanics.PriorMidpointFriction)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "longhorizon-60ep-prior-both-k10", About: "longhorizon-60ep-prior-both with K growing to 10 instead of 50 (0.1 s of the 2 s horizon)", Apply: func(ms []ModelSpec, s Spec) {
+			LongHorizon(ms, s)
+			twice(ms)
+			kmax(ms, 10)
+			withPrior(ms, mechanics.PriorMidpointFriction)
+			withPriorMLP(ms, mechanics.PriorMidpointFriction)
+		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "lh-units0.5", About: "longhorizon with the state loss halfway between normalised and physical units (LossWeights.Units = 0.5: channel weights ∝ s instead of s²), so the small angular momenta keep some weight", Apply: func(ms []ModelSpec, s Spec) {
 			LongHorizon(ms, s)
 			for i := range ms {
