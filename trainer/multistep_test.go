@@ -80,7 +80,7 @@ func TestSeqLossIsRolloutError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nx, ne, n := ds.StateDim(), ds.PortDim(), ds.N
+	nx, n := ds.StateDim(), ds.N
 	for _, c := range []struct {
 		name    string
 		l       Learner
@@ -92,39 +92,50 @@ func TestSeqLossIsRolloutError(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := c.l.NewWorker(b.N).LossGrad(b, make([]float64, c.l.NumParams()), nil)
-			// the weight of a physical squared error: 1/n over the
-			// group's mean variance
-			var mq, mp float64
-			for i := range n {
-				mq += c.scale[i] * c.scale[i] / float64(n)
-				mp += c.scale[n+i] * c.scale[n+i] / float64(n)
-			}
-			r, err := c.rollers()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]float64, K*nx)
-			var want float64
-			for row := range b.N {
-				if err := r.Rollout(b.X[row*nx:(row+1)*nx], b.E[row*K*ne:(row+1)*K*ne], K, out); err != nil {
-					t.Fatal(err)
-				}
-				for s := range K {
-					for j := range nx {
-						e := out[s*nx+j] - b.XNext[(row*K+s)*nx+j]
-						m := mq
-						if j >= n {
-							m = mp
-						}
-						want += b.W[row] / K / float64(n) / m * e * e
-					}
-				}
-			}
+			want := seqRolloutError(t, b, c.rollers, c.scale, n)
 			if rel := math.Abs(got-want) / want; rel > 1e-12 {
 				t.Errorf("K-step loss %.15g, rollout error %.15g (rel %.1e)", got, want, rel)
 			}
 		})
 	}
+}
+
+// seqRolloutError is the K-step loss with only the state terms in
+// physical units, computed from the inference rollout: the weighted mean
+// squared error of rollers' rollout from each sequence's first state, each
+// coordinate's squared error weighed by 1/n over its group's (q or p)
+// mean variance scale².
+func seqRolloutError(t *testing.T, b Batch, rollers RollerFactory, scale []float64, n int) float64 {
+	t.Helper()
+	nx, K := 2*n, b.K
+	ne := len(b.E) / (b.N * K)
+	var mq, mp float64
+	for i := range n {
+		mq += scale[i] * scale[i] / float64(n)
+		mp += scale[n+i] * scale[n+i] / float64(n)
+	}
+	r, err := rollers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, K*nx)
+	var want float64
+	for row := range b.N {
+		if err := r.Rollout(b.X[row*nx:(row+1)*nx], b.E[row*K*ne:(row+1)*K*ne], K, out); err != nil {
+			t.Fatal(err)
+		}
+		for s := range K {
+			for j := range nx {
+				e := out[s*nx+j] - b.XNext[(row*K+s)*nx+j]
+				m := mq
+				if j >= n {
+					m = mp
+				}
+				want += b.W[row] / float64(K) / float64(n) / m * e * e
+			}
+		}
+	}
+	return want
 }
 
 // TestSeqAllocationFree checks that a K-step loss and gradient allocate

@@ -124,7 +124,7 @@ func TestQuadrotorComposedSeqLossIsRolloutError(t *testing.T) {
 	const K = 6
 	b := seqBatch(ds, K)
 	gr, ml := quadLearners(t, ds, LossWeights{Q: 1, P: 1, Units: 1})
-	nx, ne, n := ds.StateDim(), ds.PortDim(), ds.N
+	nx, n := ds.StateDim(), ds.N
 	for _, c := range []struct {
 		name  string
 		l     *Composed
@@ -137,32 +137,7 @@ func TestQuadrotorComposedSeqLossIsRolloutError(t *testing.T) {
 			w := c.l.NewWorker(b.N)
 			grad := make([]float64, c.l.NumParams())
 			got := w.LossGrad(b, grad, nil)
-			var mq, mp float64
-			for i := range n {
-				mq += c.scale[i] * c.scale[i] / float64(n)
-				mp += c.scale[n+i] * c.scale[n+i] / float64(n)
-			}
-			r, err := c.l.Rollers()()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]float64, K*nx)
-			var want float64
-			for row := range b.N {
-				if err := r.Rollout(b.X[row*nx:(row+1)*nx], b.E[row*K*ne:(row+1)*K*ne], K, out); err != nil {
-					t.Fatal(err)
-				}
-				for s := range K {
-					for j := range nx {
-						e := out[s*nx+j] - b.XNext[(row*K+s)*nx+j]
-						m := mq
-						if j >= n {
-							m = mp
-						}
-						want += b.W[row] / K / float64(n) / m * e * e
-					}
-				}
-			}
+			want := seqRolloutError(t, b, c.l.Rollers(), c.scale, n)
 			if rel := math.Abs(got-want) / want; rel > 1e-12 {
 				t.Errorf("K-step loss %.15g, composed rollout error %.15g (rel %.1e)", got, want, rel)
 			}

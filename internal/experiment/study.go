@@ -524,19 +524,8 @@ func Variants() []Variant {
 			withPrior(ms, mechanics.PriorMidpointFriction)
 			withPriorMLP(ms, mechanics.PriorMidpointFriction)
 		}, Systems: []string{RealDoublePendulumHW}},
-		{Name: "longhorizon-60ep-prior-both", About: "both models behind the friction-aware implicit-midpoint prior as select-60ep-prior-both, trained K-step through the prior's adjoint (the long-horizon training of longhorizon: K to 50 from the 5th epoch, physical units, weights 1/(k+1)², the epoch of lowest ID-test AR MSE at 200 steps kept) over 60 epochs", Apply: func(ms []ModelSpec, s Spec) {
-			LongHorizon(ms, s)
-			twice(ms)
-			withPrior(ms, mechanics.PriorMidpointFriction)
-			withPriorMLP(ms, mechanics.PriorMidpointFriction)
-		}, Systems: []string{RealDoublePendulumHW}},
-		{Name: "longhorizon-60ep-prior-both-k10", About: "longhorizon-60ep-prior-both with K growing to 10 instead of 50 (0.1 s of the 2 s horizon)", Apply: func(ms []ModelSpec, s Spec) {
-			LongHorizon(ms, s)
-			twice(ms)
-			kmax(ms, 10)
-			withPrior(ms, mechanics.PriorMidpointFriction)
-			withPriorMLP(ms, mechanics.PriorMidpointFriction)
-		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "longhorizon-60ep-prior-both", About: "both models behind the friction-aware implicit-midpoint prior as select-60ep-prior-both, trained K-step through the prior's adjoint (the long-horizon training of longhorizon: K to 50 from the 5th epoch, physical units, weights 1/(k+1)², the epoch of lowest ID-test AR MSE at 200 steps kept) over 60 epochs", Apply: lhPriorBoth(50), Systems: []string{RealDoublePendulumHW}},
+		{Name: "longhorizon-60ep-prior-both-k10", About: "longhorizon-60ep-prior-both with K growing to 10 instead of 50 (0.1 s of the 2 s horizon)", Apply: lhPriorBoth(10), Systems: []string{RealDoublePendulumHW}},
 		{Name: "lh-units0.5", About: "longhorizon with the state loss halfway between normalised and physical units (LossWeights.Units = 0.5: channel weights ∝ s instead of s²), so the small angular momenta keep some weight", Apply: func(ms []ModelSpec, s Spec) {
 			LongHorizon(ms, s)
 			for i := range ms {
@@ -546,6 +535,22 @@ func Variants() []Variant {
 		{Name: "onestep-wide", About: "onestep with four times CaLiSym's tanh units per layer and an MLP of twice the hidden width (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { scale(ms, 1, 4, 2) }},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
+	}
+}
+
+// lhPriorBoth is the pendulum's long-horizon training (LongHorizon, K
+// growing to k) over twice the epochs with both models behind the
+// friction-aware implicit-midpoint prior, trained through its adjoint.
+func lhPriorBoth(k int) func(ms []ModelSpec, s Spec) {
+	return func(ms []ModelSpec, s Spec) {
+		LongHorizon(ms, s)
+		for i := range ms {
+			t := &ms[i].Train
+			t.Epochs *= 2
+			t.RolloutSteps = k
+		}
+		withPrior(ms, mechanics.PriorMidpointFriction)
+		withPriorMLP(ms, mechanics.PriorMidpointFriction)
 	}
 }
 

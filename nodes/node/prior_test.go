@@ -63,18 +63,7 @@ func newPriorSetup(t *testing.T, kind mechanics.PriorKind) priorSetup {
 	m.Meta = predictor.Metadata{Name: "composed pendulum", Coordinates: smp.Coordinates(), Ports: smp.Ports(), Dt: 1 / p.Rate}
 	tr := predictor.NewTrainable(m)
 	tr.Init(rand.New(rand.NewPCG(37, 2)), 0.3) // a correction the rollout sees
-	c, err := trainer.NewComposed(&trainer.Symplectic{T: tr}, prior)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "composed.safetensors")
-	if err := c.Model().Save(path); err != nil {
-		t.Fatal(err)
-	}
-	sv, err := trainer.OpenModel(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sv := saveComposed(t, &trainer.Symplectic{T: tr}, prior)
 	if sv.Prior == nil || *sv.Prior != prior.Spec() {
 		t.Fatalf("the model file's prior %+v, want %+v", sv.Prior, prior.Spec())
 	}
@@ -364,7 +353,18 @@ func quadrotorPriorModel(t *testing.T, p *node.Params) (*trainer.SavedModel, *me
 	m := randomModel(t, smp, p.Rate)
 	tr := predictor.NewTrainable(m)
 	tr.Init(rand.New(rand.NewPCG(41, 2)), 0.3)
-	c, err := trainer.NewComposed(&trainer.Symplectic{T: tr}, prior)
+	sv := saveComposed(t, &trainer.Symplectic{T: tr}, prior)
+	if sv.Prior == nil || sv.Prior.Kind != mechanics.PriorQuadrotorRK4 || *sv.Prior.Quadrotor != prior.Params {
+		t.Fatalf("the model file's prior %+v, want %+v", sv.Prior, prior.Spec())
+	}
+	return sv, prior
+}
+
+// saveComposed puts the model behind the prior (trainer.Composed), saves
+// it and opens it as the node's commands open a model file.
+func saveComposed(t *testing.T, s *trainer.Symplectic, prior mechanics.Prior) *trainer.SavedModel {
+	t.Helper()
+	c, err := trainer.NewComposed(s, prior)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,10 +376,7 @@ func quadrotorPriorModel(t *testing.T, p *node.Params) (*trainer.SavedModel, *me
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sv.Prior == nil || sv.Prior.Kind != mechanics.PriorQuadrotorRK4 || *sv.Prior.Quadrotor != prior.Params {
-		t.Fatalf("the model file's prior %+v, want %+v", sv.Prior, prior.Spec())
-	}
-	return sv, prior
+	return sv
 }
 
 // TestNodeServesQuadrotorPrior: the node serves a Crazyflie model behind
@@ -402,14 +399,7 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := motorsSchema(t, p)
 	r, err := sv.Rollers()
 	if err != nil {
 		t.Fatal(err)

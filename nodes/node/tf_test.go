@@ -55,14 +55,7 @@ func TestQuadrotorBodyFrames(t *testing.T) {
 	odom.Pose.Pose.Orientation = msgs.Quaternion{X: 0.02, Y: -0.01, Z: 0.38, W: 0.9246}
 	odom.Twist.Twist.Linear = msgs.Vector3{X: 0.4, Y: 0.1, Z: -0.05}
 	odom.Twist.Twist.Angular = msgs.Vector3{X: 0.1, Y: 0.2, Z: 0.3}
-	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := motorsSchema(t, p)
 	st := msgs.TimeFromNanos(now)
 	motors, err := schema.Encode(rosmsg.EncodingCDR, &rosmsg.Struct{Def: schema.Type("crazyflie_interfaces/msg/LogDataGeneric"), Fields: []any{
 		&rosmsg.Struct{Def: schema.Type("std_msgs/msg/Header"), Fields: []any{&rosmsg.Struct{Def: schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}, "cf231"}},
@@ -325,14 +318,7 @@ func TestQuadrotorPortHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := motorsSchema(t, p)
 	for k, want := range []uint64{0, 0, 1, 2, 3} {
 		now = t0 + int64(k)*10_000_000
 		st := msgs.TimeFromNanos(now)
@@ -359,4 +345,20 @@ func TestQuadrotorPortHistory(t *testing.T) {
 	if paths := pub.on(p.Node.Outputs.Path); len(paths) != 3 {
 		t.Fatalf("%d paths for 3 predictions", len(paths))
 	}
+}
+
+// motorsSchema is the schema of the Crazyflie's motor log block
+// (crazyflie_interfaces/msg/LogDataGeneric) from the params' message
+// definitions.
+func motorsSchema(t *testing.T, p *node.Params) *rosmsg.Schema {
+	t.Helper()
+	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema
 }
