@@ -244,6 +244,7 @@ func TestMPIInterrupt(t *testing.T) {
 	mpirun, dir, bin := mpiBuild(t)
 	train, val, ood := filepath.Join(dir, "data", "train"), filepath.Join(dir, "data", "id"), filepath.Join(dir, "data", "ood")
 	const every = 10 // epochs between checkpoints
+	const epochs = 3000
 	for _, c := range []struct {
 		name  string
 		extra []string
@@ -252,11 +253,12 @@ func TestMPIInterrupt(t *testing.T) {
 		{"select", []string{"--select-horizon", "20", "--select-from", "1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			// batch 100: 24 batches an epoch of a few ms; 600 epochs, so that
-			// the run is under way when interrupted
+			// batch 100: 24 batches an epoch of a few ms; 3000 epochs (about
+			// 5 s on an idle machine: 600 could end before mpirun forwarded
+			// the interrupt), so that the run is under way when interrupted
 			args := func(name string) []string {
 				return append([]string{"train", "--data", train, "--val", val, "--model", "gr", "--arch", "quadrotor", "--layers", "2", "--width", "4",
-					"--epochs", "600", "--batch", "100", "--optimizer", "muon", "--schedule", "constant", "--quiet", "--workers", "1",
+					"--epochs", fmt.Sprint(epochs), "--batch", "100", "--optimizer", "muon", "--schedule", "constant", "--quiet", "--workers", "1",
 					"--out", filepath.Join(dir, name+".safetensors"), "--checkpoint", filepath.Join(dir, name+".ckpt"), "--checkpoint-every", fmt.Sprint(every)}, c.extra...)
 			}
 			ref, cut := c.name+"-ref", c.name+"-cut"
@@ -303,11 +305,11 @@ func TestMPIInterrupt(t *testing.T) {
 			// the checkpoint holds exactly the point the run says it
 			// stopped at (an epoch's end where a selection completes
 			// first, which may also be a periodic checkpoint's epoch)
-			where := fmt.Sprintf("after epoch %d of 600", ck.Epoch)
+			where := fmt.Sprintf("after epoch %d of %d", ck.Epoch, epochs)
 			if ck.Part.Batches > 0 {
 				where += fmt.Sprintf(" and %d batches of epoch %d", ck.Part.Batches, ck.Epoch+1)
 			}
-			if ck.Epoch >= 600 || !strings.Contains(out, "training interrupted "+where+":") {
+			if ck.Epoch >= epochs || !strings.Contains(out, "training interrupted "+where+":") {
 				t.Errorf("the checkpoint holds epoch %d and %d batches: not the point the run was interrupted at:\n%s", ck.Epoch, ck.Part.Batches, out)
 			}
 			if out, err := mpiRun(t, mpirun, 2, bin, append(args(cut), "--resume")...); err != nil {
