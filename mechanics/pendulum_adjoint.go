@@ -10,17 +10,10 @@ import (
 // map is not implemented), which multi-step training cannot go through.
 var ErrNoAdjoint = errors.New("mechanics: the prior has no adjoint")
 
-// HasAdjoint reports whether a prior's step has an adjoint (Adjoint
-// succeeds): the quadrotor prior and the pendulum's implicit-midpoint
-// kinds, with or without friction.
-func HasAdjoint(p Prior) bool {
-	switch v := p.(type) {
-	case *QuadrotorPrior:
-		return true
-	case *PendulumPrior:
-		return v.Kind == PriorMidpoint || v.Kind == PriorMidpointFriction
-	}
-	return false
+// HasAdjoint implements TangentPrior: the implicit-midpoint kinds have
+// an adjoint, the DOP853 kinds none.
+func (p *PendulumPrior) HasAdjoint() bool {
+	return p.Kind == PriorMidpoint || p.Kind == PriorMidpointFriction
 }
 
 // FrictionJacobian returns FrictionStep(x, s) and its Jacobian with

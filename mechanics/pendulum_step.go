@@ -367,30 +367,9 @@ func (p *PendulumPrior) StepTo(out, x, e []float64) error {
 
 // Rollout rolls the prior out alone: from x0 (q1, q2, p1, p2) under ports
 // (horizon rows of ne values, the torques τ1, τ2 first) it writes x̂_1 …
-// x̂_H into out. ne is read off len(ports)/horizon. It does not allocate.
+// x̂_H into out (RolloutPrior). It does not allocate.
 func (p *PendulumPrior) Rollout(x0, ports []float64, horizon int, out []float64) error {
-	if horizon < 1 {
-		return nil
-	}
-	ne := len(ports) / horizon
-	switch {
-	case len(x0) != 4:
-		return fmt.Errorf("mechanics: pendulum prior rollout: state has %d values, want 4", len(x0))
-	case ne < 2:
-		return fmt.Errorf("mechanics: pendulum prior rollout: %d port values for %d steps, want at least 2 a step", len(ports), horizon)
-	case len(out) < 4*horizon:
-		return fmt.Errorf("mechanics: pendulum prior rollout: output has room for %d values, need %d", len(out), 4*horizon)
-	}
-	x := [4]float64{x0[0], x0[1], x0[2], x0[3]}
-	for k := range horizon {
-		y, err := p.Step(x, [2]float64{ports[k*ne], ports[k*ne+1]})
-		if err != nil {
-			return fmt.Errorf("mechanics: pendulum prior rollout, step %d: %w", k+1, err)
-		}
-		x = y
-		copy(out[4*k:4*k+4], x[:])
-	}
-	return nil
+	return RolloutPrior(p, x0, ports, horizon, out)
 }
 
 // PriorProvenanceKey is the key of a model file's provenance metadata that
@@ -450,6 +429,15 @@ func (s PriorSpec) PortDim() int {
 	return 2
 }
 
+// Needs says what the spec's prior steps, for the errors that refuse a
+// model of another state or fewer ports.
+func (s PriorSpec) Needs() string {
+	if s.Kind == PriorQuadrotorRK4 {
+		return "a quadrotor's gravity-aware floating base alone, n = 6 (12 state values), with at least 6 ports, the body wrench first"
+	}
+	return "a double pendulum, n = 2 (q1, q2, p1, p2), with at least 2 ports, the torques first"
+}
+
 // Prior is one step Φ₀(x, e) of an identified physics model over a fixed
 // sampling period, its first PortDim ports held over the step: the physics
 // part of a composed model (trainer.Composed, ComposedStepper). A Prior is
@@ -471,8 +459,47 @@ type Prior interface {
 // through several steps of a composed model needs.
 type TangentPrior interface {
 	Prior
+	// HasAdjoint reports whether Adjoint succeeds for this prior (a kind
+	// may have none).
+	HasAdjoint() bool
 	// Adjoint writes (∂Φ₀/∂x)ᵀ λ at (x, e) into out without allocating.
 	Adjoint(out, x, e, lambda []float64) error
+}
+
+// HasAdjoint reports whether a prior's step has an adjoint: a
+// TangentPrior whose HasAdjoint says so (the quadrotor prior and the
+// pendulum's implicit-midpoint kinds, with or without friction).
+func HasAdjoint(p Prior) bool {
+	tp, ok := p.(TangentPrior)
+	return ok && tp.HasAdjoint()
+}
+
+// RolloutPrior rolls a prior out alone: from x0 (StateDim values) under
+// ports (horizon rows of ne values, the prior's ports first) it writes
+// x̂_1 … x̂_H into out. ne is read off len(ports)/horizon. It does not
+// allocate.
+func RolloutPrior(p Prior, x0, ports []float64, horizon int, out []float64) error {
+	if horizon < 1 {
+		return nil
+	}
+	nx, ne := p.StateDim(), len(ports)/horizon
+	switch {
+	case len(x0) != nx:
+		return fmt.Errorf("mechanics: %s prior rollout: state has %d values, want %d", p.Spec().Kind, len(x0), nx)
+	case ne < p.PortDim():
+		return fmt.Errorf("mechanics: %s prior rollout: %d port values for %d steps, want at least %d a step", p.Spec().Kind, len(ports), horizon, p.PortDim())
+	case len(out) < nx*horizon:
+		return fmt.Errorf("mechanics: %s prior rollout: output has room for %d values, need %d", p.Spec().Kind, len(out), nx*horizon)
+	}
+	x := x0
+	for k := range horizon {
+		o := out[k*nx : (k+1)*nx]
+		if err := p.StepTo(o, x, ports[k*ne:(k+1)*ne]); err != nil {
+			return fmt.Errorf("mechanics: %s prior rollout, step %d: %w", p.Spec().Kind, k+1, err)
+		}
+		x = o
+	}
+	return nil
 }
 
 // ParsePriorSpec decodes a PriorSpec from JSON, refusing unknown keys,

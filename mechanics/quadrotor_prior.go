@@ -135,10 +135,11 @@ func (p *QuadrotorPrior) rhs(x *[quadDim]float64, w []float64, a *[quadDim][quad
 	f[3] = om[0] + tth*k
 	f[4] = cphi*om[1] - sphi*om[2]
 	f[5] = k / cth
-	pv := [3]float64{x[6], x[7], x[8]}
-	pw := [3]float64{x[9], x[10], x[11]}
-	cv := cross3(pv, om)
-	cw := cross3(pw, om)
+	pv := Vec3{x[6], x[7], x[8]}
+	pw := Vec3{x[9], x[10], x[11]}
+	omv := Vec3(om)
+	cv := pv.Cross(omv)
+	cw := pw.Cross(omv)
 	// m Rᵀ(0, 0, −g) = −m g (R₂₀, R₂₁, R₂₂)
 	f[6] = cv[0] + w[0] + m*g*sth
 	f[7] = cv[1] + w[1] - m*g*cth*sphi
@@ -177,7 +178,7 @@ func (p *QuadrotorPrior) rhs(x *[quadDim]float64, w []float64, a *[quadDim][quad
 	a[6][3], a[6][4] = 0, m*g*cth
 	a[7][3], a[7][4] = -m*g*cth*cphi, m*g*sth*sphi
 	a[8][3], a[8][4] = m*g*cth*sphi, m*g*sth*cphi
-	ho, hv, hw := hat3(om), hat3(pv), hat3(pw)
+	ho, hv, hw := Hat(omv), Hat(pv), Hat(pw)
 	for i := range 3 {
 		for j := range 3 {
 			a[6+i][6+j] = -ho[i][j]
@@ -189,19 +190,11 @@ func (p *QuadrotorPrior) rhs(x *[quadDim]float64, w []float64, a *[quadDim][quad
 	return f
 }
 
-// cross3 returns a × b.
-func cross3(a, b [3]float64) [3]float64 {
-	return [3]float64{a[1]*b[2] - a[2]*b[1], a[2]*b[0] - a[0]*b[2], a[0]*b[1] - a[1]*b[0]}
-}
-
-// hat3 returns the matrix [a]× with [a]× b = a × b.
-func hat3(a [3]float64) [3][3]float64 {
-	return [3][3]float64{{0, -a[2], a[1]}, {a[2], 0, -a[0]}, {-a[1], a[0], 0}}
-}
-
-// integrate advances x by one sampling period under the wrench w, and
-// accumulates the step's Jacobian in p.jac when jac is set.
-func (p *QuadrotorPrior) integrate(x *[quadDim]float64, w []float64, jac bool) {
+// integrate advances x by one sampling period under the wrench w,
+// accumulates the step's Jacobian in p.jac when jac is set, and records
+// every stage's state (substep by substep, 4 × 12 values each) in stages
+// when it is not nil.
+func (p *QuadrotorPrior) integrate(x *[quadDim]float64, w []float64, jac bool, stages []float64) {
 	n := p.Params.Substeps
 	h := p.Dt / float64(n)
 	if jac {
@@ -213,7 +206,7 @@ func (p *QuadrotorPrior) integrate(x *[quadDim]float64, w []float64, jac bool) {
 	var a [4][quadDim][quadDim]float64 // ∂k_s/∂x_sub, chained through the stages
 	var y [quadDim]float64
 	coef := [4]float64{0, 0.5, 0.5, 1}
-	for range n {
+	for sub := range n {
 		var ks [4][quadDim]float64
 		for s := range 4 {
 			y = *x
@@ -221,6 +214,9 @@ func (p *QuadrotorPrior) integrate(x *[quadDim]float64, w []float64, jac bool) {
 				if s > 0 {
 					y[i] += coef[s] * h * ks[s-1][i]
 				}
+			}
+			if stages != nil {
+				copy(stages[(sub*4+s)*quadDim:], y[:])
 			}
 			if !jac {
 				ks[s] = p.rhs(&y, w, nil)
@@ -296,7 +292,7 @@ func (p *QuadrotorPrior) StepTo(out, x, e []float64) error {
 	}
 	var y [quadDim]float64
 	copy(y[:], x)
-	p.integrate(&y, e[:6], false)
+	p.integrate(&y, e[:6], false, nil)
 	copy(out, y[:])
 	return finiteState("quadrotor prior", out[:quadDim])
 }
@@ -308,7 +304,7 @@ func (p *QuadrotorPrior) Jacobian(x, e []float64) ([quadDim]float64, [quadDim][q
 		return y, p.jac, err
 	}
 	copy(y[:], x)
-	p.integrate(&y, e[:6], true)
+	p.integrate(&y, e[:6], true, nil)
 	return y, p.jac, finiteState("quadrotor prior", y[:])
 }
 
@@ -333,28 +329,9 @@ func (p *QuadrotorPrior) Adjoint(out, x, e, lambda []float64) error {
 	coef := [4]float64{0, 0.5, 0.5, 1}
 	b := [4]float64{1, 2, 2, 1}
 	// forward, recording every stage's state
-	var xs, y [quadDim]float64
-	copy(xs[:], x)
-	for sub := range n {
-		var k [quadDim]float64
-		var acc [quadDim]float64
-		for st := range 4 {
-			y = xs
-			if st > 0 {
-				for i := range quadDim {
-					y[i] += coef[st] * h * k[i]
-				}
-			}
-			copy(p.stages[(sub*4+st)*quadDim:], y[:])
-			k = p.rhs(&y, w, nil)
-			for i := range quadDim {
-				acc[i] += b[st] * k[i]
-			}
-		}
-		for i := range quadDim {
-			xs[i] += h / 6 * acc[i]
-		}
-	}
+	var y [quadDim]float64
+	copy(y[:], x)
+	p.integrate(&y, w, false, p.stages)
 	// reverse
 	var lam [quadDim]float64
 	copy(lam[:], lambda)
@@ -387,25 +364,13 @@ func (p *QuadrotorPrior) Adjoint(out, x, e, lambda []float64) error {
 
 // Rollout rolls the prior out alone: from x0 (12 values) under ports
 // (horizon rows of ne values, the body wrench first) it writes x̂_1 … x̂_H
-// into out. ne is read off len(ports)/horizon. It does not allocate.
+// into out (RolloutPrior). It does not allocate.
 func (p *QuadrotorPrior) Rollout(x0, ports []float64, horizon int, out []float64) error {
-	if horizon < 1 {
-		return nil
-	}
-	ne := len(ports) / horizon
-	if len(out) < quadDim*horizon {
-		return fmt.Errorf("mechanics: quadrotor prior rollout: output has room for %d values, need %d", len(out), quadDim*horizon)
-	}
-	x := x0
-	for k := range horizon {
-		o := out[k*quadDim : (k+1)*quadDim]
-		if err := p.StepTo(o, x, ports[k*ne:(k+1)*ne]); err != nil {
-			return fmt.Errorf("mechanics: quadrotor prior rollout, step %d: %w", k+1, err)
-		}
-		x = o
-	}
-	return nil
+	return RolloutPrior(p, x0, ports, horizon, out)
 }
+
+// HasAdjoint implements TangentPrior: always.
+func (p *QuadrotorPrior) HasAdjoint() bool { return true }
 
 // finiteState reports a non-finite state a step produced.
 func finiteState(what string, x []float64) error {

@@ -106,12 +106,8 @@ func NewComposed(inner Learner, prior mechanics.Prior) (*Composed, error) {
 // prior spec describes: its state must be the prior's and its ports start
 // with the prior's.
 func checkPriorDims(spec mechanics.PriorSpec, nx, ne int) error {
-	what := "a pendulum prior needs n = 2 and at least 2 ports (the torques)"
-	if spec.Kind == mechanics.PriorQuadrotorRK4 {
-		what = "a quadrotor prior needs the gravity-aware floating base alone, n = 6, and at least 6 ports (the body wrench)"
-	}
 	if nx != spec.StateDim() || ne < spec.PortDim() {
-		return fmt.Errorf("trainer: %s, the model has n = %d and %d ports", what, nx/2, ne)
+		return fmt.Errorf("trainer: the %s prior steps %s, the model has n = %d and %d ports", spec.Kind, spec.Needs(), nx/2, ne)
 	}
 	return nil
 }
@@ -230,7 +226,7 @@ func (w *composedWorker) LossGrad(b Batch, grad, pred []float64) float64 {
 	if b.K > 1 {
 		tp, ok := w.prior.(mechanics.TangentPrior)
 		sw, ok2 := w.inner.(priorSeqWorker)
-		if !ok || !ok2 || !mechanics.HasAdjoint(w.prior) {
+		if !ok || !ok2 || !tp.HasAdjoint() {
 			return math.NaN()
 		}
 		return sw.lossGradSeqPrior(b, grad, tp)

@@ -378,11 +378,7 @@ func (nd *Node) checkPrior(m *predictor.Model) error {
 		return fmt.Errorf("%w: provenance %s: %w", ErrModel, mechanics.PriorProvenanceKey, err)
 	}
 	if l := m.Layout; l.StateDim() != ps.StateDim() || l.PortDim() < ps.PortDim() {
-		what := "a double pendulum, state (q1, q2, p1, p2) with the torques as the first 2 ports"
-		if ps.Kind == mechanics.PriorQuadrotorRK4 {
-			what = "a quadrotor's gravity-aware floating base, 12 state values with the body wrench as the first 6 ports"
-		}
-		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps %s, but the model and the mapping have n = %d (state size %d) and %d ports", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, what, l.N, l.StateDim(), l.PortDim())
+		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps %s, but the model and the mapping have n = %d (state size %d) and %d ports", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, ps.Needs(), l.N, l.StateDim(), l.PortDim())
 	}
 	if ps.Kind == mechanics.PriorQuadrotorRK4 && nd.params.Spec.State.Kind != statemap.StateFloatingBaseGravity {
 		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps the gravity-aware floating base, but the params' state.kind is %q (want %q)", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, nd.params.Spec.State.Kind, statemap.StateFloatingBaseGravity)

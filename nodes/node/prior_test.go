@@ -337,16 +337,15 @@ func TestNodeRefusesBadPrior(t *testing.T) {
 }
 
 // quadrotorPriorModel is a small random CaLiSym-GR for the params' layout
-// behind the quadrotor's rigid-body prior (trainer.Composed), saved and
-// opened as the node's commands open it.
-func quadrotorPriorModel(t *testing.T, p *node.Params) (*trainer.SavedModel, *mechanics.QuadrotorPrior) {
+// behind the quadrotor's rigid-body prior of qp (trainer.Composed), saved
+// and opened as the node's commands open it.
+func quadrotorPriorModel(t *testing.T, p *node.Params, qp mechanics.QuadrotorParams) *trainer.SavedModel {
 	t.Helper()
 	smp, err := statemap.NewSampler(p.Spec, p.SamplerOptions(p.Resolve(".")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := p.Spec.Model.RigidBody
-	prior, err := mechanics.NewQuadrotorPrior(mechanics.QuadrotorParams{Mass: rb.Mass, Inertia: [3]float64(rb.Inertia), Gravity: p.Spec.Model.Gravity, Substeps: 1}, 1/p.Rate)
+	prior, err := mechanics.NewQuadrotorPrior(qp, 1/p.Rate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +356,7 @@ func quadrotorPriorModel(t *testing.T, p *node.Params) (*trainer.SavedModel, *me
 	if sv.Prior == nil || sv.Prior.Kind != mechanics.PriorQuadrotorRK4 || *sv.Prior.Quadrotor != prior.Params {
 		t.Fatalf("the model file's prior %+v, want %+v", sv.Prior, prior.Spec())
 	}
-	return sv, prior
+	return sv
 }
 
 // saveComposed puts the model behind the prior (trainer.Composed), saves
@@ -392,7 +391,11 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Node.DiagnosticsPeriod = 1e6
-	sv, _ := quadrotorPriorModel(t, p)
+	qp, ok := p.Spec.QuadrotorPrior(1)
+	if !ok {
+		t.Fatal("crazyflie_gravity.yaml describes no quadrotor prior")
+	}
+	sv := quadrotorPriorModel(t, p, qp)
 	pub := &memPub{}
 	now := t0
 	nd, err := node.New(node.Options{Params: p, Model: sv.Model, Now: func() int64 { return now }, Publisher: pub})
@@ -484,7 +487,10 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the SE(3) pose's model of the same layout behind the prior
-	sv3, _ := quadrotorPriorModel(t, se3)
+	if _, ok := se3.Spec.QuadrotorPrior(1); ok {
+		t.Error("crazyflie.yaml (the SE(3) pose) describes a quadrotor prior")
+	}
+	sv3 := quadrotorPriorModel(t, se3, qp)
 	_, err = node.New(node.Options{Params: se3, Model: sv3.Model, Now: func() int64 { return now }, Publisher: &memPub{}})
 	if !errors.Is(err, node.ErrModel) || !strings.Contains(err.Error(), "gravity-aware floating base") {
 		t.Errorf("a quadrotor prior under the SE(3) pose: error %v", err)
