@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calisym/calisym/mechanics"
 	"gopkg.in/yaml.v3"
 )
 
@@ -753,4 +754,18 @@ func checkPort(field string, p *PortSpec) error {
 		}
 	}
 	return nil
+}
+
+// QuadrotorPrior returns the constants of a rigid-body quadrotor prior
+// (mechanics.QuadrotorPrior, substeps Runge–Kutta steps a period) for a
+// quadrotor (control.kind quadrotor) on the gravity-aware floating base
+// with a rigid-body model of diagonal inertia about its centre of mass;
+// false for any other conversion.
+func (s *Spec) QuadrotorPrior(substeps int) (mechanics.QuadrotorParams, bool) {
+	rb := s.Model.RigidBody
+	if s.State.Kind != StateFloatingBaseGravity || s.Model.Kind != ModelRigidBody || s.Control.Kind != ControlQuadrotor ||
+		len(rb.Inertia) != 3 || slices.ContainsFunc(rb.COM, func(v float64) bool { return v != 0 }) {
+		return mechanics.QuadrotorParams{}, false
+	}
+	return mechanics.QuadrotorParams{Mass: rb.Mass, Inertia: [3]float64(rb.Inertia), Gravity: s.Model.Gravity, Substeps: substeps}, true
 }

@@ -890,14 +890,9 @@ func RealMarkdown(rep *Report) string {
 const quadrotorPriorSubsteps = 1
 
 // quadrotorPriorParams returns the constants of the quadrotor prior for a
-// conversion of a quadrotor (control.kind quadrotor) on the gravity-aware
-// floating base with a rigid-body model of diagonal inertia about its
-// centre of mass; false for any other.
+// conversion of a quadrotor on the gravity-aware floating base
+// (statemap.Spec.QuadrotorPrior) at quadrotorPriorSubsteps; false for any
+// other.
 func quadrotorPriorParams(s *statemap.Spec) (mechanics.QuadrotorParams, bool) {
-	rb := s.Model.RigidBody
-	if s.State.Kind != statemap.StateFloatingBaseGravity || s.Model.Kind != statemap.ModelRigidBody || s.Control.Kind != statemap.ControlQuadrotor ||
-		len(rb.Inertia) != 3 || slices.ContainsFunc(rb.COM, func(v float64) bool { return v != 0 }) {
-		return mechanics.QuadrotorParams{}, false
-	}
-	return mechanics.QuadrotorParams{Mass: rb.Mass, Inertia: [3]float64(rb.Inertia), Gravity: s.Model.Gravity, Substeps: quadrotorPriorSubsteps}, true
+	return s.QuadrotorPrior(quadrotorPriorSubsteps)
 }
