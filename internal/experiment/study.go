@@ -483,14 +483,7 @@ func Variants() []Variant {
 		{Name: "onestep-porthistory5", About: "onestep with the mean of every port over the 5 samples before as extra control ports (the pendulum's default training; lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(5)},
 		{Name: "onestep-porthistory2", About: "onestep with the mean of every port over the 2 samples before as extra control ports (lever 2)", Apply: func([]ModelSpec, Spec) {}, Convert: PortHistory(2)},
 		{Name: "onestep-knots7", About: "onestep with the GRB spline's knot range widened from [−3.5, 3.5] to [−7, 7] at the same knot spacing (24 intervals; lever 5)", Apply: func(ms []ModelSpec, _ Spec) { knots7(ms) }},
-		{Name: "onestep-gr", About: "onestep with a GR-SympNet of 12 layers of 32 tanh units (4,368 parameters) in place of the pendulum's GRB-SympNet (4,524): tanh ridges instead of the spline outside the training range (lever 5)", Apply: func(ms []ModelSpec, _ Spec) {
-			for i := range ms {
-				if ms[i].Arch.Kind == predictor.KindGRB {
-					ms[i].Name, ms[i].Kind = "CaLiSym-GR", "gr"
-					ms[i].Arch = predictor.Arch{Kind: predictor.KindGR, Layers: 12, Width: 32, StepSize: ms[i].Arch.StepSize}
-				}
-			}
-		}},
+		{Name: "onestep-gr", About: "onestep with a GR-SympNet of 12 layers of 32 tanh units (4,368 parameters) in place of the pendulum's GRB-SympNet (4,524): tanh ridges instead of the spline outside the training range (lever 5)", Apply: func(ms []ModelSpec, _ Spec) { grInPlaceOfGRB(ms) }},
 		{Name: "lh-normunits", About: "longhorizon with the state loss in normalised units (LossWeights.Units = 0) instead of physical ones, so that the small angular momenta weigh as much as the positions", Apply: func(ms []ModelSpec, s Spec) {
 			LongHorizon(ms, s)
 			for i := range ms {
@@ -524,6 +517,35 @@ func Variants() []Variant {
 			withPrior(ms, mechanics.PriorMidpointFriction)
 			withPriorMLP(ms, mechanics.PriorMidpointFriction)
 		}, Systems: []string{RealDoublePendulumHW}},
+		// The sixth round: what the learned correction behind the prior
+		// does outside the training range (levers 5 and 6), each on
+		// select-60ep-prior-both
+		{Name: "select-60ep-prior-both-gr", About: "select-60ep-prior-both with CaLiSym a GR-SympNet of 12 layers of 32 tanh units in place of the GRB (onestep-gr's; bounded tanh ridges where the spline's support ends), the MLP unchanged (lever 5 behind the prior)", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			grInPlaceOfGRB(ms)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both-knots7", About: "select-60ep-prior-both with the GRB spline's knot range widened to [−7, 7] at the same spacing (onestep-knots7's), the MLP unchanged (lever 5 behind the prior)", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			knots7(ms)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both-wd1e-2", About: "select-60ep-prior-both with both models' decoupled weight decay 1e-2 instead of 2e-4: the learned correction pulled towards the identity where the data do not constrain it", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			weightDecay(ms, 1e-2)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both-wd1e-1", About: "select-60ep-prior-both with both models' decoupled weight decay 1e-1 instead of 2e-4", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			weightDecay(ms, 1e-1)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both-half", About: "select-60ep-prior-both with half CaLiSym's ridge units per layer (12 × 4) and the MLP's hidden widths halved (48-48): a smaller correction on top of the physics (lever 6)", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			for i := range ms {
+				if ms[i].Kind == "mlp" {
+					ms[i].Hidden = []int{48, 48}
+				} else {
+					ms[i].Arch.Width /= 2
+				}
+			}
+		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "longhorizon-60ep-prior-both", About: "both models behind the friction-aware implicit-midpoint prior as select-60ep-prior-both, trained K-step through the prior's adjoint (the long-horizon training of longhorizon: K to 50 from the 5th epoch, physical units, weights 1/(k+1)², the epoch of lowest ID-test AR MSE at 200 steps kept) over 60 epochs", Apply: lhPriorBoth(50), Systems: []string{RealDoublePendulumHW}},
 		{Name: "longhorizon-60ep-prior-both-k10", About: "longhorizon-60ep-prior-both with K growing to 10 instead of 50 (0.1 s of the 2 s horizon)", Apply: lhPriorBoth(10), Systems: []string{RealDoublePendulumHW}},
 		{Name: "lh-units0.5", About: "longhorizon with the state loss halfway between normalised and physical units (LossWeights.Units = 0.5: channel weights ∝ s instead of s²), so the small angular momenta keep some weight", Apply: func(ms []ModelSpec, s Spec) {
@@ -535,6 +557,24 @@ func Variants() []Variant {
 		{Name: "onestep-wide", About: "onestep with four times CaLiSym's tanh units per layer and an MLP of twice the hidden width (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { scale(ms, 1, 4, 2) }},
 		{Name: "kstep25-units-select-40ep", About: "kstep25-units-select, twice the epochs (40: K = 25 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { ksteps(ms, 25); units(ms); sel(ms, s); twice(ms) }},
 		{Name: "kstep50-units-select-40ep", About: "kstep50-units-select, twice the epochs (40: K = 50 from the 15th)", Apply: func(ms []ModelSpec, s Spec) { k50(ms, s); twice(ms) }},
+	}
+}
+
+// grInPlaceOfGRB replaces each GRB-SympNet by a GR-SympNet of 12 layers
+// of 32 tanh units (4,368 parameters against the pendulum GRB's 4,524).
+func grInPlaceOfGRB(ms []ModelSpec) {
+	for i := range ms {
+		if ms[i].Arch.Kind == predictor.KindGRB {
+			ms[i].Name, ms[i].Kind = "CaLiSym-GR", "gr"
+			ms[i].Arch = predictor.Arch{Kind: predictor.KindGR, Layers: 12, Width: 32, StepSize: ms[i].Arch.StepSize}
+		}
+	}
+}
+
+// weightDecay sets every model's decoupled weight decay.
+func weightDecay(ms []ModelSpec, wd float64) {
+	for i := range ms {
+		ms[i].Train.WeightDecay = wd
 	}
 }
 

@@ -413,24 +413,7 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 	checked := 0
 	for k := range 8 {
 		now = t0 + int64(k)*10_000_000
-		st := msgs.TimeFromNanos(now)
-		motors, err := schema.Encode(rosmsg.EncodingCDR, &rosmsg.Struct{Def: schema.Type("crazyflie_interfaces/msg/LogDataGeneric"), Fields: []any{
-			&rosmsg.Struct{Def: schema.Type("std_msgs/msg/Header"), Fields: []any{&rosmsg.Struct{Def: schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}, "cf231"}},
-			uint32(k), []float64{30000 + 300*float64(k), 31000, 30500 - 200*float64(k), 29800, 3.9}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		odom := &msgs.Odometry{Header: msgs.Header{Stamp: st, FrameID: "world"}, ChildFrameID: "cf231"}
-		odom.Pose.Pose.Position = msgs.Point{X: 0.3, Y: -0.2, Z: 1.1 + 0.001*float64(k)}
-		odom.Pose.Pose.Orientation = msgs.Quaternion{X: 0.05, W: math.Sqrt(1 - 0.05*0.05)}
-		odom.Twist.Twist.Linear = msgs.Vector3{X: 0.2, Z: 0.1}
-		odom.Twist.Twist.Angular = msgs.Vector3{Y: 0.5, Z: -0.3}
-		if err := nd.Handle(node.Input{Topic: "/cf231/motors", Data: motors, Received: now}); err != nil {
-			t.Fatal(err)
-		}
-		if err := nd.Handle(node.Input{Topic: "/cf231/odom", Data: msgs.Marshal(odom), Received: now}); err != nil {
-			t.Fatal(err)
-		}
+		feedCrazyflie(t, nd, schema, now, k)
 		ps := pub.predictions(t)
 		if len(ps) == 0 {
 			// the port history warms up
@@ -442,22 +425,7 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 		if _, err := nd.State(x, e); err != nil {
 			t.Fatal(err)
 		}
-		// the ports held over the horizon, their means (the port history)
-		// over the samples before each step: the latest and the one
-		// before it at step 2, the latest alone from step 3 on
-		for j := range h {
-			copy(ports[12*j:], e[:6])
-			for i := range 6 {
-				switch j {
-				case 0:
-					ports[i+6] = e[6+i]
-				case 1:
-					ports[12+6+i] = (e[i] + prevE[i]) / 2
-				default:
-					ports[12*j+6+i] = e[i]
-				}
-			}
-		}
+		heldHistoryPorts(ports, e, prevE, h)
 		copy(prevE, e)
 		if err := r.Rollout(x, ports, h, want); err != nil {
 			t.Fatal(err)
@@ -494,5 +462,143 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 	_, err = node.New(node.Options{Params: se3, Model: sv3.Model, Now: func() int64 { return now }, Publisher: &memPub{}})
 	if !errors.Is(err, node.ErrModel) || !strings.Contains(err.Error(), "gravity-aware floating base") {
 		t.Errorf("a quadrotor prior under the SE(3) pose: error %v", err)
+	}
+}
+
+// feedCrazyflie hands the node the Crazyflie's motor commands and odometry
+// of sample k, stamped now: the commands and the height change with k.
+func feedCrazyflie(t *testing.T, nd *node.Node, schema *rosmsg.Schema, now int64, k int) {
+	t.Helper()
+	st := msgs.TimeFromNanos(now)
+	motors, err := schema.Encode(rosmsg.EncodingCDR, &rosmsg.Struct{Def: schema.Type("crazyflie_interfaces/msg/LogDataGeneric"), Fields: []any{
+		&rosmsg.Struct{Def: schema.Type("std_msgs/msg/Header"), Fields: []any{&rosmsg.Struct{Def: schema.Type("builtin_interfaces/msg/Time"), Fields: []any{st.Sec, st.Nanosec}}, "cf231"}},
+		uint32(k), []float64{30000 + 300*float64(k), 31000, 30500 - 200*float64(k), 29800, 3.9}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	odom := &msgs.Odometry{Header: msgs.Header{Stamp: st, FrameID: "world"}, ChildFrameID: "cf231"}
+	odom.Pose.Pose.Position = msgs.Point{X: 0.3, Y: -0.2, Z: 1.1 + 0.001*float64(k)}
+	odom.Pose.Pose.Orientation = msgs.Quaternion{X: 0.05, W: math.Sqrt(1 - 0.05*0.05)}
+	odom.Twist.Twist.Linear = msgs.Vector3{X: 0.2, Z: 0.1}
+	odom.Twist.Twist.Angular = msgs.Vector3{Y: 0.5, Z: -0.3}
+	if err := nd.Handle(node.Input{Topic: "/cf231/motors", Data: motors, Received: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nd.Handle(node.Input{Topic: "/cf231/odom", Data: msgs.Marshal(odom), Received: now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldHistoryPorts writes the Crazyflie's model ports over a horizon of h
+// steps with the 6 commands e[:6] held: the commands, then their means
+// over the samples before each step (the port history of 2): at step 1
+// the current sample's (e[6:]), at step 2 the latest and the one before
+// it (prevE, the previous sample's ports), the latest alone from step 3 on.
+func heldHistoryPorts(ports, e, prevE []float64, h int) {
+	for j := range h {
+		copy(ports[12*j:], e[:6])
+		for i := range 6 {
+			switch j {
+			case 0:
+				ports[i+6] = e[6+i]
+			case 1:
+				ports[12+6+i] = (e[i] + prevE[i]) / 2
+			default:
+				ports[12*j+6+i] = e[i]
+			}
+		}
+	}
+}
+
+// TestNodeQuadrotorPriorWrenchEstimate: the external-wrench estimate
+// (wrench_estimate) runs on the composed model too. With a Crazyflie model
+// behind the quadrotor's rigid-body prior, each prediction is, bit for
+// bit, a predictor.WrenchEstimator (gravity-aware base) over the composed
+// rollout (trainer.ComposedRollers) fed the same samples and ports; the
+// estimate is applied (the predictions differ from the composed rollout
+// without it) and holds the samples' residuals.
+func TestNodeQuadrotorPriorWrenchEstimate(t *testing.T) {
+	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie_gravity.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, ok := p.Spec.QuadrotorPrior(1)
+	if !ok {
+		t.Fatal("crazyflie_gravity.yaml describes no quadrotor prior")
+	}
+	cfg := predictor.WrenchEstimate{Window: 6, Gate: 0.5, Decay: 1, Blocks: 2}
+	p.Node.WrenchEstimate = &cfg
+	sv := quadrotorPriorModel(t, p, qp)
+	pub := &memPub{}
+	now := t0
+	nd, err := node.New(node.Options{Params: p, Model: sv.Model, Now: func() int64 { return now }, Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := motorsSchema(t, p)
+	r, err := sv.Rollers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := predictor.NewWrenchEstimator(r, 6, 12, predictor.WrenchBaseGravity, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := statemap.OriginCoordinates(p.Spec.Coordinates())
+	h := nd.Horizon()
+	x, xo, e, prevE := make([]float64, 12), make([]float64, 12), make([]float64, 12), make([]float64, 12)
+	ports, want, plain := make([]float64, h*12), make([]float64, h*12), make([]float64, h*12)
+	checked, differs := 0, false
+	for k := range 12 {
+		now = t0 + int64(k)*10_000_000
+		feedCrazyflie(t, nd, schema, now, k)
+		if _, err := nd.State(x, e); err != nil {
+			t.Fatal(err)
+		}
+		copy(xo, x)
+		for _, j := range origin {
+			xo[j] = 0
+		}
+		if err := est.Observe(xo, e); err != nil {
+			t.Fatal(err)
+		}
+		ps := pub.predictions(t)
+		if len(ps) == 0 { // the port history warms up
+			copy(prevE, e)
+			continue
+		}
+		heldHistoryPorts(ports, e, prevE, h)
+		copy(prevE, e)
+		if err := est.Rollout(x, ports, h, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Rollout(x, ports, h, plain); err != nil {
+			t.Fatal(err)
+		}
+		got := ps[len(ps)-1]
+		for j := range h {
+			for i := range 6 {
+				if got.Q[6*j+i] != want[12*j+i] || got.P[6*j+i] != want[12*j+6+i] {
+					t.Fatalf("sample %d, step %d: predicted q %v p %v, the offset-free composed rollout %v", k, j+1, got.Q[6*j:6*j+6], got.P[6*j:6*j+6], want[12*j:12*j+12])
+				}
+				if want[12*j+i] != plain[12*j+i] || want[12*j+6+i] != plain[12*j+6+i] {
+					differs = true
+				}
+			}
+		}
+		checked++
+	}
+	if checked < 8 {
+		t.Fatalf("%d predictions checked, want at least 8", checked)
+	}
+	st, ok := nd.WrenchEstimate()
+	if !ok || st.Residuals != est.Residuals() || st.Residuals < cfg.Window {
+		t.Errorf("the node's wrench estimate %v over %d residuals, the reference's %d (window %d)", ok, st.Residuals, est.Residuals(), cfg.Window)
+	}
+	if st.Impulse != est.State().Impulse || st.Impulse == [6]float64{} {
+		t.Errorf("the node's wrench impulse %v, the reference's %v (want equal and not zero)", st.Impulse, est.State().Impulse)
+	}
+	if !differs {
+		t.Error("the wrench estimate changed no prediction of the composed model")
 	}
 }
