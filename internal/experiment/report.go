@@ -99,7 +99,12 @@ func toGeneric(rep *Report) any {
 		m.FinalLoss, m.FinalValLoss = finOr(m.FinalLoss), finOr(m.FinalValLoss)
 		rows := make([]HorizonRow, len(m.MultiHorizon))
 		for j, r := range m.MultiHorizon {
-			rows[j] = HorizonRow{r.Horizon, finOr(r.IDMSE), finOr(r.OODMSE)}
+			var pf []trainer.FileError
+			for _, f := range r.OODPerFile {
+				f.MSE, f.MSEQ, f.MSEP = finOr(f.MSE), finOr(f.MSEQ), finOr(f.MSEP)
+				pf = append(pf, f)
+			}
+			rows[j] = HorizonRow{Horizon: r.Horizon, IDMSE: finOr(r.IDMSE), OODMSE: finOr(r.OODMSE), OODPerFile: pf}
 		}
 		m.MultiHorizon = rows
 		hist := make([]trainer.EpochStats, len(m.History))

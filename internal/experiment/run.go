@@ -114,6 +114,9 @@ type HorizonRow struct {
 	Horizon int     `json:"horizon"`
 	IDMSE   float64 `json:"id_mse"`
 	OODMSE  float64 `json:"ood_mse"`
+	// OODPerFile splits OODMSE by OOD log (the same rollouts), so that a
+	// study can report each OOD run or flight apart (withSplitGroups).
+	OODPerFile []trainer.FileError `json:"ood_per_file,omitempty"`
 }
 
 // Report is the outcome of an experiment.
@@ -387,7 +390,7 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 			row.IDMSE = r.MSE
 		}
 		if r, err := trainer.Evaluate(ctx, tr.rollers, data.OOD, o); err == nil {
-			row.OODMSE = r.MSE
+			row.OODMSE, row.OODPerFile = r.MSE, r.PerFile
 		}
 		mr.MultiHorizon = append(mr.MultiHorizon, row)
 	}

@@ -810,11 +810,14 @@ type seedModel struct {
 	Vals       [][]float64 // per horizon, one value per seed
 }
 
-// groupSeeds gathers the models of a variant's runs on evaluation group
-// gi, in the order they first appear, with their errors at horizons hs.
-func groupSeeds(runs []StudyRun, variant string, gi int, hs []int) []seedModel {
+// groupSeeds gathers the models of a variant's runs that were evaluated
+// on the named group, in the order they first appear, with their errors
+// at horizons hs (a run that predates the group, such as the OOD logs'
+// groups of withSplitGroups, is left out).
+func groupSeeds(runs []StudyRun, variant, group string, hs []int) []seedModel {
 	return variantSeeds(runs, variant, func(m ModelReport) ([]float64, bool) {
-		if gi >= len(m.Groups) {
+		gi := slices.IndexFunc(m.Groups, func(g GroupResult) bool { return g.Group == group })
+		if gi < 0 {
 			return nil, false
 		}
 		vals := make([]float64, len(hs))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,7 +60,7 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 	var rows []StudyRow
 	for gi, hg := range hold {
 		for _, v := range variants {
-			sms := groupSeeds(runs, v.Name, gi, hs)
+			sms := groupSeeds(runs, v.Name, hg.Group, hs)
 			seeds := 0
 			for _, sm := range sms {
 				seeds = max(seeds, sm.Seeds)
@@ -145,29 +146,63 @@ func (b *RealBenchmark) splitPhysics(ctx context.Context) ([]GroupResult, error)
 }
 
 // splitEval evaluates the rollers on the ID-test and OOD sets at every
-// horizon of the table.
+// horizon of the table: the groups "id_test" and "ood", then one group
+// per OOD log (oodFileGroups).
 func (b *RealBenchmark) splitEval(ctx context.Context, what string, rollers trainer.RollerFactory) ([]GroupResult, error) {
 	var out []GroupResult
-	for _, s := range []struct {
-		name string
-		d    Datasets
-	}{{splitIDTest, b.Data}, {splitOOD, b.Data}} {
-		g := GroupResult{Group: s.name, Horizons: slices.Clone(b.Spec.Horizons)}
-		d := s.d.ID
-		if s.name == splitOOD {
-			d = s.d.OOD
+	var perFile [][]trainer.FileError
+	for _, name := range []string{splitIDTest, splitOOD} {
+		g := GroupResult{Group: name, Horizons: slices.Clone(b.Spec.Horizons)}
+		d := b.Data.ID
+		if name == splitOOD {
+			d = b.Data.OOD
 		}
 		for _, h := range b.Spec.Horizons {
 			r, err := trainer.Evaluate(ctx, rollers, d, trainer.EvalOptions{Horizon: h, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: b.opts.Workers})
 			if err != nil {
-				return nil, fmt.Errorf("experiment: %s: %s at horizon %d: %w", s.name, what, h, err)
+				return nil, fmt.Errorf("experiment: %s: %s at horizon %d: %w", name, what, h, err)
 			}
 			g.MSE = append(g.MSE, r.MSE)
 			g.Windows = r.Windows
+			if name == splitOOD {
+				perFile = append(perFile, r.PerFile)
+			}
 		}
 		out = append(out, g)
 	}
-	return out, nil
+	return append(out, oodFileGroups(b.Spec.Horizons, perFile)...), nil
+}
+
+// oodFileGroups turns the OOD error split by log at each horizon
+// (perFile[i] at horizons[i], trainer.EvalResult.PerFile) into one group
+// per log, named "ood_" and the log's base name without its extension
+// (OODFileGroup), in the order of the logs at the first horizon. A log
+// missing at a horizon (all its windows shorter) has no value there.
+func oodFileGroups(horizons []int, perFile [][]trainer.FileError) []GroupResult {
+	if len(perFile) != len(horizons) || len(perFile) == 0 {
+		return nil
+	}
+	var out []GroupResult
+	for _, f := range perFile[0] {
+		g := GroupResult{Group: OODFileGroup(f.File), Windows: f.Windows}
+		for i, h := range horizons {
+			j := slices.IndexFunc(perFile[i], func(e trainer.FileError) bool { return e.File == f.File })
+			if j < 0 || perFile[i][j].Windows == 0 {
+				continue
+			}
+			g.Horizons, g.MSE = append(g.Horizons, h), append(g.MSE, perFile[i][j].MSE)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// OODFileGroup names the evaluation group of one OOD log in a study's
+// tables and rows: "ood_" and the log's base name without its extension
+// ("ood_20230629-154220" for double_pendulum_hw/trajectories/20230629-154220.csv).
+func OODFileGroup(file string) string {
+	base := filepath.Base(file)
+	return "ood_" + strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // withSplitGroups returns runs whose reports carry no evaluation groups
@@ -192,7 +227,14 @@ func withSplitGroups(runs []StudyRun, hold, physics []GroupResult) []StudyRun {
 				id.Horizons, id.MSE = append(id.Horizons, row.Horizon), append(id.MSE, row.IDMSE)
 				ood.Horizons, ood.MSE = append(ood.Horizons, row.Horizon), append(ood.MSE, row.OODMSE)
 			}
-			m.Groups = []GroupResult{id, ood}
+			var perFile [][]trainer.FileError
+			var hs []int
+			for _, row := range m.MultiHorizon {
+				if row.OODPerFile != nil {
+					hs, perFile = append(hs, row.Horizon), append(perFile, row.OODPerFile)
+				}
+			}
+			m.Groups = append([]GroupResult{id, ood}, oodFileGroups(hs, perFile)...)
 		}
 		out[i].Report = &rep
 	}
@@ -216,7 +258,7 @@ func groupTable(b *strings.Builder, runs []StudyRun, variants []Variant) {
 	b.WriteString("\n")
 	for gi, hg := range hold {
 		for _, v := range variants {
-			for _, sm := range groupSeeds(runs, v.Name, gi, hs) {
+			for _, sm := range groupSeeds(runs, v.Name, hg.Group, hs) {
 				fmt.Fprintf(b, "| %s | %s | %s | %d |", hg.Group, v.Name, sm.Name, sm.Seeds)
 				for _, vs := range sm.Vals {
 					b.WriteString(" " + meanRange(vs) + " |")

@@ -1,9 +1,12 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/calisym/calisym/trainer"
 )
 
 // TestStudyRowsWithoutGroups: a benchmark without evaluation groups (the
@@ -71,6 +74,66 @@ func TestStudyRowsWithoutGroups(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("table lacks %q:\n%s", line, b.String())
+		}
+	}
+}
+
+// TestStudyRowsPerOODFile: each OOD log is a group of its own
+// ("ood_<log>"), read off the models' multi-horizon rows split by log and
+// off the state held constant split the same way; a seed run before the
+// split (no per-log errors) is left out of those groups, not counted as
+// diverged, and still counts in "ood".
+func TestStudyRowsPerOODFile(t *testing.T) {
+	pf := func(a, b float64) []trainer.FileError {
+		return []trainer.FileError{
+			{File: "double_pendulum_hw/trajectories/20230629-143601.csv", Windows: 8, MSE: a},
+			{File: "double_pendulum_hw/trajectories/20230629-154220.csv", Windows: 4, MSE: b},
+		}
+	}
+	run := func(seed uint64, f float64, split bool) StudyRun {
+		mh := []HorizonRow{{Horizon: 5, IDMSE: f, OODMSE: 2 * f}, {Horizon: 100, IDMSE: 10 * f, OODMSE: 20 * f}}
+		if split {
+			mh[0].OODPerFile, mh[1].OODPerFile = pf(f, 3*f), pf(10*f, 30*f)
+		}
+		return StudyRun{Variant: "v", Seed: seed, Report: &Report{Models: []ModelReport{{Name: "CaLiSym-GRB", Kind: "grb", MultiHorizon: mh}}}}
+	}
+	runs := []StudyRun{run(1, 1, true), run(2, 3, true), run(3, 5, false)}
+	hold := append([]GroupResult{
+		{Group: "id_test", Horizons: []int{5, 100}, MSE: []float64{7, 70}},
+		{Group: "ood", Horizons: []int{5, 100}, MSE: []float64{9, 90}},
+	}, oodFileGroups([]int{5, 100}, [][]trainer.FileError{pf(4, 6), pf(40, 60)})...)
+	if len(hold) != 4 || hold[2].Group != "ood_20230629-143601" || hold[3].Group != "ood_20230629-154220" {
+		t.Fatalf("the hold's groups %+v", hold)
+	}
+	rows := StudyRows(withSplitGroups(runs, hold, nil), []Variant{{Name: "v"}})
+	got := map[string]StudyRow{}
+	for _, r := range rows {
+		got[fmt.Sprintf("%s/%s/%d", r.Group, r.Model, r.Horizon)] = r
+	}
+	for key, w := range map[string]StudyRow{
+		"ood/calisym/100":                 {Group: "ood", Model: "calisym", Variant: "v", Horizon: 100, Mean: 60, Min: 20, Max: 100, Seeds: 3},
+		"ood_20230629-143601/calisym/5":   {Group: "ood_20230629-143601", Model: "calisym", Variant: "v", Horizon: 5, Mean: 2, Min: 1, Max: 3, Seeds: 2},
+		"ood_20230629-154220/calisym/100": {Group: "ood_20230629-154220", Model: "calisym", Variant: "v", Horizon: 100, Mean: 60, Min: 30, Max: 90, Seeds: 2},
+		"ood_20230629-154220/hold/100":    {Group: "ood_20230629-154220", Model: "hold", Variant: "v", Horizon: 100, Mean: 60, Min: 60, Max: 60, Seeds: 2},
+	} {
+		if got[key] != w {
+			t.Errorf("%s: %+v, want %+v", key, got[key], w)
+		}
+	}
+	if len(rows) != 4*2*2 {
+		t.Errorf("%d rows, want 16 (4 groups, CaLiSym and the hold, 2 horizons)", len(rows))
+	}
+	// a log missing at a horizon has no value there
+	if g := oodFileGroups([]int{5, 100}, [][]trainer.FileError{pf(1, 2), pf(3, 4)[:1]}); len(g) != 2 || len(g[1].Horizons) != 1 || g[1].Horizons[0] != 5 {
+		t.Errorf("a log without windows at 100 steps: %+v", g)
+	}
+	for file, want := range map[string]string{
+		"double_pendulum_hw/trajectories/20230629-154220.csv": "ood_20230629-154220",
+		"crazyflie/test/melon_run2":                           "ood_melon_run2",
+		"/data/flight.v2.mcap":                                "ood_flight.v2",
+	} {
+		if got := OODFileGroup(file); got != want {
+			t.Errorf("OODFileGroup(%q) = %q, want %q", file, got, want)
 		}
 	}
 }
