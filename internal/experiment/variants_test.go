@@ -257,10 +257,18 @@ func TestStudyTrainStride(t *testing.T) {
 	if err := json.Unmarshal(js, &rows); err != nil {
 		t.Fatal(err)
 	}
-	// 2 groups × 2 variants × (CaLiSym, MLP, held state, identified
-	// physics model) × 2 horizons
-	if len(rows) != 32 {
+	// 3 groups (ID test, OOD, and the OOD set's one log) × 2 variants ×
+	// (CaLiSym, MLP, held state, identified physics model) × 2 horizons
+	if len(rows) != 48 {
 		t.Fatalf("%d rows: %+v", len(rows), rows)
+	}
+	// the one OOD log's group is the OOD set's
+	for i := range 16 {
+		o, f := rows[16+i], rows[32+i]
+		if o.Group != "ood" || !strings.HasPrefix(f.Group, "ood_") || o.Model != f.Model || o.Variant != f.Variant || o.Horizon != f.Horizon ||
+			math.Abs(o.Mean-f.Mean) > 1e-12*o.Mean {
+			t.Errorf("OOD row %+v, its log's %+v", o, f)
+		}
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
