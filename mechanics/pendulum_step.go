@@ -424,6 +424,9 @@ func (s PriorSpec) StateDim() int {
 // (the pendulum's 2 torques, the quadrotor's 6 wrench values).
 func (s PriorSpec) PortDim() int {
 	if s.Kind == PriorQuadrotorRK4 {
+		if s.Quadrotor != nil {
+			return s.Quadrotor.WrenchPort + 6
+		}
 		return 6
 	}
 	return 2
@@ -433,7 +436,14 @@ func (s PriorSpec) PortDim() int {
 // model of another state or fewer ports.
 func (s PriorSpec) Needs() string {
 	if s.Kind == PriorQuadrotorRK4 {
-		return "a quadrotor's gravity-aware floating base alone, n = 6 (12 state values), with at least 6 ports, the body wrench first"
+		k := 0
+		if s.Quadrotor != nil {
+			k = s.Quadrotor.WrenchPort
+		}
+		if k == 0 {
+			return "a quadrotor's gravity-aware floating base alone, n = 6 (12 state values), with at least 6 ports, the body wrench first"
+		}
+		return fmt.Sprintf("a quadrotor's gravity-aware floating base alone, n = 6 (12 state values), with at least %d ports, the body wrench from port %d", k+6, k)
 	}
 	return "a double pendulum, n = 2 (q1, q2, p1, p2), with at least 2 ports, the torques first"
 }

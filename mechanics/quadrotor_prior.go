@@ -26,6 +26,11 @@ type QuadrotorParams struct {
 	// Substeps is the number of Runge–Kutta steps a sampling period is cut
 	// into (≥ 1).
 	Substeps int `json:"substeps"`
+	// WrenchPort is the index of the first of the six ports that hold the
+	// body wrench (0, the default: the ports themselves; 6 on a mapping
+	// with a port history of the six: their means over the samples before,
+	// a lagged wrench, statemap's convert.history.port_mean).
+	WrenchPort int `json:"wrench_port,omitempty"`
 }
 
 // Validate checks that the constants are positive and finite.
@@ -50,6 +55,9 @@ func (qp *QuadrotorParams) Validate() error {
 	if qp.Substeps < 1 || qp.Substeps > 1000 {
 		return fmt.Errorf("mechanics: quadrotor prior: substeps = %d, want 1…1000", qp.Substeps)
 	}
+	if qp.WrenchPort < 0 || qp.WrenchPort > 1000 {
+		return fmt.Errorf("mechanics: quadrotor prior: wrench_port = %d, want a port index 0…1000", qp.WrenchPort)
+	}
 	return nil
 }
 
@@ -61,8 +69,9 @@ const quadDim = 12
 // gravity-aware floating base of statemap (the position r and the yaw ψ
 // in a fixed yaw frame, roll φ and pitch θ absolute, the orientation
 // R = Rz(ψ)·Ry(θ)·Rx(φ)) with the body momenta p_v = m·v and p_ω = I·ω
-// (v and ω the body twist); the first six ports are the body wrench
-// (F, τ), held over the step. The equations are Newton–Euler's in the body
+// (v and ω the body twist); six ports, the first six unless
+// Params.WrenchPort says otherwise, are the body wrench (F, τ), held over
+// the step. The equations are Newton–Euler's in the body
 // frame,
 //
 //	ṙ = R v,  (φ̇, θ̇, ψ̇) = W(φ, θ) ω,
@@ -96,8 +105,14 @@ func NewQuadrotorPrior(qp QuadrotorParams, dt float64) (*QuadrotorPrior, error) 
 // StateDim implements Prior: 12.
 func (p *QuadrotorPrior) StateDim() int { return quadDim }
 
-// PortDim implements Prior: the body wrench's 6 values.
-func (p *QuadrotorPrior) PortDim() int { return 6 }
+// PortDim implements Prior: the body wrench's 6 values and the ports
+// before them (QuadrotorParams.WrenchPort).
+func (p *QuadrotorPrior) PortDim() int { return p.Params.WrenchPort + 6 }
+
+// wrench returns the body wrench among the ports e.
+func (p *QuadrotorPrior) wrench(e []float64) []float64 {
+	return e[p.Params.WrenchPort : p.Params.WrenchPort+6]
+}
 
 // Spec implements Prior.
 func (p *QuadrotorPrior) Spec() PriorSpec {
@@ -270,8 +285,8 @@ func (p *QuadrotorPrior) checkStep(out, x, e []float64) error {
 	switch {
 	case len(x) < quadDim || len(out) < quadDim:
 		return fmt.Errorf("mechanics: quadrotor prior: state has %d values (output room %d), want 12", len(x), len(out))
-	case len(e) < 6:
-		return fmt.Errorf("mechanics: quadrotor prior: %d port values, want the 6 of the body wrench first", len(e))
+	case len(e) < p.PortDim():
+		return fmt.Errorf("mechanics: quadrotor prior: %d port values, want %d: the 6 of the body wrench from port %d", len(e), p.PortDim(), p.Params.WrenchPort)
 	}
 	for i := range quadDim {
 		if math.IsNaN(x[i]) || math.IsInf(x[i], 0) {
@@ -284,15 +299,15 @@ func (p *QuadrotorPrior) checkStep(out, x, e []float64) error {
 	return nil
 }
 
-// StepTo implements Prior: out = Φ₀(x, e), e's first six values the body
-// wrench. It does not allocate.
+// StepTo implements Prior: out = Φ₀(x, e), six of e's values (from
+// Params.WrenchPort) the body wrench. It does not allocate.
 func (p *QuadrotorPrior) StepTo(out, x, e []float64) error {
 	if err := p.checkStep(out, x, e); err != nil {
 		return err
 	}
 	var y [quadDim]float64
 	copy(y[:], x)
-	p.integrate(&y, e[:6], false, nil)
+	p.integrate(&y, p.wrench(e), false, nil)
 	copy(out, y[:])
 	return finiteState("quadrotor prior", out[:quadDim])
 }
@@ -304,7 +319,7 @@ func (p *QuadrotorPrior) Jacobian(x, e []float64) ([quadDim]float64, [quadDim][q
 		return y, p.jac, err
 	}
 	copy(y[:], x)
-	p.integrate(&y, e[:6], true, nil)
+	p.integrate(&y, p.wrench(e), true, nil)
 	return y, p.jac, finiteState("quadrotor prior", y[:])
 }
 
@@ -325,7 +340,7 @@ func (p *QuadrotorPrior) Adjoint(out, x, e, lambda []float64) error {
 	if len(p.stages) < n*4*quadDim {
 		p.stages = make([]float64, n*4*quadDim)
 	}
-	w := e[:6]
+	w := p.wrench(e)
 	coef := [4]float64{0, 0.5, 0.5, 1}
 	b := [4]float64{1, 2, 2, 1}
 	// forward, recording every stage's state

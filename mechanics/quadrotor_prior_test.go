@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -369,4 +370,84 @@ func BenchmarkQuadrotorPriorStep(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestQuadrotorPriorWrenchPort: with WrenchPort k the prior reads the
+// body wrench from ports k…k+5 (a port history's lagged wrench) and
+// ignores the ports before it: its step, Jacobian and adjoint are, bit
+// for bit, those of the prior with the wrench first given ports k…k+5;
+// it needs k+6 ports (its spec says so and survives the model file's
+// JSON), refuses fewer and a negative index.
+func TestQuadrotorPriorWrenchPort(t *testing.T) {
+	qp := crazyflieParams(2)
+	first, err := NewQuadrotorPrior(qp, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp.WrenchPort = 6
+	lag, err := NewQuadrotorPrior(qp, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lag.PortDim() != 12 || lag.Spec().PortDim() != 12 || !strings.Contains(lag.Spec().Needs(), "at least 12 ports, the body wrench from port 6") {
+		t.Fatalf("ports %d, spec's %d, needs %q", lag.PortDim(), lag.Spec().PortDim(), lag.Spec().Needs())
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := randomQuadState(rng, qp)
+	w := randomWrench(rng, qp)
+	e := append(randomWrench(rng, qp), w...) // another wrench first, then w
+	a, b := make([]float64, quadDim), make([]float64, quadDim)
+	if err := first.StepTo(a, x, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := lag.StepTo(b, x, e); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a, b) {
+		t.Fatalf("step with the wrench at port 6 %v, at port 0 %v", b, a)
+	}
+	ya, ja, err := first.Jacobian(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yb, jb, err := lag.Jacobian(x, e)
+	if err != nil || ya != yb || ja != jb {
+		t.Fatalf("Jacobian differs (%v)", err)
+	}
+	lam := randomQuadState(rng, qp)
+	if err := first.Adjoint(a, x, w, lam); err != nil {
+		t.Fatal(err)
+	}
+	if err := lag.Adjoint(b, x, e, lam); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a, b) {
+		t.Fatalf("adjoint with the wrench at port 6 %v, at port 0 %v", b, a)
+	}
+	if err := first.StepTo(a, x, e); err != nil {
+		t.Fatal(err)
+	} else if slices.Equal(a, b) {
+		t.Fatal("the prior without the offset stepped the same wrench")
+	}
+	if err := lag.StepTo(b, x, e[:11]); err == nil || !strings.Contains(err.Error(), "11 port values, want 12") {
+		t.Errorf("11 ports: error %v", err)
+	}
+	js, err := json.Marshal(lag.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParsePriorSpec(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Quadrotor == nil || s.Quadrotor.WrenchPort != 6 || s.PortDim() != 12 {
+		t.Fatalf("%s read back as %+v", js, s)
+	}
+	if js0, _ := json.Marshal(first.Spec()); strings.Contains(string(js0), "wrench_port") {
+		t.Errorf("the default wrench port is recorded: %s", js0)
+	}
+	qp.WrenchPort = -1
+	if _, err := NewQuadrotorPrior(qp, 0.01); err == nil || !strings.Contains(err.Error(), "wrench_port = -1") {
+		t.Errorf("wrench port −1: error %v", err)
+	}
 }

@@ -45,6 +45,10 @@ type ModelSpec struct {
 	Prior          mechanics.PriorKind        `json:"prior,omitempty"`
 	PriorParams    *mechanics.PendulumParams  `json:"prior_params,omitempty"`
 	QuadrotorPrior *mechanics.QuadrotorParams `json:"quadrotor_prior,omitempty"`
+	// PriorWrenchPort is the port the quadrotor prior's body wrench starts
+	// at (mechanics.QuadrotorParams.WrenchPort), kept when the study fills
+	// in QuadrotorPrior: 6 drives it by the port history's means.
+	PriorWrenchPort int `json:"prior_wrench_port,omitempty"`
 }
 
 // Spec is a whole experiment on prepared datasets.

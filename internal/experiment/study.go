@@ -119,6 +119,7 @@ func (b *RealBenchmark) fillPriors(v Variant, ms []ModelSpec) error {
 				return fmt.Errorf("experiment: variant %s: the physics prior %s needs a quadrotor on the gravity-aware floating base, which %s is not", v.Name, ms[i].Prior, b.System)
 			}
 			qp := *b.Quadrotor
+			qp.WrenchPort = ms[i].PriorWrenchPort
 			ms[i].QuadrotorPrior = &qp
 			continue
 		}
@@ -463,6 +464,14 @@ func Variants() []Variant {
 			twice(ms)
 			withPrior(ms, mechanics.PriorQuadrotorRK4)
 			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
+		}, Convert: vbat, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-prior-lag", About: "default-porthistory2-60ep-vbat-prior with the rigid-body prior driven by the port history's wrench (the mean of each command's wrench over the 2 samples before, ports 6–11: QuadrotorParams.WrenchPort 6) instead of the current one: the rotors' lag behind the command in the physics; the learned map still sees both", Apply: func(ms []ModelSpec, _ Spec) {
+			twice(ms)
+			withPrior(ms, mechanics.PriorQuadrotorRK4)
+			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
+			for i := range ms {
+				ms[i].PriorWrenchPort = 6
+			}
 		}, Convert: vbat, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-stride2-prior", About: "default-porthistory2-60ep-vbat-stride2 (the default since the fourth round) with both models behind the quadrotor's rigid-body prior as default-porthistory2-60ep-vbat-prior", Apply: func(ms []ModelSpec, _ Spec) {
 			twice(ms)

@@ -17,6 +17,7 @@ import (
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
+	"github.com/calisym/calisym/trainer"
 )
 
 // TestRealRobotVariants: each variant of the real-robot study changes the
@@ -636,7 +637,8 @@ func TestQuadrotorPriorVariants(t *testing.T) {
 	for _, c := range []struct {
 		variant string
 		stride  int
-	}{{"default-porthistory2-60ep-vbat-prior", 10}, {"default-porthistory2-60ep-vbat-stride2-prior", 2}} {
+		port    int // the wrench's first port
+	}{{"default-porthistory2-60ep-vbat-prior", 10, 0}, {"default-porthistory2-60ep-vbat-stride2-prior", 2, 0}, {"default-porthistory2-60ep-vbat-prior-lag", 10, 6}} {
 		vs, err := LookupVariants([]string{c.variant})
 		if err != nil {
 			t.Fatal(err)
@@ -653,6 +655,8 @@ func TestQuadrotorPriorVariants(t *testing.T) {
 		if err := b.fillPriors(v, ms); err != nil {
 			t.Fatal(err)
 		}
+		want := want
+		want.WrenchPort = c.port
 		for _, m := range ms {
 			tr := m.Train
 			if m.Prior != mechanics.PriorQuadrotorRK4 || m.QuadrotorPrior == nil || *m.QuadrotorPrior != want || tr.Epochs != 60 || tr.RolloutSteps != 50 {
@@ -665,6 +669,52 @@ func TestQuadrotorPriorVariants(t *testing.T) {
 		none := &RealBenchmark{System: RealCrazyflie}
 		if err := none.fillPriors(v, ms); err == nil || !strings.Contains(err.Error(), "gravity-aware floating base") {
 			t.Errorf("%s without the quadrotor's constants: error %v", c.variant, err)
+		}
+	}
+}
+
+// TestQuadrotorPriorLag measures the quadrotor's rigid-body model alone on
+// the real flights (the default's data: its split, the voltage and the
+// port history, as default-porthistory2-60ep-vbat-prior-lag's evaluation
+// windows) driven by the current
+// wrench and by the port history's wrench (the mean over the 2 samples
+// before, QuadrotorParams.WrenchPort 6): the lagged wrench predicts the
+// first 5 steps (50 ms) better on the ID-test and the OOD flights, the
+// rotors' lag behind the command that the variant puts into the physics.
+func TestQuadrotorPriorLag(t *testing.T) {
+	fixtures.Path(t, "crazyflie")
+	if testing.Short() {
+		t.Skip("converts every Crazyflie flight")
+	}
+	ctx := context.Background()
+	opt := realOptions()
+	opt.Workers = 2
+	b, err := PrepareReal(ctx, RealCrazyflieGravity, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := b.Data
+	if d.ID.NU != 12 || b.Quadrotor == nil {
+		t.Fatalf("%d ports (want the 6 wrench values and their history), quadrotor constants %v", d.ID.NU, b.Quadrotor)
+	}
+	eval := func(set *dataset.Dataset, port int) float64 {
+		qp := *b.Quadrotor
+		qp.WrenchPort = port
+		r, err := trainer.Evaluate(ctx, func() (trainer.Roller, error) { return mechanics.NewQuadrotorPrior(qp, set.Dt) }, set,
+			trainer.EvalOptions{Horizon: 5, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.MSE
+	}
+	for _, s := range []struct {
+		name string
+		set  *dataset.Dataset
+	}{{"ID test", d.ID}, {"OOD", d.OOD}} {
+		now, lag := eval(s.set, 0), eval(s.set, 6)
+		t.Logf("%s flights, the physics alone at 5 steps: AR MSE %.4g with the current wrench, %.4g with the port history's (%+.1f %%)", s.name, now, lag, 100*(lag/now-1))
+		if !(lag < now) {
+			t.Errorf("%s: the lagged wrench's 5-step error %g, the current wrench's %g", s.name, lag, now)
 		}
 	}
 }
