@@ -60,7 +60,7 @@ func TestStudyPhysicsRows(t *testing.T) {
 	}}}}
 	hold := []GroupResult{{Group: "id_test", Horizons: []int{5, 10}, MSE: []float64{7, 8}}, {Group: "ood", Horizons: []int{5, 10}, MSE: []float64{9, 10}}}
 	phys := []GroupResult{{Group: "id_test", Horizons: []int{5, 10}, MSE: []float64{0.5, 0.6}}, {Group: "ood", Horizons: []int{5, 10}, MSE: []float64{0.7, 0.8}}}
-	groups := withSplitGroups(runs, hold, phys)
+	groups := withSplitGroups(runs, hold, map[string][]GroupResult{"v": phys})
 	rows := StudyRows(groups, []Variant{{Name: "v"}})
 	var got []StudyRow
 	for _, r := range rows {
@@ -80,7 +80,7 @@ func TestStudyPhysicsRows(t *testing.T) {
 	}
 	var md strings.Builder
 	groupTable(&md, groups, []Variant{{Name: "v"}})
-	if !strings.Contains(md.String(), "| ood | | identified physics model | | 0.7 | 0.8 |") {
+	if !strings.Contains(md.String(), "| ood | v | identified physics model | | 0.7 | 0.8 |") {
 		t.Errorf("table:\n%s", md.String())
 	}
 	dir := t.TempDir()

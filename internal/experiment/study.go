@@ -735,9 +735,11 @@ func (b *RealBenchmark) Study(ctx context.Context, variants []Variant, seeds []u
 		if err != nil {
 			return runs, err
 		}
-		physics, err := b.splitPhysics(ctx)
-		if err != nil {
-			return runs, err
+		physics := map[string][]GroupResult{}
+		for _, v := range variants {
+			if physics[v.Name], err = b.variantPhysics(ctx, v); err != nil {
+				return runs, err
+			}
 		}
 		groups = withSplitGroups(runs, hold, physics)
 		var t strings.Builder

@@ -58,7 +58,7 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 	hold := runs[0].Report.HoldGroups
 	hs := hold[0].Horizons
 	var rows []StudyRow
-	for gi, hg := range hold {
+	for _, hg := range hold {
 		for _, v := range variants {
 			sms := groupSeeds(runs, v.Name, hg.Group, hs)
 			seeds := 0
@@ -82,9 +82,9 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 				}
 				rows = append(rows, StudyRow{Group: hg.Group, Model: "hold", Variant: v.Name, Horizon: h, Mean: x, Min: x, Max: x, Seeds: seeds})
 			}
-			if phys := runs[0].Report.PhysicsGroups; gi < len(phys) {
+			if pg, ok := variantGroup(runs, v.Name, hg.Group); ok {
 				for _, h := range hs {
-					x := phys[gi].At(h)
+					x := pg.At(h)
 					if math.IsNaN(x) || math.IsInf(x, 0) {
 						continue
 					}
@@ -94,6 +94,23 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 		}
 	}
 	return rows
+}
+
+// variantGroup returns the physics model's result on the named group
+// for the variant (Report.PhysicsGroups of the variant's first run).
+func variantGroup(runs []StudyRun, variant, group string) (GroupResult, bool) {
+	for _, r := range runs {
+		if r.Variant != variant || r.Report == nil {
+			continue
+		}
+		for _, g := range r.Report.PhysicsGroups {
+			if g.Group == group {
+				return g, true
+			}
+		}
+		return GroupResult{}, false
+	}
+	return GroupResult{}, false
 }
 
 // stats returns the mean, minimum and maximum of the finite values and
@@ -114,10 +131,10 @@ func stats(vs []float64) (mean, lo, hi float64, n int) {
 
 // splitHold evaluates the state held constant on the benchmark's ID-test
 // and OOD sets at every horizon of its table, as Run evaluates the
-// models' multi-horizon rows: the groups "id_test" and "ood" of a
-// benchmark without evaluation groups.
+// models' multi-horizon rows: the groups "id_test" and "ood" (and one per
+// OOD log) of a benchmark without evaluation groups.
 func (b *RealBenchmark) splitHold(ctx context.Context) ([]GroupResult, error) {
-	return b.splitEval(ctx, "state held constant", trainer.HoldRollers)
+	return b.splitEval(ctx, b.Data, "state held constant", trainer.HoldRollers)
 }
 
 // PhysicsRollers makes rollers of the identified double-pendulum model
@@ -128,37 +145,56 @@ func PhysicsRollers(kind mechanics.PriorKind, pp mechanics.PendulumParams, dt fl
 	return func() (trainer.Roller, error) { return mechanics.NewPendulumPrior(kind, pp, dt) }
 }
 
-// splitPhysics evaluates the identified pendulum model alone (with its
-// friction, integrated by DOP853 at tolerances 1e-10: PhysicsRollers of
-// mechanics.PriorDOP853), or the quadrotor's rigid-body model alone
-// (mechanics.QuadrotorPrior under the body wrench of the motor
-// commands), as splitHold evaluates the state held constant; nil for a
-// benchmark without one (RealBenchmark.Pendulum, RealBenchmark.Quadrotor).
-func (b *RealBenchmark) splitPhysics(ctx context.Context) ([]GroupResult, error) {
-	if b.Quadrotor != nil {
-		qp, dt := *b.Quadrotor, b.Data.ID.Dt
-		return b.splitEval(ctx, "identified physics model", func() (trainer.Roller, error) { return mechanics.NewQuadrotorPrior(qp, dt) })
-	}
-	if b.Pendulum == nil {
+// variantPhysics evaluates the physics model alone as splitHold evaluates
+// the state held constant, on the variant's data (its ports: the voltage,
+// the port history): the identified pendulum model (with its friction,
+// integrated by DOP853 at tolerances 1e-10: PhysicsRollers of
+// mechanics.PriorDOP853), or the quadrotor's rigid-body model
+// (mechanics.QuadrotorPrior under the body wrench of the motor commands,
+// from the port the variant's prior reads it at, ModelSpec.PriorWrenchPort);
+// nil for a benchmark without one (RealBenchmark.Pendulum,
+// RealBenchmark.Quadrotor).
+func (b *RealBenchmark) variantPhysics(ctx context.Context, v Variant) ([]GroupResult, error) {
+	if b.Quadrotor == nil && b.Pendulum == nil {
 		return nil, nil
 	}
-	return b.splitEval(ctx, "identified physics model", PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, b.Data.ID.Dt))
+	d, err := b.data(ctx, b.withDefaultData(v))
+	if err != nil {
+		return nil, err
+	}
+	if b.Pendulum != nil {
+		return b.splitEval(ctx, d, "identified physics model", PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, d.ID.Dt))
+	}
+	qp := *b.Quadrotor
+	ms := slices.Clone(b.Spec.Models)
+	b.applyModels(v, ms, b.Spec)
+	for _, m := range ms {
+		if m.Prior == mechanics.PriorQuadrotorRK4 {
+			qp.WrenchPort = m.PriorWrenchPort
+			break
+		}
+	}
+	if d.ID.NU < qp.WrenchPort+6 {
+		return nil, fmt.Errorf("experiment: variant %s: the quadrotor prior reads the wrench at ports %d…%d, the data have %d", v.Name, qp.WrenchPort, qp.WrenchPort+5, d.ID.NU)
+	}
+	dt := d.ID.Dt
+	return b.splitEval(ctx, d, "identified physics model", func() (trainer.Roller, error) { return mechanics.NewQuadrotorPrior(qp, dt) })
 }
 
-// splitEval evaluates the rollers on the ID-test and OOD sets at every
-// horizon of the table: the groups "id_test" and "ood", then one group
-// per OOD log (oodFileGroups).
-func (b *RealBenchmark) splitEval(ctx context.Context, what string, rollers trainer.RollerFactory) ([]GroupResult, error) {
+// splitEval evaluates the rollers on the ID-test and OOD sets of d at
+// every horizon of the table: the groups "id_test" and "ood", then one
+// group per OOD log (oodFileGroups).
+func (b *RealBenchmark) splitEval(ctx context.Context, d Datasets, what string, rollers trainer.RollerFactory) ([]GroupResult, error) {
 	var out []GroupResult
 	var perFile [][]trainer.FileError
 	for _, name := range []string{splitIDTest, splitOOD} {
 		g := GroupResult{Group: name, Horizons: slices.Clone(b.Spec.Horizons)}
-		d := b.Data.ID
+		set := d.ID
 		if name == splitOOD {
-			d = b.Data.OOD
+			set = d.OOD
 		}
 		for _, h := range b.Spec.Horizons {
-			r, err := trainer.Evaluate(ctx, rollers, d, trainer.EvalOptions{Horizon: h, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: b.opts.Workers})
+			r, err := trainer.Evaluate(ctx, rollers, set, trainer.EvalOptions{Horizon: h, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Workers: b.opts.Workers})
 			if err != nil {
 				return nil, fmt.Errorf("experiment: %s: %s at horizon %d: %w", name, what, h, err)
 			}
@@ -206,18 +242,20 @@ func OODFileGroup(file string) string {
 }
 
 // withSplitGroups returns runs whose reports carry no evaluation groups
-// as copies whose models have the groups "id_test" and "ood" read off
-// their multi-horizon rows, hold as the state held constant on them and
-// physics (nil: none) as the identified physics model; runs with groups
-// are returned as they are.
-func withSplitGroups(runs []StudyRun, hold, physics []GroupResult) []StudyRun {
+// as copies whose models have the groups "id_test", "ood" and one per OOD
+// log read off their multi-horizon rows, hold as the state held constant
+// on them and physics[variant] (none: no such row) as the physics model
+// alone that the variant's models sit behind, on the variant's data
+// (RealBenchmark.variantPhysics); runs with groups are returned as they
+// are.
+func withSplitGroups(runs []StudyRun, hold []GroupResult, physics map[string][]GroupResult) []StudyRun {
 	out := slices.Clone(runs)
 	for i, r := range out {
 		if r.Report == nil || len(r.Report.HoldGroups) > 0 {
 			continue
 		}
 		rep := *r.Report
-		rep.HoldGroups, rep.PhysicsGroups = hold, physics
+		rep.HoldGroups, rep.PhysicsGroups = hold, physics[r.Variant]
 		rep.Models = slices.Clone(r.Report.Models)
 		for j := range rep.Models {
 			m := &rep.Models[j]
@@ -256,7 +294,7 @@ func groupTable(b *strings.Builder, runs []StudyRun, variants []Variant) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
-	for gi, hg := range hold {
+	for _, hg := range hold {
 		for _, v := range variants {
 			for _, sm := range groupSeeds(runs, v.Name, hg.Group, hs) {
 				fmt.Fprintf(b, "| %s | %s | %s | %d |", hg.Group, v.Name, sm.Name, sm.Seeds)
@@ -271,10 +309,14 @@ func groupTable(b *strings.Builder, runs []StudyRun, variants []Variant) {
 			fmt.Fprintf(b, " %s |", num(hg.At(h)))
 		}
 		b.WriteString("\n")
-		if phys := runs[0].Report.PhysicsGroups; gi < len(phys) {
-			fmt.Fprintf(b, "| %s | | identified physics model | |", hg.Group)
+		for _, v := range variants {
+			pg, ok := variantGroup(runs, v.Name, hg.Group)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %s | identified physics model | |", hg.Group, v.Name)
 			for _, h := range hs {
-				fmt.Fprintf(b, " %s |", num(phys[gi].At(h)))
+				fmt.Fprintf(b, " %s |", num(pg.At(h)))
 			}
 			b.WriteString("\n")
 		}

@@ -707,7 +707,20 @@ func TestQuadrotorPriorLag(t *testing.T) {
 		}
 		return r.MSE
 	}
-	for _, s := range []struct {
+	// the study's physics rows of the two prior variants: the same
+	// numbers (their data's evaluation windows are the default's)
+	b.Spec.Horizons = []int{5}
+	rows := map[int][]GroupResult{}
+	for port, name := range map[int]string{0: "default-porthistory2-60ep-vbat-prior", 6: "default-porthistory2-60ep-vbat-prior-lag"} {
+		vs, err := LookupVariants([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows[port], err = b.variantPhysics(ctx, vs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range []struct {
 		name string
 		set  *dataset.Dataset
 	}{{"ID test", d.ID}, {"OOD", d.OOD}} {
@@ -715,6 +728,9 @@ func TestQuadrotorPriorLag(t *testing.T) {
 		t.Logf("%s flights, the physics alone at 5 steps: AR MSE %.4g with the current wrench, %.4g with the port history's (%+.1f %%)", s.name, now, lag, 100*(lag/now-1))
 		if !(lag < now) {
 			t.Errorf("%s: the lagged wrench's 5-step error %g, the current wrench's %g", s.name, lag, now)
+		}
+		if a, b := rows[0][i].At(5), rows[6][i].At(5); a != now || b != lag {
+			t.Errorf("%s: the study's physics rows %g (prior) and %g (prior-lag), measured %g and %g", s.name, a, b, now, lag)
 		}
 	}
 }
