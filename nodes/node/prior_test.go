@@ -3,6 +3,7 @@ package node_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -384,8 +385,16 @@ func saveComposed(t *testing.T, s *trainer.Symplectic, prior mechanics.Prior) *t
 // composed rollout (trainer.ComposedRollers) from the state and ports the
 // node maps with the ports held; the diagnostics name the prior; and the
 // same model under the SE(3) pose (params/crazyflie.yaml) is refused,
-// naming the gravity-aware floating base the prior steps.
+// naming the gravity-aware floating base the prior steps. The prior reads
+// the wrench from the commands' ports or, with wrench_port 6, from the
+// port history's (the model file records which).
 func TestNodeServesQuadrotorPrior(t *testing.T) {
+	for _, port := range []int{0, 6} {
+		t.Run(fmt.Sprintf("wrench_port %d", port), func(t *testing.T) { serveQuadrotorPrior(t, port) })
+	}
+}
+
+func serveQuadrotorPrior(t *testing.T, port int) {
 	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie_gravity.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -395,6 +404,7 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 	if !ok {
 		t.Fatal("crazyflie_gravity.yaml describes no quadrotor prior")
 	}
+	qp.WrenchPort = port
 	sv := quadrotorPriorModel(t, p, qp)
 	pub := &memPub{}
 	now := t0
