@@ -358,13 +358,7 @@ func Variants() []Variant {
 		}
 	}
 	// the GRB spline's knot range doubled at the same knot spacing
-	knots7 := func(ms []ModelSpec) {
-		for i := range ms {
-			if ms[i].Arch.Kind == predictor.KindGRB {
-				ms[i].Arch.Spline = predictor.Spline{Intervals: 24, Lo: -7, Hi: 7}
-			}
-		}
-	}
+	knots7 := func(ms []ModelSpec) { knots(ms, 2) }
 	// capacity: CaLiSym's layers and tanh units, the MLP's hidden widths
 	scale := func(ms []ModelSpec, layers, width int, hidden float64) {
 		for i := range ms {
@@ -537,6 +531,15 @@ func Variants() []Variant {
 			SelectLongerPrior(ms, s)
 			knots7(ms)
 		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both-knots10", About: "select-60ep-prior-both with the GRB spline's knot range widened to [−10.5, 10.5] at the same spacing (36 intervals), the MLP unchanged (lever 5 behind the prior)", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			knots(ms, 3)
+		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both-knots7-wd1e-1", About: "select-60ep-prior-both-knots7 with both models' decoupled weight decay 1e-1 instead of 2e-4 (select-60ep-prior-both-wd1e-1's)", Apply: func(ms []ModelSpec, s Spec) {
+			SelectLongerPrior(ms, s)
+			knots7(ms)
+			weightDecay(ms, 1e-1)
+		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-wd1e-2", About: "select-60ep-prior-both with both models' decoupled weight decay 1e-2 instead of 2e-4: the learned correction pulled towards the identity where the data do not constrain it", Apply: func(ms []ModelSpec, s Spec) {
 			SelectLongerPrior(ms, s)
 			weightDecay(ms, 1e-2)
@@ -576,6 +579,20 @@ func grInPlaceOfGRB(ms []ModelSpec) {
 		if ms[i].Arch.Kind == predictor.KindGRB {
 			ms[i].Name, ms[i].Kind = "CaLiSym-GR", "gr"
 			ms[i].Arch = predictor.Arch{Kind: predictor.KindGR, Layers: 12, Width: 32, StepSize: ms[i].Arch.StepSize}
+		}
+	}
+}
+
+// knots widens each GRB spline's knot range f times at the same knot
+// spacing (f = 2: the pendulum's [−3.5, 3.5] with 12 intervals becomes
+// [−7, 7] with 24).
+func knots(ms []ModelSpec, f int) {
+	for i := range ms {
+		if ms[i].Arch.Kind == predictor.KindGRB {
+			sp := &ms[i].Arch.Spline
+			sp.Intervals *= f
+			sp.Lo *= float64(f)
+			sp.Hi *= float64(f)
 		}
 	}
 }
