@@ -514,42 +514,37 @@ func Variants() []Variant {
 			twice(ms)
 			withPrior(ms, mechanics.PriorMidpoint)
 		}, Systems: []string{RealDoublePendulumHW}},
-		{Name: "select-60ep-prior-both", About: "select-60ep-prior with the MLP behind the same prior too, x' = MLP(Φ₀(x, u), u) (the physics + residual hybrid, its normalisation taken from the pairs (Φ₀(x_t, u_t), u_t) → x_{t+1} it maps): both models trained the same way; CaLiSym's part is select-60ep-prior's", Apply: func(ms []ModelSpec, s Spec) {
-			sel(ms, s)
-			twice(ms)
-			withPrior(ms, mechanics.PriorMidpointFriction)
-			withPriorMLP(ms, mechanics.PriorMidpointFriction)
-		}, Systems: []string{RealDoublePendulumHW}},
+		{Name: "select-60ep-prior-both", About: "select-60ep-prior with the MLP behind the same prior too, x' = MLP(Φ₀(x, u), u) (the physics + residual hybrid, its normalisation taken from the pairs (Φ₀(x_t, u_t), u_t) → x_{t+1} it maps): both models trained the same way; CaLiSym's part is select-60ep-prior's", Apply: selectLongerPriorBoth, Systems: []string{RealDoublePendulumHW}},
 		// The sixth round: what the learned correction behind the prior
 		// does outside the training range (levers 5 and 6), each on
 		// select-60ep-prior-both
 		{Name: "select-60ep-prior-both-gr", About: "select-60ep-prior-both with CaLiSym a GR-SympNet of 12 layers of 32 tanh units in place of the GRB (onestep-gr's; bounded tanh ridges where the spline's support ends), the MLP unchanged (lever 5 behind the prior)", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			grInPlaceOfGRB(ms)
 		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-knots7", About: "select-60ep-prior-both with the GRB spline's knot range widened to [−7, 7] at the same spacing (onestep-knots7's), the MLP unchanged (lever 5 behind the prior)", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			knots7(ms)
 		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-knots10", About: "select-60ep-prior-both with the GRB spline's knot range widened to [−10.5, 10.5] at the same spacing (36 intervals), the MLP unchanged (lever 5 behind the prior)", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			knots(ms, 3)
 		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-knots7-wd1e-1", About: "select-60ep-prior-both-knots7 with both models' decoupled weight decay 1e-1 instead of 2e-4 (select-60ep-prior-both-wd1e-1's)", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			knots7(ms)
 			weightDecay(ms, 1e-1)
 		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-wd1e-2", About: "select-60ep-prior-both with both models' decoupled weight decay 1e-2 instead of 2e-4: the learned correction pulled towards the identity where the data do not constrain it", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			weightDecay(ms, 1e-2)
 		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-wd1e-1", About: "select-60ep-prior-both with both models' decoupled weight decay 1e-1 instead of 2e-4", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			weightDecay(ms, 1e-1)
 		}, Systems: []string{RealDoublePendulumHW}},
 		{Name: "select-60ep-prior-both-half", About: "select-60ep-prior-both with half CaLiSym's ridge units per layer (12 × 4) and the MLP's hidden widths halved (48-48): a smaller correction on top of the physics (lever 6)", Apply: func(ms []ModelSpec, s Spec) {
-			SelectLongerPrior(ms, s)
+			selectLongerPriorBoth(ms, s)
 			for i := range ms {
 				if ms[i].Kind == "mlp" {
 					ms[i].Hidden = []int{48, 48}

@@ -154,6 +154,32 @@ func TestRealDefaults(t *testing.T) {
 		if m.Prior != mechanics.PriorMidpointFriction {
 			t.Errorf("pendulum default %s: prior %q, want %q", m.Name, m.Prior, mechanics.PriorMidpointFriction)
 		}
+		// the GRB's knot range doubled (select-60ep-prior-both-knots7)
+		if want := (predictor.Spline{Intervals: 24, Lo: -7, Hi: 7}); m.Kind == "grb" && m.Arch.Spline != want {
+			t.Errorf("pendulum default %s: spline %+v, want %+v", m.Name, m.Arch.Spline, want)
+		}
+	}
+	// the sixth round's variants change the previous default
+	// (select-60ep-prior-both), not this one
+	for name, want := range map[string]predictor.Spline{
+		"select-60ep-prior-both":               {Intervals: 12, Lo: -3.5, Hi: 3.5},
+		"select-60ep-prior-both-knots7":        {Intervals: 24, Lo: -7, Hi: 7},
+		"select-60ep-prior-both-knots10":       {Intervals: 36, Lo: -10.5, Hi: 10.5},
+		"select-60ep-prior-both-knots7-wd1e-1": {Intervals: 24, Lo: -7, Hi: 7},
+		"select-60ep-prior-both-wd1e-1":        {Intervals: 12, Lo: -3.5, Hi: 3.5},
+	} {
+		vs, err := LookupVariants([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm, err := pendulumHWModels(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs[0].Apply(vm, Spec{Horizon: p.horizon})
+		if vm[0].Kind != "grb" || vm[0].Arch.Spline != want || vm[0].Prior != mechanics.PriorMidpointFriction || vm[1].Prior != mechanics.PriorMidpointFriction || vm[0].Train.Epochs != 60 {
+			t.Errorf("%s: %s spline %+v (want %+v), priors %q %q, %d epochs", name, vm[0].Name, vm[0].Arch.Spline, want, vm[0].Prior, vm[1].Prior, vm[0].Train.Epochs)
+		}
 	}
 	b := &RealBenchmark{opts: RealOptions{OneStep: true}, defaultStride: 10}
 	if v := b.withDefaultData(Variant{Name: "default"}); v.TrainStride != 10 {
