@@ -56,6 +56,12 @@ func (pp *PendulumParams) hamGrad(x [4]float64, tau [2]float64) [4]float64 {
 // iteration did not reach machine precision.
 var ErrMidpointNoConvergence = errors.New("mechanics: implicit midpoint did not converge")
 
+// ErrOutOfDomain reports a state a prior cannot step: not finite, or at a
+// singularity of its coordinates (the quadrotor's pitch at ±π/2). A
+// composed rollout that runs into it has diverged, and the evaluation
+// counts it so (trainer.EvalResult.Diverged) instead of failing.
+var ErrOutOfDomain = errors.New("mechanics: state outside the prior's domain")
+
 // midpointMaxIter bounds the Newton iterations of one implicit-midpoint
 // step; at the pendulum's 10 ms steps it converges in 3–5.
 const midpointMaxIter = 50
@@ -89,7 +95,7 @@ func (pp *PendulumParams) midpoint(x [4]float64, tau [2]float64, h float64) ([4]
 	}
 	for _, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return x, fmt.Errorf("%w: non-finite state %v", ErrMidpointNoConvergence, x)
+			return x, fmt.Errorf("%w (%w): non-finite state %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
 		}
 	}
 	// explicit Euler guess of the midpoint
@@ -113,7 +119,7 @@ func (pp *PendulumParams) midpoint(x [4]float64, tau [2]float64, h float64) ([4]
 			mn = max(mn, math.Abs(m[i]))
 		}
 		if math.IsNaN(dn) || math.IsInf(dn, 0) {
-			return x, fmt.Errorf("%w: non-finite iterate from %v", ErrMidpointNoConvergence, x)
+			return x, fmt.Errorf("%w (%w): non-finite iterate from %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
 		}
 		// converged once the update is at round-off, or stops shrinking
 		// there (it then only jitters in the last bits)
@@ -210,6 +216,11 @@ func solve4(a [4][4]float64, b [4]float64) ([4]float64, bool) {
 // Coulomb term). It is the dissipative, non-symplectic factor that a
 // friction-aware prior composes with MidpointStep (PendulumPrior).
 func (pp *PendulumParams) FrictionStep(x [4]float64, s float64) ([4]float64, error) {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return x, fmt.Errorf("%w (%w): friction step from the non-finite state %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
+		}
+	}
 	q := [2]float64{x[0], x[1]}
 	a := pp.InverseMassMatrix(q)
 	p0 := [2]float64{x[2], x[3]}
@@ -340,6 +351,9 @@ func (p *PendulumPrior) Step(x [4]float64, tau [2]float64) ([4]float64, error) {
 	p.tau = tau
 	copy(p.y, x[:])
 	if err := p.ode.Integrate(p.f, 0, p.Dt, p.y); err != nil {
+		if errors.Is(err, ErrNonFinite) {
+			return x, fmt.Errorf("mechanics: prior step: %w (%w)", err, ErrOutOfDomain)
+		}
 		return x, fmt.Errorf("mechanics: prior step: %w", err)
 	}
 	return [4]float64{p.y[0], p.y[1], p.y[2], p.y[3]}, nil

@@ -290,11 +290,11 @@ func (p *QuadrotorPrior) checkStep(out, x, e []float64) error {
 	}
 	for i := range quadDim {
 		if math.IsNaN(x[i]) || math.IsInf(x[i], 0) {
-			return fmt.Errorf("mechanics: quadrotor prior: non-finite state %v", slices.Clone(x[:quadDim]))
+			return fmt.Errorf("%w: quadrotor prior: non-finite state %v", ErrOutOfDomain, slices.Clone(x[:quadDim]))
 		}
 	}
 	if math.Abs(math.Cos(x[4])) < 1e-6 {
-		return fmt.Errorf("mechanics: quadrotor prior: pitch %g rad is at the Euler angles' singularity (±π/2)", x[4])
+		return fmt.Errorf("%w: quadrotor prior: pitch %g rad is at the Euler angles' singularity (±π/2)", ErrOutOfDomain, x[4])
 	}
 	return nil
 }
@@ -391,7 +391,7 @@ func (p *QuadrotorPrior) HasAdjoint() bool { return true }
 func finiteState(what string, x []float64) error {
 	for _, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("mechanics: %s: the step produced a non-finite state %v", what, slices.Clone(x))
+			return fmt.Errorf("%w: %s: the step produced a non-finite state %v", ErrOutOfDomain, what, slices.Clone(x))
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package mechanics
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -266,17 +267,20 @@ func TestQuadrotorPriorSpec(t *testing.T) {
 	out := make([]float64, quadDim)
 	x := make([]float64, quadDim)
 	for _, tc := range []struct {
-		name string
-		x, e []float64
-		want string
+		name   string
+		x, e   []float64
+		want   string
+		domain bool // the state is outside the prior's domain (ErrOutOfDomain)
 	}{
-		{"short state", x[:6], make([]float64, 6), "state has 6"},
-		{"short wrench", x, make([]float64, 4), "4 port values"},
-		{"NaN", append(append([]float64(nil), x[:11]...), math.NaN()), make([]float64, 6), "non-finite"},
-		{"pitch π/2", []float64{0, 0, 0, 0, math.Pi / 2, 0, 0, 0, 0, 0, 0, 0}, make([]float64, 6), "singularity"},
+		{"short state", x[:6], make([]float64, 6), "state has 6", false},
+		{"short wrench", x, make([]float64, 4), "4 port values", false},
+		{"NaN", append(append([]float64(nil), x[:11]...), math.NaN()), make([]float64, 6), "non-finite", true},
+		{"pitch π/2", []float64{0, 0, 0, 0, math.Pi / 2, 0, 0, 0, 0, 0, 0, 0}, make([]float64, 6), "singularity", true},
+		{"infinite wrench", x, []float64{0, 0, math.Inf(1), 0, 0, 0}, "non-finite state", true},
 	} {
-		if err := p.StepTo(out, tc.x, tc.e); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		err := p.StepTo(out, tc.x, tc.e)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, ErrOutOfDomain) != tc.domain {
+			t.Errorf("%s: error %v, want one containing %q (out of the domain: %v)", tc.name, err, tc.want, tc.domain)
 		}
 	}
 }
@@ -449,5 +453,27 @@ func TestQuadrotorPriorWrenchPort(t *testing.T) {
 	qp.WrenchPort = -1
 	if _, err := NewQuadrotorPrior(qp, 0.01); err == nil || !strings.Contains(err.Error(), "wrench_port = -1") {
 		t.Errorf("wrench port −1: error %v", err)
+	}
+}
+
+// TestPendulumPriorOutOfDomain: every pendulum prior refuses a
+// non-finite state as outside its domain (ErrOutOfDomain), as a composed
+// rollout that has diverged meets it, and steps a finite one.
+func TestPendulumPriorOutOfDomain(t *testing.T) {
+	pp := hardwareLikeParams()
+	for _, kind := range PendulumPriorKinds() {
+		p, err := NewPendulumPrior(kind, pp, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, 4)
+		if err := p.StepTo(out, []float64{0.1, -0.2, 0.01, 0}, []float64{0.1, 0}); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		for _, x := range [][]float64{{math.NaN(), 0, 0, 0}, {0, 0, math.Inf(-1), 0}} {
+			if err := p.StepTo(out, x, []float64{0, 0}); !errors.Is(err, ErrOutOfDomain) {
+				t.Errorf("%s from %v: error %v, want ErrOutOfDomain", kind, x, err)
+			}
+		}
 	}
 }

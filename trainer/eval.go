@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
@@ -370,7 +372,13 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 					x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
 					ports := ep.E[win.Start*ne : (win.Start+H)*ne]
 					if rec.err = r.Rollout(x0, ports, H, out); rec.err != nil {
-						return
+						if !errors.Is(rec.err, mechanics.ErrOutOfDomain) {
+							return
+						}
+						// a composed model's rollout that left its
+						// physics prior's domain has diverged
+						rec.err, rec.finite = nil, false
+						continue
 					}
 					truth := ep.X[(win.Start+1)*nx : (win.Start+1+H)*nx]
 					rec.sqq, rec.sqp, rec.finite = 0, 0, true

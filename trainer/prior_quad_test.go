@@ -2,8 +2,11 @@ package trainer
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,5 +187,57 @@ func TestQuadrotorComposedTraining(t *testing.T) {
 	}
 	if err := pend.CheckConfig(Config{RolloutSteps: 3}); err == nil || !strings.Contains(err.Error(), "tangent map") {
 		t.Errorf("pendulum prior, K = 3: error %v", err)
+	}
+}
+
+// outOfDomain is the quadrotor prior alone, except that rollouts from a
+// state with x[0] above a threshold fail as a composed rollout that runs
+// into the prior's singularity does (wrapping mechanics.ErrOutOfDomain),
+// or with another error when other is set.
+type outOfDomain struct {
+	*mechanics.QuadrotorPrior
+	above float64
+	other bool
+}
+
+func (o outOfDomain) Rollout(x0, ports []float64, horizon int, out []float64) error {
+	if x0[0] > o.above {
+		if o.other {
+			return errors.New("a failure that is not the prior's domain")
+		}
+		return fmt.Errorf("mechanics: composed rollout, step 3: %w: quadrotor prior: pitch 1.5707963 rad is at the Euler angles' singularity (±π/2)", mechanics.ErrOutOfDomain)
+	}
+	return o.QuadrotorPrior.Rollout(x0, ports, horizon, out)
+}
+
+// TestEvaluatePriorOutOfDomain: a rollout that leaves its prior's domain
+// counts as a diverged window (the error unbounded), as a non-finite one
+// does, instead of failing the evaluation; any other rollout error still
+// fails it.
+func TestEvaluatePriorOutOfDomain(t *testing.T) {
+	ds := quadDataset(t, 4, 60, 3)
+	opt := EvalOptions{Horizon: 10, Stride: 5, Workers: 2}
+	plain, err := Evaluate(context.Background(), func() (Roller, error) { return quadPrior(t), nil }, ds, opt)
+	if err != nil || plain.Diverged != 0 || math.IsInf(plain.MSE, 0) {
+		t.Fatalf("the prior alone: %+v, %v", plain, err)
+	}
+	// the windows starting above the median x fail
+	var xs []float64
+	for _, ep := range ds.Episodes {
+		for k := 0; k+opt.Horizon < ep.Len; k += opt.Stride {
+			xs = append(xs, ep.X[k*12])
+		}
+	}
+	slices.Sort(xs)
+	median := xs[len(xs)/2]
+	res, err := Evaluate(context.Background(), func() (Roller, error) { return outOfDomain{quadPrior(t), median, false}, nil }, ds, opt)
+	if err != nil {
+		t.Fatalf("a rollout out of the prior's domain failed the evaluation: %v", err)
+	}
+	if res.Windows != plain.Windows || res.Diverged == 0 || res.Diverged >= res.Windows || !math.IsInf(res.MSE, 1) {
+		t.Errorf("%d of %d windows diverged, MSE %v; want some, not all, and an unbounded error", res.Diverged, res.Windows, res.MSE)
+	}
+	if _, err := Evaluate(context.Background(), func() (Roller, error) { return outOfDomain{quadPrior(t), median, true}, nil }, ds, opt); err == nil || !strings.Contains(err.Error(), "not the prior's domain") {
+		t.Errorf("another rollout error: %v", err)
 	}
 }
