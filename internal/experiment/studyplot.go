@@ -250,7 +250,7 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 				continue
 			}
 			if m == "physics" {
-				physics = &plot.Series{Name: "identified physics model", Role: plot.Other, Dashed: true, Values: s.Values}
+				physics = &plot.Series{Name: "identified physics model", Role: plot.Physics, Dashed: true, Values: s.Values}
 				continue
 			}
 			if diverged > 0 {

@@ -218,7 +218,7 @@ func lineColour(t *testing.T, e legendEntry) color.Color {
 // figure, whatever the order or number of the models beside it, and that
 // the roles' colours differ.
 func TestPalette(t *testing.T) {
-	roles := []Role{Truth, GR, GRB, MLP, Hold}
+	roles := []Role{Truth, GR, GRB, MLP, Hold, Physics}
 	seen := map[color.Color]Role{}
 	for _, r := range roles {
 		if o, ok := seen[r.Colour()]; ok {
@@ -235,7 +235,7 @@ func TestPalette(t *testing.T) {
 	if cl.of(Other, "x") != cl.of(Other, "x") || cl.of(Other, "x") == cl.of(Other, "xx") {
 		t.Error("Other series: one colour per model name")
 	}
-	for kind, want := range map[string]Role{"truth": Truth, "gr": GR, "grb": GRB, "mlp": MLP, "hold": Hold, "lstm": Other} {
+	for kind, want := range map[string]Role{"truth": Truth, "gr": GR, "grb": GRB, "mlp": MLP, "hold": Hold, "physics": Physics, "lstm": Other} {
 		if KindRole(kind) != want {
 			t.Errorf("KindRole(%q) = %d, want %d", kind, KindRole(kind), want)
 		}

@@ -23,11 +23,14 @@ const (
 	MLP
 	// Hold is the reference that holds the state constant, x̂ₖ = x₀ (grey).
 	Hold
+	// Physics is an identified physics model predicting alone (brown, a
+	// colour outside the Okabe–Ito set that the extra colours use).
+	Physics
 )
 
 // KindRole returns the role of a model kind as the project names kinds:
-// "gr", "grb", "mlp", "hold" (the state held constant) and "truth"; any
-// other kind is Other.
+// "gr", "grb", "mlp", "hold" (the state held constant), "physics" (a
+// physics model alone) and "truth"; any other kind is Other.
 func KindRole(kind string) Role {
 	switch kind {
 	case "truth":
@@ -40,6 +43,8 @@ func KindRole(kind string) Role {
 		return MLP
 	case "hold":
 		return Hold
+	case "physics":
+		return Physics
 	}
 	return Other
 }
@@ -61,6 +66,8 @@ func (r Role) colour(i int) color.Color {
 		return color.RGBA{0xd5, 0x5e, 0x00, 0xff}
 	case Hold:
 		return color.RGBA{0x99, 0x99, 0x99, 0xff}
+	case Physics:
+		return color.RGBA{0x8c, 0x51, 0x0a, 0xff}
 	}
 	extra := [...]color.RGBA{
 		{0xe6, 0x9f, 0x00, 0xff}, // orange
