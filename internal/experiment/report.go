@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -87,34 +88,11 @@ func sanitize(rep *Report) any {
 }
 
 // toGeneric converts the report to generic maps and slices through JSON,
-// with non-finite floats replaced by the nonFinite marker first.
+// with every non-finite float replaced by the nonFinite marker first
+// (finiteCopy: wherever it is, a model's error, a training epoch's
+// validation error, a group's or a file's).
 func toGeneric(rep *Report) any {
-	cp := *rep
-	cp.Models = make([]ModelReport, len(rep.Models))
-	for i, m := range rep.Models {
-		m.OOD.PerStep, m.ID.PerStep = fin(m.OOD.PerStep), fin(m.ID.PerStep)
-		m.OODARMSE, m.IDARMSE = finOr(m.OODARMSE), finOr(m.IDARMSE)
-		m.OOD.MSE, m.ID.MSE = finOr(m.OOD.MSE), finOr(m.ID.MSE)
-		m.OOD.MSEQ, m.OOD.MSEP, m.ID.MSEQ, m.ID.MSEP = finOr(m.OOD.MSEQ), finOr(m.OOD.MSEP), finOr(m.ID.MSEQ), finOr(m.ID.MSEP)
-		m.FinalLoss, m.FinalValLoss = finOr(m.FinalLoss), finOr(m.FinalValLoss)
-		rows := make([]HorizonRow, len(m.MultiHorizon))
-		for j, r := range m.MultiHorizon {
-			var pf []trainer.FileError
-			for _, f := range r.OODPerFile {
-				f.MSE, f.MSEQ, f.MSEP = finOr(f.MSE), finOr(f.MSEQ), finOr(f.MSEP)
-				pf = append(pf, f)
-			}
-			rows[j] = HorizonRow{Horizon: r.Horizon, IDMSE: finOr(r.IDMSE), OODMSE: finOr(r.OODMSE), OODPerFile: pf}
-		}
-		m.MultiHorizon = rows
-		hist := make([]trainer.EpochStats, len(m.History))
-		for j, h := range m.History {
-			h.Loss, h.ValLoss, h.GradNorm = finOr(h.Loss), finOr(h.ValLoss), finOr(h.GradNorm)
-			hist[j] = h
-		}
-		m.History = hist
-		cp.Models[i] = m
-	}
+	cp := finiteCopy(reflect.ValueOf(rep).Elem()).Interface().(Report)
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return map[string]any{"error": err.Error()}
@@ -124,23 +102,71 @@ func toGeneric(rep *Report) any {
 	return g
 }
 
-// nonFinite marks a value JSON cannot carry; sanitize turns it into null.
-const nonFinite = -1.7976931348623157e308
-
-func finOr(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nonFinite
+// finiteCopy returns a deep copy of v in which every NaN and ±Inf float
+// is the nonFinite marker; v itself is not changed. Unexported struct
+// fields, which JSON does not write, are copied as they are.
+func finiteCopy(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			out := reflect.New(v.Type()).Elem()
+			out.SetFloat(nonFinite)
+			return out
+		}
+		return v
+	case reflect.Struct:
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v)
+		for i := range v.NumField() {
+			if f := out.Field(i); f.CanSet() {
+				f.Set(finiteCopy(v.Field(i)))
+			}
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(finiteCopy(v.Index(i)))
+		}
+		return out
+	case reflect.Array:
+		out := reflect.New(v.Type()).Elem()
+		for i := range v.Len() {
+			out.Index(i).Set(finiteCopy(v.Index(i)))
+		}
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(finiteCopy(v.Elem()))
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), finiteCopy(it.Value()))
+		}
+		return out
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(finiteCopy(v.Elem()))
+		return out
 	}
 	return v
 }
 
-func fin(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = finOr(x)
-	}
-	return out
-}
+// nonFinite marks a value JSON cannot carry; sanitize turns it into null.
+const nonFinite = -1.7976931348623157e308
 
 // Markdown renders the report as a human-readable summary.
 func Markdown(rep *Report) string {

@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -135,5 +138,59 @@ func TestStudyRowsPerOODFile(t *testing.T) {
 		if got := OODFileGroup(file); got != want {
 			t.Errorf("OODFileGroup(%q) = %q, want %q", file, got, want)
 		}
+	}
+}
+
+// TestReportNonFinite: a report with non-finite values wherever a
+// diverged model leaves them (its errors, an epoch's validation AR MSE, a
+// group's and a file's error, the per-coordinate error) is written as
+// JSON with those values null and everything else kept, and the report
+// itself is not changed.
+func TestReportNonFinite(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	rep := &Report{System: "s", Extra: map[string]string{"k": "v"}, Models: []ModelReport{{
+		Name: "MLP", Kind: "mlp", OODARMSE: inf, IDARMSE: 0.5,
+		OOD:          trainer.EvalResult{MSE: inf, PerCoord: []float64{1, nan}, PerFile: []trainer.FileError{{File: "f", MSE: inf}}},
+		MultiHorizon: []HorizonRow{{Horizon: 5, IDMSE: 0.1, OODMSE: nan, OODPerFile: []trainer.FileError{{File: "f", MSE: inf}}}},
+		History:      []trainer.EpochStats{{Epoch: 1, Loss: 0.2, ValARMSE: inf}},
+		Groups:       []GroupResult{{Group: "g", Horizons: []int{5}, MSE: []float64{inf}}},
+	}}, HoldGroups: []GroupResult{{Group: "g", Horizons: []int{5}, MSE: []float64{nan}}}}
+	dir := t.TempDir()
+	if err := writeReport(rep, dir); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Error  string `json:"error"`
+		Models []struct {
+			OODARMSE *float64 `json:"ood_ar_mse"`
+			IDARMSE  *float64 `json:"id_ar_mse"`
+			OOD      struct {
+				PerCoord []*float64 `json:"per_coord"`
+			} `json:"ood"`
+			History []struct {
+				Loss     *float64 `json:"loss"`
+				ValARMSE *float64 `json:"val_ar_mse"`
+			} `json:"history"`
+			MultiHorizon []struct {
+				OODPerFile []struct {
+					MSE *float64 `json:"mse"`
+				} `json:"ood_per_file"`
+			} `json:"multi_horizon"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil || g.Error != "" || len(g.Models) != 1 {
+		t.Fatalf("report.json %s: %v", raw, err)
+	}
+	m := g.Models[0]
+	if m.OODARMSE != nil || m.IDARMSE == nil || *m.IDARMSE != 0.5 || m.OOD.PerCoord[0] == nil || m.OOD.PerCoord[1] != nil ||
+		m.History[0].ValARMSE != nil || m.History[0].Loss == nil || m.MultiHorizon[0].OODPerFile[0].MSE != nil {
+		t.Errorf("report.json: %s", raw)
+	}
+	if !math.IsInf(rep.Models[0].History[0].ValARMSE, 1) || !math.IsNaN(rep.HoldGroups[0].MSE[0]) || !math.IsNaN(rep.Models[0].OOD.PerCoord[1]) {
+		t.Error("writing the report changed it")
 	}
 }
