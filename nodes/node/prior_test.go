@@ -395,35 +395,16 @@ func TestNodeServesQuadrotorPrior(t *testing.T) {
 }
 
 func serveQuadrotorPrior(t *testing.T, port int) {
-	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie_gravity.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Node.DiagnosticsPeriod = 1e6
-	qp, ok := p.Spec.QuadrotorPrior(1)
-	if !ok {
-		t.Fatal("crazyflie_gravity.yaml describes no quadrotor prior")
-	}
-	qp.WrenchPort = port
-	sv := quadrotorPriorModel(t, p, qp)
-	pub := &memPub{}
-	now := t0
-	nd, err := node.New(node.Options{Params: p, Model: sv.Model, Now: func() int64 { return now }, Publisher: pub})
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := motorsSchema(t, p)
-	r, err := sv.Rollers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCrazyflieNode(t, port, func(p *node.Params) { p.Node.DiagnosticsPeriod = 1e6 })
+	qp, nd, pub, schema, r := c.qp, c.nd, c.pub, c.schema, c.r
+	now := &c.now
 	h := nd.Horizon()
 	x, e := make([]float64, 12), make([]float64, 12)
 	ports, want, prevE := make([]float64, h*12), make([]float64, h*12), make([]float64, 12)
 	checked := 0
 	for k := range 8 {
-		now = t0 + int64(k)*10_000_000
-		feedCrazyflie(t, nd, schema, now, k)
+		*now = t0 + int64(k)*10_000_000
+		feedCrazyflie(t, nd, schema, *now, k)
 		ps := pub.predictions(t)
 		if len(ps) == 0 {
 			// the port history warms up
@@ -453,7 +434,7 @@ func serveQuadrotorPrior(t *testing.T, port int) {
 	if checked < 5 {
 		t.Fatalf("%d predictions checked, want at least 5", checked)
 	}
-	now += 2e15 // past the periodic diagnostics
+	*now += 2e15 // past the periodic diagnostics
 	if err := nd.Tick(); err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +450,7 @@ func serveQuadrotorPrior(t *testing.T, port int) {
 		t.Error("crazyflie.yaml (the SE(3) pose) describes a quadrotor prior")
 	}
 	sv3 := quadrotorPriorModel(t, se3, qp)
-	_, err = node.New(node.Options{Params: se3, Model: sv3.Model, Now: func() int64 { return now }, Publisher: &memPub{}})
+	_, err = node.New(node.Options{Params: se3, Model: sv3.Model, Now: func() int64 { return *now }, Publisher: &memPub{}})
 	if !errors.Is(err, node.ErrModel) || !strings.Contains(err.Error(), "gravity-aware floating base") {
 		t.Errorf("a quadrotor prior under the SE(3) pose: error %v", err)
 	}
@@ -528,28 +509,9 @@ func heldHistoryPorts(ports, e, prevE []float64, h int) {
 // estimate is applied (the predictions differ from the composed rollout
 // without it) and holds the samples' residuals.
 func TestNodeQuadrotorPriorWrenchEstimate(t *testing.T) {
-	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie_gravity.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	qp, ok := p.Spec.QuadrotorPrior(1)
-	if !ok {
-		t.Fatal("crazyflie_gravity.yaml describes no quadrotor prior")
-	}
 	cfg := predictor.WrenchEstimate{Window: 6, Gate: 0.5, Decay: 1, Blocks: 2}
-	p.Node.WrenchEstimate = &cfg
-	sv := quadrotorPriorModel(t, p, qp)
-	pub := &memPub{}
-	now := t0
-	nd, err := node.New(node.Options{Params: p, Model: sv.Model, Now: func() int64 { return now }, Publisher: pub})
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := motorsSchema(t, p)
-	r, err := sv.Rollers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCrazyflieNode(t, 0, func(p *node.Params) { p.Node.WrenchEstimate = &cfg })
+	p, nd, pub, schema, r := c.p, c.nd, c.pub, c.schema, c.r
 	est, err := predictor.NewWrenchEstimator(r, 6, 12, predictor.WrenchBaseGravity, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -560,8 +522,8 @@ func TestNodeQuadrotorPriorWrenchEstimate(t *testing.T) {
 	ports, want, plain := make([]float64, h*12), make([]float64, h*12), make([]float64, h*12)
 	checked, differs := 0, false
 	for k := range 12 {
-		now = t0 + int64(k)*10_000_000
-		feedCrazyflie(t, nd, schema, now, k)
+		c.now = t0 + int64(k)*10_000_000
+		feedCrazyflie(t, nd, schema, c.now, k)
 		if _, err := nd.State(x, e); err != nil {
 			t.Fatal(err)
 		}
@@ -611,4 +573,42 @@ func TestNodeQuadrotorPriorWrenchEstimate(t *testing.T) {
 	if !differs {
 		t.Error("the wrench estimate changed no prediction of the composed model")
 	}
+}
+
+// crazyflieNode is a node serving a Crazyflie model behind the
+// quadrotor's rigid-body prior (params/crazyflie_gravity.yaml), its clock
+// at now.
+type crazyflieNode struct {
+	p      *node.Params
+	qp     mechanics.QuadrotorParams
+	sv     *trainer.SavedModel
+	nd     *node.Node
+	pub    *memPub
+	now    int64
+	schema *rosmsg.Schema
+	r      predictor.Stepper // the composed rollout, as the model file opens
+}
+
+// newCrazyflieNode makes a crazyflieNode whose prior reads the wrench
+// from port wrenchPort, with the params changed by change first.
+func newCrazyflieNode(t *testing.T, wrenchPort int, change func(*node.Params)) *crazyflieNode {
+	t.Helper()
+	p, err := node.LoadParams(filepath.Join(fixtures.Root(), "params", "crazyflie_gravity.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(p)
+	qp, ok := p.Spec.QuadrotorPrior(1)
+	if !ok {
+		t.Fatal("crazyflie_gravity.yaml describes no quadrotor prior")
+	}
+	qp.WrenchPort = wrenchPort
+	c := &crazyflieNode{p: p, qp: qp, sv: quadrotorPriorModel(t, p, qp), pub: &memPub{}, now: t0, schema: motorsSchema(t, p)}
+	if c.nd, err = node.New(node.Options{Params: p, Model: c.sv.Model, Now: func() int64 { return c.now }, Publisher: c.pub}); err != nil {
+		t.Fatal(err)
+	}
+	if c.r, err = c.sv.Rollers(); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
