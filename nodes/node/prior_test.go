@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -421,14 +422,7 @@ func serveQuadrotorPrior(t *testing.T, port int) {
 		if err := r.Rollout(x, ports, h, want); err != nil {
 			t.Fatal(err)
 		}
-		got := ps[len(ps)-1]
-		for j := range h {
-			for i := range 6 {
-				if got.Q[6*j+i] != want[12*j+i] || got.P[6*j+i] != want[12*j+6+i] {
-					t.Fatalf("sample %d, step %d: predicted q %v p %v, the composed rollout %v", k, j+1, got.Q[6*j:6*j+6], got.P[6*j:6*j+6], want[12*j:12*j+12])
-				}
-			}
-		}
+		sameQuadPrediction(t, k, ps[len(ps)-1], want, "the composed rollout")
 		checked++
 	}
 	if checked < 5 {
@@ -547,17 +541,8 @@ func TestNodeQuadrotorPriorWrenchEstimate(t *testing.T) {
 		if err := r.Rollout(x, ports, h, plain); err != nil {
 			t.Fatal(err)
 		}
-		got := ps[len(ps)-1]
-		for j := range h {
-			for i := range 6 {
-				if got.Q[6*j+i] != want[12*j+i] || got.P[6*j+i] != want[12*j+6+i] {
-					t.Fatalf("sample %d, step %d: predicted q %v p %v, the offset-free composed rollout %v", k, j+1, got.Q[6*j:6*j+6], got.P[6*j:6*j+6], want[12*j:12*j+12])
-				}
-				if want[12*j+i] != plain[12*j+i] || want[12*j+6+i] != plain[12*j+6+i] {
-					differs = true
-				}
-			}
-		}
+		sameQuadPrediction(t, k, ps[len(ps)-1], want, "the offset-free composed rollout")
+		differs = differs || !slices.Equal(want, plain)
 		checked++
 	}
 	if checked < 8 {
@@ -611,4 +596,17 @@ func newCrazyflieNode(t *testing.T, wrenchPort int, change func(*node.Params)) *
 		t.Fatal(err)
 	}
 	return c
+}
+
+// sameQuadPrediction fails unless the node's prediction of sample k is,
+// bit for bit, want (the 12 state values of each step of the horizon).
+func sameQuadPrediction(t *testing.T, k int, got msgs.PredictedTrajectory, want []float64, what string) {
+	t.Helper()
+	for j := range len(want) / 12 {
+		for i := range 6 {
+			if got.Q[6*j+i] != want[12*j+i] || got.P[6*j+i] != want[12*j+6+i] {
+				t.Fatalf("sample %d, step %d: predicted q %v p %v, %s %v", k, j+1, got.Q[6*j:6*j+6], got.P[6*j:6*j+6], what, want[12*j:12*j+12])
+			}
+		}
+	}
 }
