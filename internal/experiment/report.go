@@ -41,17 +41,87 @@ func writeReport(rep *Report, outDir string) error {
 }
 
 // ReadReport reads a report.json that a run wrote. Values a diverged model
-// left non-finite were written as null and read as zero.
+// left non-finite were written as null and are read back as NaN
+// (decodeReport).
 func ReadReport(path string) (*Report, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
-	var rep Report
-	if err := json.Unmarshal(raw, &rep); err != nil {
+	rep, err := decodeReport(raw)
+	if err != nil {
 		return nil, fmt.Errorf("experiment: report %s: %w", path, err)
 	}
+	return rep, nil
+}
+
+// decodeReport decodes a report.json. A number written as null (a
+// non-finite value, sanitize) is NaN in the report, not zero, so that a
+// diverged model's errors never read as perfect ones; a report.json that
+// records a failed write ({"error": …}) is an error.
+func decodeReport(raw []byte) (*Report, error) {
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, err
+	}
+	var g any
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return nil, err
+	}
+	if m, ok := g.(map[string]any); ok {
+		if e, ok := m["error"].(string); ok && len(m) == 1 {
+			return nil, fmt.Errorf("the run could not write its report (%s): remove its directory to run it again", e)
+		}
+	}
+	nullsToNaN(reflect.ValueOf(&rep).Elem(), g)
 	return &rep, nil
+}
+
+// nullsToNaN sets every float of v whose value in g, the same JSON decoded
+// generically, is null to NaN, following the fields' JSON names.
+func nullsToNaN(v reflect.Value, g any) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if g == nil && v.CanSet() {
+			v.SetFloat(math.NaN())
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			nullsToNaN(v.Elem(), g)
+		}
+	case reflect.Slice, reflect.Array:
+		if a, ok := g.([]any); ok {
+			for i := range min(v.Len(), len(a)) {
+				nullsToNaN(v.Index(i), a[i])
+			}
+		}
+	case reflect.Struct:
+		m, ok := g.(map[string]any)
+		if !ok {
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				nullsToNaN(v.Field(i), g)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if e, ok := m[name]; ok {
+				nullsToNaN(v.Field(i), e)
+			}
+		}
+	}
 }
 
 // Configuration returns what a real-robot report says of its training

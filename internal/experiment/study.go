@@ -791,11 +791,11 @@ func readReport(dir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rep Report
-	if err := json.Unmarshal(data, &rep); err != nil {
+	rep, err := decodeReport(data)
+	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", filepath.Join(dir, "report.json"), err)
 	}
-	return &rep, nil
+	return rep, nil
 }
 
 // StudyMarkdown renders a study: per evaluation group, variant and model,

@@ -193,4 +193,27 @@ func TestReportNonFinite(t *testing.T) {
 	if !math.IsInf(rep.Models[0].History[0].ValARMSE, 1) || !math.IsNaN(rep.HoldGroups[0].MSE[0]) || !math.IsNaN(rep.Models[0].OOD.PerCoord[1]) {
 		t.Error("writing the report changed it")
 	}
+	// read back: the nulls are NaN, never zero (a perfect score)
+	back, err := ReadReport(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm := back.Models[0]
+	for name, v := range map[string]float64{"OOD AR MSE": bm.OODARMSE, "OOD MSE": bm.OOD.MSE, "per_coord[1]": bm.OOD.PerCoord[1],
+		"per_file": bm.OOD.PerFile[0].MSE, "OOD at 5": bm.MultiHorizon[0].OODMSE, "ood_per_file": bm.MultiHorizon[0].OODPerFile[0].MSE,
+		"val_ar_mse": bm.History[0].ValARMSE, "group": bm.Groups[0].MSE[0], "hold group": back.HoldGroups[0].MSE[0]} {
+		if !math.IsNaN(v) {
+			t.Errorf("%s read back as %v, want NaN", name, v)
+		}
+	}
+	if bm.IDARMSE != 0.5 || bm.OOD.PerCoord[0] != 1 || bm.MultiHorizon[0].IDMSE != 0.1 || bm.History[0].Loss != 0.2 || back.Extra["k"] != "v" {
+		t.Errorf("finite values read back as %+v", bm)
+	}
+	// a report that could not be written is refused, not read as empty
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), []byte(`{"error": "json: unsupported value: +Inf"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readReport(dir); err == nil || !strings.Contains(err.Error(), "remove its directory") {
+		t.Errorf("a failed report: %v", err)
+	}
 }
