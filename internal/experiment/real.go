@@ -182,6 +182,16 @@ type RealBenchmark struct {
 	variants      map[string]Datasets // the data of variants that convert otherwise
 	// variantNotes are the notes of those variants' conversions
 	variantNotes map[string]map[string]string
+	// physics holds the physics model's results by evaluation data and
+	// wrench port (variantPhysics): variants that share both share them
+	physics map[physicsKey][]GroupResult
+}
+
+// physicsKey identifies a physics-alone evaluation: the OOD set it ran
+// on (the ID-test set comes from the same conversion) and the wrench port.
+type physicsKey struct {
+	ood  *dataset.Dataset
+	port int
 }
 
 // realSystem is the fixed description of one real-robot benchmark.

@@ -162,23 +162,39 @@ func (b *RealBenchmark) variantPhysics(ctx context.Context, v Variant) ([]GroupR
 	if err != nil {
 		return nil, err
 	}
+	var rollers trainer.RollerFactory
+	key := physicsKey{ood: d.OOD}
 	if b.Pendulum != nil {
-		return b.splitEval(ctx, d, "identified physics model", PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, d.ID.Dt))
-	}
-	qp := *b.Quadrotor
-	ms := slices.Clone(b.Spec.Models)
-	b.applyModels(v, ms, b.Spec)
-	for _, m := range ms {
-		if m.Prior == mechanics.PriorQuadrotorRK4 {
-			qp.WrenchPort = m.PriorWrenchPort
-			break
+		rollers = PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, d.ID.Dt)
+	} else {
+		qp := *b.Quadrotor
+		ms := slices.Clone(b.Spec.Models)
+		b.applyModels(v, ms, b.Spec)
+		for _, m := range ms {
+			if m.Prior == mechanics.PriorQuadrotorRK4 {
+				qp.WrenchPort = m.PriorWrenchPort
+				break
+			}
 		}
+		if d.ID.NU < qp.WrenchPort+6 {
+			return nil, fmt.Errorf("experiment: variant %s: the quadrotor prior reads the wrench at ports %d…%d, the data have %d", v.Name, qp.WrenchPort, qp.WrenchPort+5, d.ID.NU)
+		}
+		dt := d.ID.Dt
+		rollers = func() (trainer.Roller, error) { return mechanics.NewQuadrotorPrior(qp, dt) }
+		key.port = qp.WrenchPort
 	}
-	if d.ID.NU < qp.WrenchPort+6 {
-		return nil, fmt.Errorf("experiment: variant %s: the quadrotor prior reads the wrench at ports %d…%d, the data have %d", v.Name, qp.WrenchPort, qp.WrenchPort+5, d.ID.NU)
+	if g, ok := b.physics[key]; ok {
+		return g, nil
 	}
-	dt := d.ID.Dt
-	return b.splitEval(ctx, d, "identified physics model", func() (trainer.Roller, error) { return mechanics.NewQuadrotorPrior(qp, dt) })
+	g, err := b.splitEval(ctx, d, "identified physics model", rollers)
+	if err != nil {
+		return nil, err
+	}
+	if b.physics == nil {
+		b.physics = map[physicsKey][]GroupResult{}
+	}
+	b.physics[key] = g
+	return g, nil
 }
 
 // splitEval evaluates the rollers on the ID-test and OOD sets of d at
