@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/calisym/calisym/dataset"
@@ -261,5 +262,61 @@ func TestBadRolloutSettings(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// lateNaN is a learner whose loss turns non-finite once on is set, as a
+// run that diverges late does.
+type lateNaN struct {
+	*Symplectic
+	on *atomic.Bool
+}
+
+func (n *lateNaN) NewWorker(c int) Worker { return lateNaNWorker{n.Symplectic.NewWorker(c), n.on} }
+
+type lateNaNWorker struct {
+	Worker
+	on *atomic.Bool
+}
+
+func (w lateNaNWorker) LossGrad(b Batch, grad, pred []float64) float64 {
+	l := w.Worker.LossGrad(b, grad, pred)
+	if w.on.Load() {
+		return math.NaN()
+	}
+	return l
+}
+
+// TestDivergedKeepsBest: a run with a selection that diverges after some
+// epochs returns ErrDiverged naming the epoch and leaves the learner at
+// the selected epoch's parameters, not the diverged ones.
+func TestDivergedKeepsBest(t *testing.T) {
+	ds := toyDataset(t, 6, 60, 2, 1, 11)
+	val := toyDataset(t, 2, 60, 2, 1, 12)
+	cfg := DefaultConfig()
+	cfg.Epochs, cfg.BatchSize, cfg.Optimizer, cfg.LR = 8, 64, "adamw", 5e-3
+	cfg.SelectHorizon, cfg.SelectFrom = 20, 2
+	s := symplecticLearner(t, ds, predictor.KindGR, 4)
+	s.T.Init(rand.New(rand.NewPCG(4, 4)), 1)
+	var on atomic.Bool
+	l := &lateNaN{s, &on}
+	cfg.OnEpoch = func(e EpochStats) {
+		if e.Epoch == 4 {
+			on.Store(true)
+		}
+	}
+	h, err := Train(context.Background(), l, ds, val, cfg)
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "epoch 4") {
+		t.Fatalf("got %v, want ErrDiverged at epoch 4 (the fifth)", err)
+	}
+	if h == nil || len(h.Epochs) != 4 || h.BestEpoch < 2 || h.BestEpoch > 4 || h.BestTheta == nil {
+		t.Fatalf("history %+v", h)
+	}
+	if !slices.Equal(s.Params(), h.BestTheta) {
+		t.Error("the learner is not at the selected epoch's parameters")
+	}
+	r, err := Evaluate(context.Background(), s.Rollers(), val, EvalOptions{Horizon: cfg.SelectHorizon, Stride: cfg.SelectHorizon})
+	if err != nil || r.MSE != h.BestARMSE {
+		t.Errorf("the kept parameters' AR MSE %v (%v), the selected epoch's %v", r.MSE, err, h.BestARMSE)
 	}
 }

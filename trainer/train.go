@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/mechanics"
 )
 
 // Config controls a training run. The zero value is not usable: start from
@@ -310,6 +311,11 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // without a Comm) and receives the rest of each batch's from the others
 // (rowStore), with the same result, K-step epochs included; the
 // selection by the AR MSE loads the validation arrays it rolls out.
+// A run that diverges (ErrDiverged: a non-finite loss or gradient, or a
+// K-step rollout through a physics prior that left its domain,
+// mechanics.ErrOutOfDomain) returns the error and its history with the
+// learner at the selected epoch's parameters where Config.SelectHorizon
+// had chosen one.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -538,7 +544,11 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		if sr := (*stopRequest)(nil); errors.As(err, &sr) {
 			return hist, interrupted(epoch, sr.part, sr.cause)
 		} else if err != nil {
-			return hist, err
+			if errors.Is(err, mechanics.ErrOutOfDomain) {
+				// a K-step rollout through a physics prior left its domain
+				err = fmt.Errorf("%w at epoch %d: %w", ErrDiverged, epoch, err)
+			}
+			return hist, keepBest(l, hist, err)
 		}
 		sumLoss, sumW, gnorm, steps, count := part.SumLoss, part.SumW, part.GradNorm, part.Batches, part.Transitions
 		es := EpochStats{Epoch: epoch + 1, Loss: sumLoss / sumW, LR: lr, Alpha: alpha, GradNorm: gnorm / float64(max(steps, 1)),
@@ -584,6 +594,18 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		}
 	}
 	return hist, nil
+}
+
+// keepBest leaves the learner at the selected epoch's parameters when
+// training diverged (err wraps ErrDiverged) after a selection had chosen
+// one, as a completed run ends; it returns err.
+func keepBest(l Learner, hist *History, err error) error {
+	if errors.Is(err, ErrDiverged) && hist != nil && hist.BestTheta != nil {
+		if e := l.SetParams(hist.BestTheta); e != nil {
+			return errors.Join(err, e)
+		}
+	}
+	return err
 }
 
 // datasetLoss returns the weighted mean one-step loss over all unique
