@@ -1,7 +1,6 @@
 package mechanics
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -287,14 +286,7 @@ func TestPriorSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(p.Spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ParsePriorSpec(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, s := specRoundTrip(t, p)
 	if *s != p.Spec() {
 		t.Fatalf("round trip: %+v, want %+v", *s, p.Spec())
 	}

@@ -234,16 +234,9 @@ func TestQuadrotorPriorSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(p.Spec())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, s := specRoundTrip(t, p)
 	if strings.Contains(string(b), `"params"`) {
 		t.Errorf("a quadrotor spec records pendulum params: %s", b)
-	}
-	s, err := ParsePriorSpec(b)
-	if err != nil {
-		t.Fatal(err)
 	}
 	q, err := s.New()
 	if err != nil {
@@ -436,18 +429,11 @@ func TestQuadrotorPriorWrenchPort(t *testing.T) {
 	if err := lag.StepTo(b, x, e[:11]); err == nil || !strings.Contains(err.Error(), "11 port values, want 12") {
 		t.Errorf("11 ports: error %v", err)
 	}
-	js, err := json.Marshal(lag.Spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ParsePriorSpec(js)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, s := specRoundTrip(t, lag)
 	if s.Quadrotor == nil || s.Quadrotor.WrenchPort != 6 || s.PortDim() != 12 {
 		t.Fatalf("%s read back as %+v", js, s)
 	}
-	if js0, _ := json.Marshal(first.Spec()); strings.Contains(string(js0), "wrench_port") {
+	if js0, _ := specRoundTrip(t, first); strings.Contains(string(js0), "wrench_port") {
 		t.Errorf("the default wrench port is recorded: %s", js0)
 	}
 	qp.WrenchPort = -1
@@ -476,4 +462,19 @@ func TestPendulumPriorOutOfDomain(t *testing.T) {
 			}
 		}
 	}
+}
+
+// specRoundTrip writes the prior's spec as a model file records it (JSON)
+// and parses it back.
+func specRoundTrip(t *testing.T, p Prior) ([]byte, *PriorSpec) {
+	t.Helper()
+	b, err := json.Marshal(p.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParsePriorSpec(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, s
 }
