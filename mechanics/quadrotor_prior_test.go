@@ -10,6 +10,16 @@ import (
 	"testing"
 )
 
+// crazyfliePrior is the quadrotor prior of the constants qp at 100 Hz.
+func crazyfliePrior(tb testing.TB, qp QuadrotorParams) *QuadrotorPrior {
+	tb.Helper()
+	p, err := NewQuadrotorPrior(qp, 0.01)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 // crazyflieParams are the Crazyflie's constants (params/crazyflie*.yaml).
 func crazyflieParams(substeps int) QuadrotorParams {
 	return QuadrotorParams{Mass: 0.045, Inertia: [3]float64{2.3951e-5, 2.3951e-5, 3.2347e-5}, Gravity: 9.81, Substeps: substeps}
@@ -46,10 +56,7 @@ func randomWrench(rng *rand.Rand, qp QuadrotorParams) []float64 {
 // of motion against central differences at random flying states.
 func TestQuadrotorRHSJacobian(t *testing.T) {
 	qp := crazyflieParams(1)
-	p, err := NewQuadrotorPrior(qp, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := crazyfliePrior(t, qp)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 20 {
 		x := [quadDim]float64(randomQuadState(rng, qp))
@@ -86,10 +93,7 @@ func TestQuadrotorRHSJacobian(t *testing.T) {
 func TestQuadrotorPriorAdjoint(t *testing.T) {
 	for _, sub := range []int{1, 3} {
 		qp := crazyflieParams(sub)
-		p, err := NewQuadrotorPrior(qp, 0.01)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := crazyfliePrior(t, qp)
 		rng := rand.New(rand.NewPCG(3, uint64(sub)))
 		for trial := range 10 {
 			x := randomQuadState(rng, qp)
@@ -154,10 +158,7 @@ func TestQuadrotorPriorAdjoint(t *testing.T) {
 // a spin about a principal axis, and the energy of a free flight.
 func TestQuadrotorPriorMotion(t *testing.T) {
 	qp := crazyflieParams(2)
-	p, err := NewQuadrotorPrior(qp, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := crazyfliePrior(t, qp)
 	m, g, dt := qp.Mass, qp.Gravity, 0.01
 	step := func(x, w []float64) []float64 {
 		t.Helper()
@@ -209,9 +210,7 @@ func TestQuadrotorPriorMotion(t *testing.T) {
 	}
 	// the integrator's error over 100 steps, fourth order in the substep
 	drift := func(sub int) float64 {
-		if p, err = NewQuadrotorPrior(crazyflieParams(sub), dt); err != nil {
-			t.Fatal(err)
-		}
+		p = crazyfliePrior(t, crazyflieParams(sub))
 		x := []float64{0, 0, 0, 0.2, -0.1, 0.3, 0.02, -0.01, 0.03, 2.3951e-5 * 2, -2.3951e-5 * 1, 3.2347e-5 * 4}
 		e0 := energy(x)
 		for range 100 {
@@ -230,10 +229,7 @@ func TestQuadrotorPriorMotion(t *testing.T) {
 // trip rebuilds the same prior, and specs mixing the kinds, bad constants
 // and bad steps are refused with the reason; and the refusals of a step.
 func TestQuadrotorPriorSpec(t *testing.T) {
-	p, err := NewQuadrotorPrior(crazyflieParams(2), 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := crazyfliePrior(t, crazyflieParams(2))
 	b, s := specRoundTrip(t, p)
 	if strings.Contains(string(b), `"params"`) {
 		t.Errorf("a quadrotor spec records pendulum params: %s", b)
@@ -298,10 +294,7 @@ func (quadShift) Rollout(x0, ports []float64, horizon int, out []float64) error 
 // (the prior reads the first 6), and that it allocates nothing.
 func TestComposedStepperQuadrotor(t *testing.T) {
 	qp := crazyflieParams(2)
-	prior, err := NewQuadrotorPrior(qp, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prior := crazyfliePrior(t, qp)
 	const H, ne = 30, 12
 	c, err := NewComposedStepper(prior.Clone(), quadShift{}, ne)
 	if err != nil {
@@ -344,10 +337,7 @@ func TestComposedStepperQuadrotor(t *testing.T) {
 // (2 substeps), alone and with its adjoint.
 func BenchmarkQuadrotorPriorStep(b *testing.B) {
 	qp := crazyflieParams(2)
-	p, err := NewQuadrotorPrior(qp, 0.01)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := crazyfliePrior(b, qp)
 	rng := rand.New(rand.NewPCG(7, 8))
 	x, w := randomQuadState(rng, qp), randomWrench(rng, qp)
 	out, lam := make([]float64, quadDim), make([]float64, quadDim)
@@ -377,15 +367,9 @@ func BenchmarkQuadrotorPriorStep(b *testing.B) {
 // JSON), refuses fewer and a negative index.
 func TestQuadrotorPriorWrenchPort(t *testing.T) {
 	qp := crazyflieParams(2)
-	first, err := NewQuadrotorPrior(qp, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := crazyfliePrior(t, qp)
 	qp.WrenchPort = 6
-	lag, err := NewQuadrotorPrior(qp, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lag := crazyfliePrior(t, qp)
 	if lag.PortDim() != 12 || lag.Spec().PortDim() != 12 || !strings.Contains(lag.Spec().Needs(), "at least 12 ports, the body wrench from port 6") {
 		t.Fatalf("ports %d, spec's %d, needs %q", lag.PortDim(), lag.Spec().PortDim(), lag.Spec().Needs())
 	}
