@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/calisym/calisym/dataset"
-	"github.com/calisym/calisym/mechanics"
 )
 
 // Config controls a training run. The zero value is not usable: start from
@@ -311,11 +310,10 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // without a Comm) and receives the rest of each batch's from the others
 // (rowStore), with the same result, K-step epochs included; the
 // selection by the AR MSE loads the validation arrays it rolls out.
-// A run that diverges (ErrDiverged: a non-finite loss or gradient, or a
-// K-step rollout through a physics prior that left its domain,
-// mechanics.ErrOutOfDomain) returns the error and its history with the
-// learner at the selected epoch's parameters where Config.SelectHorizon
-// had chosen one.
+// A run that diverges (ErrDiverged: a non-finite loss or gradient, which
+// is also what a composed model's worker returns when its physics prior
+// cannot step) returns the error and its history with the learner at the
+// selected epoch's parameters where Config.SelectHorizon had chosen one.
 func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Config) (*History, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -544,10 +542,6 @@ func Train(ctx context.Context, l Learner, train, val *dataset.Dataset, cfg Conf
 		if sr := (*stopRequest)(nil); errors.As(err, &sr) {
 			return hist, interrupted(epoch, sr.part, sr.cause)
 		} else if err != nil {
-			if errors.Is(err, mechanics.ErrOutOfDomain) {
-				// a K-step rollout through a physics prior left its domain
-				err = fmt.Errorf("%w at epoch %d: %w", ErrDiverged, epoch, err)
-			}
 			return hist, keepBest(l, hist, err)
 		}
 		sumLoss, sumW, gnorm, steps, count := part.SumLoss, part.SumW, part.GradNorm, part.Batches, part.Transitions
