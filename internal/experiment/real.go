@@ -379,8 +379,7 @@ func SelectLongerPrior(ms []ModelSpec, spec Spec) {
 // round's variants.
 func selectLongerPriorBoth(ms []ModelSpec, spec Spec) {
 	SelectLonger(ms, spec)
-	withPrior(ms, mechanics.PriorMidpointFriction)
-	withPriorMLP(ms, mechanics.PriorMidpointFriction)
+	withPriorBoth(ms, mechanics.PriorMidpointFriction)
 }
 
 // SelectLonger is the real pendulum's training on top of its one-step

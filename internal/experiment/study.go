@@ -359,6 +359,12 @@ func Variants() []Variant {
 	}
 	// the GRB spline's knot range doubled at the same knot spacing
 	knots7 := func(ms []ModelSpec) { knots(ms, 2) }
+	// both models behind the quadrotor's rigid-body prior over twice the
+	// epochs (the quadrotor prior variants)
+	quadPriorBoth := func(ms []ModelSpec, _ Spec) {
+		twice(ms)
+		withPriorBoth(ms, mechanics.PriorQuadrotorRK4)
+	}
 	// capacity: CaLiSym's layers and tanh units, the MLP's hidden widths
 	scale := func(ms []ModelSpec, layers, width int, hidden float64) {
 		for i := range ms {
@@ -454,24 +460,14 @@ func Variants() []Variant {
 		{Name: "default-porthistory2-90ep-vbat-stride5", About: "default-porthistory2-60ep-vbat-stride5 with three times the one-step configuration's epochs (90; lever 1)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 5, Systems: crazyflies},
 		{Name: "default-porthistory2-90ep-vbat-stride5-mlp175", About: "the MLP alone of default-porthistory2-90ep-vbat-stride5, 175-175 wide (37,287 parameters, CaLiSym's 37,296): the parameter-matched baseline; CaLiSym's rows are default-porthistory2-90ep-vbat-stride5's (lever 6)", Apply: func(ms []ModelSpec, _ Spec) { thrice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 5, Only: []string{"mlp"}, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-stride2-mlp175", About: "the MLP alone of default-porthistory2-60ep-vbat-stride2, 175-175 wide (the parameter-matched baseline; CaLiSym's rows are default-porthistory2-60ep-vbat-stride2's; lever 6)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); mlpWidth(ms, 175) }, Convert: vbat, OnDefault: true, TrainStride: 2, Only: []string{"mlp"}, Systems: crazyflies},
-		{Name: "default-porthistory2-60ep-vbat-prior", About: "default-porthistory2-60ep-vbat with both models behind one step of the quadrotor's rigid-body model (Newton–Euler with gravity under the body wrench of the motor commands, one Runge–Kutta step of 10 ms; mechanics.QuadrotorPrior): x' = M(Φ₀(x, u), u), trained K-step through the prior's adjoint as the default trains (the issue's rigid-body prior that the symplectic map corrects)", Apply: func(ms []ModelSpec, _ Spec) {
-			twice(ms)
-			withPrior(ms, mechanics.PriorQuadrotorRK4)
-			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
-		}, Convert: vbat, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat-prior-lag", About: "default-porthistory2-60ep-vbat-prior with the rigid-body prior driven by the port history's wrench (the mean of each command's wrench over the 2 samples before, ports 6–11: QuadrotorParams.WrenchPort 6) instead of the current one: the rotors' lag behind the command in the physics; the learned map still sees both", Apply: func(ms []ModelSpec, _ Spec) {
-			twice(ms)
-			withPrior(ms, mechanics.PriorQuadrotorRK4)
-			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
+		{Name: "default-porthistory2-60ep-vbat-prior", About: "default-porthistory2-60ep-vbat with both models behind one step of the quadrotor's rigid-body model (Newton–Euler with gravity under the body wrench of the motor commands, one Runge–Kutta step of 10 ms; mechanics.QuadrotorPrior): x' = M(Φ₀(x, u), u), trained K-step through the prior's adjoint as the default trains (the issue's rigid-body prior that the symplectic map corrects)", Apply: quadPriorBoth, Convert: vbat, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-prior-lag", About: "default-porthistory2-60ep-vbat-prior with the rigid-body prior driven by the port history's wrench (the mean of each command's wrench over the 2 samples before, ports 6–11: QuadrotorParams.WrenchPort 6) instead of the current one: the rotors' lag behind the command in the physics; the learned map still sees both", Apply: func(ms []ModelSpec, s Spec) {
+			quadPriorBoth(ms, s)
 			for i := range ms {
 				ms[i].PriorWrenchPort = 6
 			}
 		}, Convert: vbat, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
-		{Name: "default-porthistory2-60ep-vbat-stride2-prior", About: "default-porthistory2-60ep-vbat-stride2 (the default since the fourth round) with both models behind the quadrotor's rigid-body prior as default-porthistory2-60ep-vbat-prior", Apply: func(ms []ModelSpec, _ Spec) {
-			twice(ms)
-			withPrior(ms, mechanics.PriorQuadrotorRK4)
-			withPriorMLP(ms, mechanics.PriorQuadrotorRK4)
-		}, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: []string{RealCrazyflieGravity}},
+		{Name: "default-porthistory2-60ep-vbat-stride2-prior", About: "default-porthistory2-60ep-vbat-stride2 (the default since the fourth round) with both models behind the quadrotor's rigid-body prior as default-porthistory2-60ep-vbat-prior", Apply: quadPriorBoth, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-stride2", About: "default-porthistory2-60ep-vbat on training windows at stride 2: five times the transitions and optimiser steps (lever 1)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, OnDefault: true, TrainStride: 2, Systems: crazyflies},
 		{Name: "default-porthistory2-60ep-vbat-canonical", About: "default-porthistory2-60ep-vbat with the base's momenta canonically conjugate to the gravity-aware coordinates, p = J(q)ᵀ·M·v (the linear momentum in the window's first yaw frame, Wᵀ times the angular momentum), instead of the body momenta M·v: the symplectic map's (q, p) a canonical pair (CanonicalMomenta)", Apply: func(ms []ModelSpec, _ Spec) { twice(ms) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
 		{Name: "default-porthistory2-60ep-vbat-decay1-canonical", About: "default-porthistory2-60ep-vbat-decay1 with the canonical momenta of default-porthistory2-60ep-vbat-canonical", Apply: func(ms []ModelSpec, _ Spec) { twice(ms); decay(ms, 1) }, Convert: vbat, Data: canonicalData, OnDefault: true, Systems: []string{RealCrazyflieGravity}},
@@ -610,8 +606,7 @@ func lhPriorBoth(k int) func(ms []ModelSpec, s Spec) {
 			t.Epochs *= 2
 			t.RolloutSteps = k
 		}
-		withPrior(ms, mechanics.PriorMidpointFriction)
-		withPriorMLP(ms, mechanics.PriorMidpointFriction)
+		withPriorBoth(ms, mechanics.PriorMidpointFriction)
 	}
 }
 
@@ -624,13 +619,12 @@ func withPrior(ms []ModelSpec, k mechanics.PriorKind) {
 	}
 }
 
-// withPriorMLP gives the MLP baselines the physics prior of kind k
-// (trainer.NewComposedMLP).
-func withPriorMLP(ms []ModelSpec, k mechanics.PriorKind) {
+// withPriorBoth gives every model, CaLiSym and the MLP baseline
+// (trainer.NewComposedMLP), the physics prior of kind k: both trained the
+// same way.
+func withPriorBoth(ms []ModelSpec, k mechanics.PriorKind) {
 	for i := range ms {
-		if ms[i].Kind == "mlp" {
-			ms[i].Prior = k
-		}
+		ms[i].Prior = k
 	}
 }
 
