@@ -93,10 +93,8 @@ func (pp *PendulumParams) midpoint(x [4]float64, tau [2]float64, h float64) ([4]
 	if !(h > 0) || math.IsInf(h, 0) {
 		return x, fmt.Errorf("mechanics: implicit midpoint step h = %g must be positive and finite", h)
 	}
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return x, fmt.Errorf("%w (%w): non-finite state %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
-		}
+	if !allFinite(x[:]) {
+		return x, fmt.Errorf("%w (%w): non-finite state %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
 	}
 	// explicit Euler guess of the midpoint
 	m := x
@@ -216,10 +214,8 @@ func solve4(a [4][4]float64, b [4]float64) ([4]float64, bool) {
 // Coulomb term). It is the dissipative, non-symplectic factor that a
 // friction-aware prior composes with MidpointStep (PendulumPrior).
 func (pp *PendulumParams) FrictionStep(x [4]float64, s float64) ([4]float64, error) {
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return x, fmt.Errorf("%w (%w): friction step from the non-finite state %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
-		}
+	if !allFinite(x[:]) {
+		return x, fmt.Errorf("%w (%w): friction step from the non-finite state %v", ErrMidpointNoConvergence, ErrOutOfDomain, x)
 	}
 	q := [2]float64{x[0], x[1]}
 	a := pp.InverseMassMatrix(q)

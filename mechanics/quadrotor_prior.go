@@ -288,10 +288,8 @@ func (p *QuadrotorPrior) checkStep(out, x, e []float64) error {
 	case len(e) < p.PortDim():
 		return fmt.Errorf("mechanics: quadrotor prior: %d port values, want %d: the 6 of the body wrench from port %d", len(e), p.PortDim(), p.Params.WrenchPort)
 	}
-	for i := range quadDim {
-		if math.IsNaN(x[i]) || math.IsInf(x[i], 0) {
-			return fmt.Errorf("%w: quadrotor prior: non-finite state %v", ErrOutOfDomain, slices.Clone(x[:quadDim]))
-		}
+	if !allFinite(x[:quadDim]) {
+		return fmt.Errorf("%w: quadrotor prior: non-finite state %v", ErrOutOfDomain, slices.Clone(x[:quadDim]))
 	}
 	if math.Abs(math.Cos(x[4])) < 1e-6 {
 		return fmt.Errorf("%w: quadrotor prior: pitch %g rad is at the Euler angles' singularity (±π/2)", ErrOutOfDomain, x[4])
@@ -389,10 +387,8 @@ func (p *QuadrotorPrior) HasAdjoint() bool { return true }
 
 // finiteState reports a non-finite state a step produced.
 func finiteState(what string, x []float64) error {
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: %s: the step produced a non-finite state %v", ErrOutOfDomain, what, slices.Clone(x))
-		}
+	if !allFinite(x) {
+		return fmt.Errorf("%w: %s: the step produced a non-finite state %v", ErrOutOfDomain, what, slices.Clone(x))
 	}
 	return nil
 }
