@@ -442,8 +442,18 @@ func (s PriorSpec) PortDim() int {
 	return 2
 }
 
+// Fits reports a model of stateDim state values and portDim ports that
+// cannot sit behind the spec's prior: it must step the prior's state and
+// have at least its ports (Needs says which).
+func (s PriorSpec) Fits(stateDim, portDim int) error {
+	if stateDim != s.StateDim() || portDim < s.PortDim() {
+		return fmt.Errorf("mechanics: the %s prior steps %s, the model has n = %d (state size %d) and %d ports", s.Kind, s.Needs(), stateDim/2, stateDim, portDim)
+	}
+	return nil
+}
+
 // Needs says what the spec's prior steps, for the errors that refuse a
-// model of another state or fewer ports.
+// model of another state or fewer ports (Fits).
 func (s PriorSpec) Needs() string {
 	if s.Kind == PriorQuadrotorRK4 {
 		k := 0

@@ -462,3 +462,37 @@ func specRoundTrip(t *testing.T, p Prior) ([]byte, *PriorSpec) {
 	}
 	return b, s
 }
+
+// TestPriorSpecFits: a model fits behind a prior when it steps the prior's
+// state and has at least its ports; the refusal names what the prior
+// steps and what the model has.
+func TestPriorSpecFits(t *testing.T) {
+	pend := PriorSpec{Kind: PriorMidpointFriction, Dt: 0.01}
+	qp := crazyflieParams(1)
+	qp.WrenchPort = 6
+	lag := PriorSpec{Kind: PriorQuadrotorRK4, Dt: 0.01, Quadrotor: &qp}
+	for _, tc := range []struct {
+		spec       PriorSpec
+		nx, ne     int
+		want       string // "" fits
+		wantPhrase string
+	}{
+		{pend, 4, 2, "", ""},
+		{pend, 4, 3, "", ""},
+		{pend, 12, 6, "n = 6 (state size 12) and 6 ports", "a double pendulum"},
+		{pend, 4, 1, "n = 2 (state size 4) and 1 ports", "at least 2 ports"},
+		{lag, 12, 12, "", ""},
+		{lag, 12, 11, "11 ports", "at least 12 ports, the body wrench from port 6"},
+	} {
+		err := tc.spec.Fits(tc.nx, tc.ne)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s, %d states, %d ports: %v", tc.spec.Kind, tc.nx, tc.ne, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.wantPhrase) {
+			t.Errorf("%s, %d states, %d ports: error %v, want %q and %q", tc.spec.Kind, tc.nx, tc.ne, err, tc.want, tc.wantPhrase)
+		}
+	}
+}

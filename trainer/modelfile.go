@@ -126,7 +126,7 @@ func OpenModel(path string) (*SavedModel, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if ps != nil {
-		if err := checkPriorDims(*ps, m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
+		if err := ps.Fits(m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
 			return nil, fmt.Errorf("%s: provenance %s: %w", path, PriorKey, err)
 		}
 		prior, err := ps.New()
@@ -350,7 +350,7 @@ func decodeMLP(raw []byte, path string) (*mlpFile, error) {
 			return nil, fmt.Errorf("trainer: %s: meta port_mean %d but the port names %v record %d", path, mm.PortMean, f.Ports, pm)
 		}
 		if ps := mm.Prior; ps != nil {
-			if err := checkPriorDims(*ps, 2*mm.N, c.PortDim); err != nil {
+			if err := ps.Fits(2*mm.N, c.PortDim); err != nil {
 				return nil, fmt.Errorf("trainer: %s: meta prior %s: %w", path, ps.Kind, err)
 			}
 			if _, err := ps.New(); err != nil {

@@ -76,7 +76,7 @@ func NewComposed(inner Learner, prior mechanics.Prior) (*Composed, error) {
 		return nil, err
 	}
 	spec := prior.Spec()
-	if err := checkPriorDims(spec, nx, ne); err != nil {
+	if err := priorFits(spec, nx, ne); err != nil {
 		return nil, err
 	}
 	if dt > 0 && math.Abs(dt-spec.Dt) > 1e-12*dt {
@@ -102,12 +102,10 @@ func NewComposed(inner Learner, prior mechanics.Prior) (*Composed, error) {
 	return &Composed{Inner: inner, Prior: prior}, nil
 }
 
-// checkPriorDims refuses a model of nx state and ne port values behind the
-// prior spec describes: its state must be the prior's and its ports start
-// with the prior's.
-func checkPriorDims(spec mechanics.PriorSpec, nx, ne int) error {
-	if nx != spec.StateDim() || ne < spec.PortDim() {
-		return fmt.Errorf("trainer: the %s prior steps %s, the model has n = %d and %d ports", spec.Kind, spec.Needs(), nx/2, ne)
+// priorFits is spec.Fits as the trainer's error.
+func priorFits(spec mechanics.PriorSpec, nx, ne int) error {
+	if err := spec.Fits(nx, ne); err != nil {
+		return fmt.Errorf("trainer: %w", err)
 	}
 	return nil
 }
@@ -141,7 +139,7 @@ func NewComposedMLP(ds *dataset.Dataset, hidden []int, w LossWeights, seed uint6
 	if prior == nil {
 		return nil, fmt.Errorf("trainer: a composed model needs a prior")
 	}
-	if err := checkPriorDims(prior.Spec(), ds.StateDim(), ds.PortDim()); err != nil {
+	if err := priorFits(prior.Spec(), ds.StateDim(), ds.PortDim()); err != nil {
 		return nil, err
 	}
 	m, err := newMLP(ds, hidden, w, seed, prior)
@@ -268,7 +266,7 @@ func (c *Composed) Rollers() RollerFactory {
 // (mechanics.ComposedStepper, which the live node uses too). Each roller
 // owns a clone of the prior and allocates nothing per step.
 func ComposedRollers(m *predictor.Model, prior mechanics.Prior) RollerFactory {
-	if err := checkPriorDims(prior.Spec(), m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
+	if err := priorFits(prior.Spec(), m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
 		return func() (Roller, error) { return nil, err }
 	}
 	return composeRollers(planRollers(m), prior, m.Layout.PortDim())

@@ -377,8 +377,8 @@ func (nd *Node) checkPrior(m *predictor.Model) error {
 	if err != nil {
 		return fmt.Errorf("%w: provenance %s: %w", ErrModel, mechanics.PriorProvenanceKey, err)
 	}
-	if l := m.Layout; l.StateDim() != ps.StateDim() || l.PortDim() < ps.PortDim() {
-		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps %s, but the model and the mapping have n = %d (state size %d) and %d ports", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, ps.Needs(), l.N, l.StateDim(), l.PortDim())
+	if err := ps.Fits(m.Layout.StateDim(), m.Layout.PortDim()); err != nil {
+		return fmt.Errorf("%w: the model's physics prior (provenance %s) and the mapping: %w", ErrModel, mechanics.PriorProvenanceKey, err)
 	}
 	if ps.Kind == mechanics.PriorQuadrotorRK4 && nd.params.Spec.State.Kind != statemap.StateFloatingBaseGravity {
 		return fmt.Errorf("%w: the model's physics prior (provenance %s, kind %s) steps the gravity-aware floating base, but the params' state.kind is %q (want %q)", ErrModel, mechanics.PriorProvenanceKey, ps.Kind, nd.params.Spec.State.Kind, statemap.StateFloatingBaseGravity)
