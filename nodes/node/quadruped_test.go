@@ -213,15 +213,7 @@ func anymalState(t testing.TB, schema *rosmsg.Schema, stamp int64, pose mechanic
 
 func anymalSchema(t testing.TB, p *node.Params) *rosmsg.Schema {
 	t.Helper()
-	def, err := node.Definitions{Dir: p.DefinitionsDir()}.Lookup("anymal_msgs/msg/AnymalState")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := rosmsg.ParseSchema("anymal_msgs/msg/AnymalState", rosmsg.ROS2Msg, []byte(def))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return paramsSchema(t, p, "anymal_msgs/msg/AnymalState")
 }
 
 // TestQuadrupedPredictedPath runs the ANYmal params (AnymalState through

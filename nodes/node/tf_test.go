@@ -352,11 +352,18 @@ func TestQuadrotorPortHistory(t *testing.T) {
 // definitions.
 func motorsSchema(t *testing.T, p *node.Params) *rosmsg.Schema {
 	t.Helper()
-	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup("crazyflie_interfaces/msg/LogDataGeneric")
+	return paramsSchema(t, p, "crazyflie_interfaces/msg/LogDataGeneric")
+}
+
+// paramsSchema is the schema of the message type from the params' message
+// definitions.
+func paramsSchema(t testing.TB, p *node.Params, msgType string) *rosmsg.Schema {
+	t.Helper()
+	def, err := (node.Definitions{Dir: p.DefinitionsDir()}).Lookup(msgType)
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := rosmsg.ParseSchema("crazyflie_interfaces/msg/LogDataGeneric", rosmsg.ROS2Msg, []byte(def))
+	schema, err := rosmsg.ParseSchema(msgType, rosmsg.ROS2Msg, []byte(def))
 	if err != nil {
 		t.Fatal(err)
 	}
