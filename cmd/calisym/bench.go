@@ -182,7 +182,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"; several settings separated by ';' (\"10,0.9;32,1\") are reported as <variant>+force(10,0.9) and so on")
 	cmd.Flags().StringVar(&wrench, "wrench", "", "with --variants: also evaluate every run's models with rollouts offset-free by the wrench estimate on the floating base, reported as <variant>+wrench: "+wrenchFlagHelp+"; several settings separated by ';' are reported as <variant>+wrench(W,z,λ,B) each")
 	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
-	cmd.AddCommand(newNanodroneCmd(), newStudyPlotCmd())
+	cmd.AddCommand(newNanodroneCmd(), newStudyPlotCmd(), newPredictabilityCmd())
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (its \""+benchHeading+"\" section: "+publishedPage+") hold the regenerated numbers; fail if not")
 	return cmd
 }

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calisym/calisym/internal/fixtures"
+)
+
+// TestPredictabilityFlags: bad settings of bench predictability are
+// refused before any log is read, each naming the flag; a run directory
+// without models is refused naming it (the run itself is
+// experiment.TestPendulumPredictability).
+func TestPredictabilityFlags(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scales", "1,-0.3"}, "--scales: \"-0.3\" is not a positive number"},
+		{[]string{"--scales", "x"}, "--scales: \"x\""},
+		{[]string{"--seeds", "0"}, "--seeds: seed 0"},
+		{[]string{"--seeds", "a"}, "--seeds"},
+		{[]string{"--workers", "0"}, "workers"},
+		{[]string{"--runs", filepath.Join(empty, "nothing*")}, "matches no directory"},
+		{[]string{"--system", "nope", "--data", empty}, "unknown real-robot system \"nope\""},
+	} {
+		_, _, err := runCLI(t, append([]string{"bench", "predictability"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	fixtures.Path(t, "double_pendulum_hw", "trajectories")
+	_, _, err := runCLI(t, "bench", "predictability", "--data", fixtures.DataDir(), "--params", filepath.Join(fixtures.Root(), "params"), "--runs", empty, "--seeds", "1", "--scales", "1")
+	if err == nil || !strings.Contains(err.Error(), "holds no model") {
+		t.Errorf("a run directory without models: %v", err)
+	}
+}
