@@ -37,6 +37,7 @@ var readmeNotRun = []struct {
 	{`^ros2 topic pub `, "ROS 2 only: needs a running ROS 2 graph with the node"},
 	{`^go run \./cmd/calisym bench .*--variants `, "a study: every variant × seed at full size (6 runs of the quadruped, about 25 minutes on two cores); TestAnymalStudy (internal/experiment) runs a study of two variants and two seeds on one log at smoke size, and TestRolloutTraining the training it varies"},
 	{`^go run \./cmd/calisym bench nanodrone `, "scores the saved runs of a study (its --variants command, not run here); TestNanoRealFlight (internal/experiment) trains a tiny run on a real flight and scores it, and TestNanoMetricKnownError checks the metric"},
+	{`^go run \./cmd/calisym bench predictability `, "reads the saved runs of a study for their models' one-step rows (its --variants command, not run here) and writes the committed JSON; TestPendulumPredictability (internal/experiment) re-measures everything else and compares it with docs/results/double_pendulum_hw_predictability.json, TestPredictabilityFlags checks the command's flags"},
 	{`^go run \./cmd/calisym bench .*--reports --check docs/benchmarks\.md`, "checks the tables of docs/benchmarks.md against the report.json files of a full default `bench` run (about 9 minutes on two cores); no smaller run can reproduce those numbers. cmd/calisym's tests of bench --reports --check run the check on fixtures"},
 }
 
