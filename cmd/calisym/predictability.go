@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,7 @@ import (
 // newPredictabilityCmd is `calisym bench predictability`: how far ahead a
 // benchmark's motions can be predicted at all (experiment.Predictability).
 func newPredictabilityCmd() *cobra.Command {
-	var system, data, paramsDir, seeds, scales, runs, jsonOut string
+	var system, data, paramsDir, seeds, scales, runs, jsonOut, plots string
 	var workers int
 	cmd := &cobra.Command{
 		Use:   "predictability",
@@ -82,6 +83,16 @@ as 'calisym bench --variants' writes them) are reported too.`,
 				return fmt.Errorf("bench predictability: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: predictability (the identified model as the dynamics)\n\n%s", system, res.Markdown())
+			if plots != "" {
+				if err := os.MkdirAll(plots, 0o755); err != nil {
+					return fmt.Errorf("bench predictability: %w", err)
+				}
+				paths, err := res.Plots(plots)
+				if err != nil {
+					return fmt.Errorf("bench predictability: %w", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "\nfigures: %s\n", strings.Join(paths, ", "))
+			}
 			if jsonOut == "" {
 				return nil
 			}
@@ -110,6 +121,7 @@ as 'calisym bench --variants' writes them) are reported too.`,
 	cmd.Flags().StringVar(&scales, "scales", "1,0.3,0.1", "the perturbations' sizes in multiples of the physics' one-step residual (comma-separated)")
 	cmd.Flags().StringVar(&runs, "runs", "", "run directories whose models' one-step errors to report, comma-separated glob patterns (e.g. out/study/double_pendulum_hw/default/seed*)")
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the numbers as JSON to this file")
+	cmd.Flags().StringVar(&plots, "plots", "", "also draw each group's figure into this directory (predictability_<group>.png)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "goroutines evaluating the references (1–64)")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -379,6 +380,15 @@ func TestPendulumPredictability(t *testing.T) {
 		}
 		if o := oneStep(g); !(o < oneStep("train")) {
 			t.Errorf("%s: physics' one-step error %.4g, on the training windows %.4g", g, o, oneStep("train"))
+		}
+	}
+	paths, err := res.Plots(t.TempDir())
+	if err != nil || len(paths) != 5 {
+		t.Fatalf("figures %v: %v", paths, err)
+	}
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s: not a PNG (%v)", p, err)
 		}
 	}
 	// the committed numbers are this measurement (the one-step rows of

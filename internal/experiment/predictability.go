@@ -14,6 +14,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/trainer"
+	"github.com/calisym/calisym/trainer/plot"
 )
 
 // TwinOptions configures Twin.
@@ -441,4 +442,76 @@ func (r *PredictabilityResult) Markdown() string {
 		}
 	}
 	return sb.String()
+}
+
+// Plots draws one figure per evaluation group into dir,
+// predictability_<group>.png: each case's AR MSE by horizon (the twins'
+// mean over the seeds with the least and the largest seed's as bars, the
+// perturbation of the initial state dashed), the physics against the
+// logs, the state held constant and the training states' mean. It
+// returns the files written.
+func (r *PredictabilityResult) Plots(dir string) ([]string, error) {
+	var groups []string
+	var hs []int
+	for _, row := range r.Rows {
+		if !slices.Contains(groups, row.Group) {
+			groups = append(groups, row.Group)
+		}
+		if !slices.Contains(hs, row.Horizon) {
+			hs = append(hs, row.Horizon)
+		}
+	}
+	slices.Sort(hs)
+	if len(hs) < 2 {
+		return nil, fmt.Errorf("experiment: predictability: rows at horizons %v: a curve by horizon needs two", hs)
+	}
+	var paths []string
+	for _, g := range groups {
+		var series []plot.Series
+		index := map[string]int{}
+		for _, row := range r.Rows {
+			if row.Group != g {
+				continue
+			}
+			name, role, model, dashed := "", plot.Other, "", false
+			switch row.Case {
+			case CasePhysics:
+				name, role, dashed = "identified physics model against the logs", plot.Physics, true
+			case CaseHold:
+				name, role = "state held constant", plot.Hold
+			case CaseMean:
+				name, model, dashed = "training states' mean", "mean", true
+			case CaseInitial:
+				name, model, dashed = fmt.Sprintf("exact dynamics, initial state off by %gσ", row.Scale), fmt.Sprintf("%g", row.Scale), true
+			default:
+				name, model = fmt.Sprintf("exact dynamics, every step off by %gσ", row.Scale), fmt.Sprintf("%g", row.Scale)
+			}
+			i, ok := index[name]
+			if !ok {
+				i = len(series)
+				index[name] = i
+				s := plot.Series{Name: name, Role: role, Model: model, Dashed: dashed, Values: make([]float64, len(hs))}
+				if row.Seeds > 1 {
+					s.Lo, s.Hi = make([]float64, len(hs)), make([]float64, len(hs))
+				}
+				for k := range s.Values {
+					s.Values[k] = math.NaN()
+				}
+				series = append(series, s)
+			}
+			s := &series[i]
+			k := slices.Index(hs, row.Horizon)
+			s.Values[k] = row.Mean
+			if s.Lo != nil {
+				s.Lo[k], s.Hi[k] = row.Min, row.Max
+			}
+		}
+		path := filepath.Join(dir, "predictability_"+g+".png")
+		title := fmt.Sprintf("%s, %s: how far ahead it can be predicted (σ: the physics' one-step residual; seeds' range as bars)", r.System, g)
+		if err := plot.HorizonCurve(path, title, plot.MixedUnits, hs, series); err != nil {
+			return paths, fmt.Errorf("experiment: %s: %w", path, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
 }
