@@ -390,17 +390,7 @@ func (r *PredictabilityResult) Markdown() string {
 		}
 		sb.WriteString("\n")
 	}
-	var rg []string
-	var hs []int
-	for _, row := range r.Rows {
-		if !slices.Contains(rg, row.Group) {
-			rg = append(rg, row.Group)
-		}
-		if !slices.Contains(hs, row.Horizon) {
-			hs = append(hs, row.Horizon)
-		}
-	}
-	slices.Sort(hs)
+	rg, hs := r.groupsHorizons()
 	type key struct {
 		c     string
 		scale float64
@@ -451,17 +441,7 @@ func (r *PredictabilityResult) Markdown() string {
 // logs, the state held constant and the training states' mean. It
 // returns the files written.
 func (r *PredictabilityResult) Plots(dir string) ([]string, error) {
-	var groups []string
-	var hs []int
-	for _, row := range r.Rows {
-		if !slices.Contains(groups, row.Group) {
-			groups = append(groups, row.Group)
-		}
-		if !slices.Contains(hs, row.Horizon) {
-			hs = append(hs, row.Horizon)
-		}
-	}
-	slices.Sort(hs)
+	groups, hs := r.groupsHorizons()
 	if len(hs) < 2 {
 		return nil, fmt.Errorf("experiment: predictability: rows at horizons %v: a curve by horizon needs two", hs)
 	}
@@ -514,4 +494,21 @@ func (r *PredictabilityResult) Plots(dir string) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// groupsHorizons returns the groups of the rows in the order they first
+// appear and their horizons, ascending.
+func (r *PredictabilityResult) groupsHorizons() ([]string, []int) {
+	var groups []string
+	var hs []int
+	for _, row := range r.Rows {
+		if !slices.Contains(groups, row.Group) {
+			groups = append(groups, row.Group)
+		}
+		if !slices.Contains(hs, row.Horizon) {
+			hs = append(hs, row.Horizon)
+		}
+	}
+	slices.Sort(hs)
+	return groups, hs
 }
