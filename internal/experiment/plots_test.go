@@ -207,3 +207,45 @@ func TestStudyPlotsSelect(t *testing.T) {
 		})
 	}
 }
+
+// TestStudySeriesPhysicsPerVariant: a study's figure draws the identified
+// physics model once where every variant's is the same, and once per
+// distinct curve, named after its variant, where a variant's physics runs
+// on other ports (the quadrotor prior's lagged wrench).
+func TestStudySeriesPhysicsPerVariant(t *testing.T) {
+	rows := func(lagged float64) []StudyRow {
+		var out []StudyRow
+		for _, v := range []string{"prior", "prior-lag", "plain"} {
+			for _, h := range []int{5, 10} {
+				out = append(out, StudyRow{Group: "ood", Model: "calisym", Variant: v, Horizon: h, Mean: 1, Min: 1, Max: 1, Seeds: 3},
+					StudyRow{Group: "ood", Model: "hold", Variant: v, Horizon: h, Mean: 9, Min: 9, Max: 9, Seeds: 3})
+				if v != "plain" {
+					p := float64(h)
+					if v == "prior-lag" {
+						p *= lagged
+					}
+					out = append(out, StudyRow{Group: "ood", Model: "physics", Variant: v, Horizon: h, Mean: p, Min: p, Max: p, Seeds: 3})
+				}
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		lagged float64
+		want   []string
+	}{
+		{1, []string{"identified physics model"}},
+		{0.9, []string{"identified physics model (prior)", "identified physics model (prior-lag)"}},
+	} {
+		_, series := studySeries(rows(c.lagged), "ood", []string{"prior", "prior-lag", "plain"})
+		var got []string
+		for _, s := range series {
+			if strings.HasPrefix(s.Name, "identified physics") {
+				got = append(got, s.Name)
+			}
+		}
+		if !slices.Equal(got, c.want) || series[len(series)-1].Name != "state held constant" || len(series) != 3+len(c.want)+1 {
+			t.Errorf("lagged physics ×%g: physics curves %q, series %d", c.lagged, got, len(series))
+		}
+	}
+}

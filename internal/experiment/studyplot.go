@@ -204,8 +204,10 @@ var studyModelLabels = map[string]string{"calisym": "CaLiSym", "mlp": "MLP"}
 // seed's error as the spread (NaN at a horizon with no row), named
 // "<variant> <model>" (with the most seeds that diverged at a horizon,
 // where any did, which the mean leaves out), then the identified physics
-// model and last the state held constant of the first variant that has
-// them.
+// model (once for each distinct curve: a variant whose physics runs on
+// other ports, such as the quadrotor prior's lagged wrench, gets its own,
+// named after the variant) and last the state held constant of the first
+// variant that has it.
 func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plot.Series) {
 	var hs []int
 	for _, r := range rows {
@@ -222,7 +224,8 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 		return v
 	}
 	var series []plot.Series
-	var hold, physics *plot.Series
+	var hold *plot.Series
+	var physics []plot.Series
 	for _, v := range variants {
 		var models []string
 		for _, r := range rows {
@@ -231,7 +234,7 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 			}
 		}
 		for _, m := range models {
-			if (m == "hold" && hold != nil) || (m == "physics" && physics != nil) {
+			if m == "hold" && hold != nil {
 				continue
 			}
 			s := plot.Series{Name: v + " " + studyModelLabels[m], Role: plot.Other, Model: v, Dashed: m == "mlp",
@@ -250,7 +253,9 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 				continue
 			}
 			if m == "physics" {
-				physics = &plot.Series{Name: "identified physics model", Role: plot.Physics, Dashed: true, Values: s.Values}
+				if !slices.ContainsFunc(physics, func(p plot.Series) bool { return sameValues(p.Values, s.Values) }) {
+					physics = append(physics, plot.Series{Name: "identified physics model", Role: plot.Physics, Model: v, Dashed: true, Values: s.Values})
+				}
 				continue
 			}
 			if diverged > 0 {
@@ -259,11 +264,25 @@ func studySeries(rows []StudyRow, group string, variants []string) ([]int, []plo
 			series = append(series, s)
 		}
 	}
-	if physics != nil {
-		series = append(series, *physics)
+	for i := range physics {
+		if len(physics) > 1 {
+			// a curve of its own per variant: the first keeps the
+			// physics' colour, the others take their variant's
+			physics[i].Name += " (" + physics[i].Model + ")"
+			if i > 0 {
+				physics[i].Role = plot.Other
+			}
+		}
+		series = append(series, physics[i])
 	}
 	if hold != nil {
 		series = append(series, *hold)
 	}
 	return hs, series
+}
+
+// sameValues reports whether two curves hold the same values (NaN where
+// both have none).
+func sameValues(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
 }
