@@ -361,6 +361,13 @@ func TestPendulumPredictability(t *testing.T) {
 	for _, s := range res.Sigma {
 		s2 += s * s / float64(len(res.Sigma))
 	}
+	// the residual drifts smoothly from step to step: an error of the
+	// model (or a slow disturbance), not the logs' white noise
+	for j, a := range res.Autocorr {
+		if !(a > 0.5 && a < 1) {
+			t.Errorf("coordinate %d: lag-1 autocorrelation of the physics' one-step residual %.3f", j, a)
+		}
+	}
 	if v := at(splitIDTest, CaseInitial, 1, 200); !(v < 10*s2) {
 		t.Errorf("ID test: initial perturbation (%.3g) at 200 steps %.4g: grows", s2, v)
 	}
@@ -408,7 +415,7 @@ func TestPendulumPredictability(t *testing.T) {
 		t.Errorf("the committed numbers were measured with other settings: %s", doc.Command)
 	}
 	phys1 := slices.DeleteFunc(slices.Clone(doc.OneStep), func(o OneStepRow) bool { return o.Model != CasePhysics })
-	if !allClose(doc.Sigma, res.Sigma) || !reflect.DeepEqual(len(doc.Rows), len(res.Rows)) || !reflect.DeepEqual(len(phys1), len(res.OneStep)) {
+	if !allClose(doc.Sigma, res.Sigma) || !allClose(doc.Autocorr, res.Autocorr) || !reflect.DeepEqual(len(doc.Rows), len(res.Rows)) || !reflect.DeepEqual(len(phys1), len(res.OneStep)) {
 		t.Fatalf("committed: σ %v, %d rows, %d physics one-step rows; measured: σ %v, %d, %d", doc.Sigma, len(doc.Rows), len(phys1), res.Sigma, len(res.Rows), len(res.OneStep))
 	}
 	for i, r := range res.Rows {
