@@ -503,6 +503,7 @@ func saveLearner(l trainer.Learner, path string) error {
 func newEvalCmd() *cobra.Command {
 	var modelPath, dataDir, horizons, force, wrench string
 	var horizon, stride, maxWin int
+	var twin float64
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -530,7 +531,19 @@ residuals of the six base momenta over the last W samples before each
 window, in a world frame, each component kept as far as its mean stands
 out of its standard error over B blocks (gate z), translate the
 predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
---force and --wrench exclude each other.`,
+--force and --wrench exclude each other.
+
+--twin S asks how much of the error at each horizon errors of the
+model's own one-step size explain: with the model standing in for the
+exact dynamics, its rollouts with every predicted state perturbed by S
+times its root mean square one-step residual on --data (per coordinate;
+mean of seeds 1–3) are scored against its unperturbed rollouts, beside
+the model against the logs (trainer.Twin). Where the twin's error comes
+near the model's, errors of the model's one-step size, amplified by the
+dynamics, make it; a lower error there needs a smaller one-step error.
+The residual's lag-1 autocorrelation is printed too: near 1 it drifts
+smoothly (a model error or a slow disturbance), near 0 or below it is
+noise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sv, err := openModel(cmd, modelPath)
@@ -586,6 +599,18 @@ predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
 			if err != nil {
 				return err
 			}
+			var twinRep *twinReport
+			if f.Changed("twin") {
+				if !(twin > 0) || math.IsInf(twin, 0) {
+					return fmt.Errorf("eval: --twin %v: want a positive scale of the one-step residual (1: its size)", twin)
+				}
+				if opt.Force != nil || opt.Wrench != nil {
+					return errors.New("eval: --twin scores the model's own rollouts: without --force or --wrench")
+				}
+				if twinRep, err = evalTwin(ctx, sv.Rollers, ds, opt, twin, append(slices.Clone(hs), horizon)); err != nil {
+					return fmt.Errorf("eval: --twin: %w", err)
+				}
+			}
 			res.PerStep, hold.PerStep = nil, nil
 			for i := range multi {
 				multi[i].PerFile, holdMulti[i].PerFile = nil, nil
@@ -595,7 +620,7 @@ predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir, "force_estimate": opt.Force, "wrench_estimate": opt.Wrench,
 					"ar_mse": res.MSE, "result": res, "multi_horizon": multi,
-					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti})
+					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti, "twin": twinRep})
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s (%s, %d params) on %s: AR MSE %.4g at horizon %d over %d windows (q %.4g, p %.4g, diverged %d)\n",
@@ -632,6 +657,9 @@ predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
 					return err
 				}
 			}
+			if twinRep != nil {
+				return twinRep.print(w, res, multi)
+			}
 			return nil
 		},
 	}
@@ -645,6 +673,7 @@ predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&force, "force", "", "offset-free rollouts: the force estimate's window and decay (\"10,0.9\"; empty: off)")
 	f.StringVar(&wrench, "wrench", "", "offset-free rollouts of a floating base: "+wrenchFlagHelp+"; empty: off")
+	f.Float64Var(&twin, "twin", 0, "also score the model against itself with every step perturbed by this multiple of its one-step residual (1: its size; see above)")
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
@@ -722,4 +751,74 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// twinReport is eval --twin's result: the model's own rollouts with every
+// step perturbed by Scale × its one-step residual Sigma, scored against
+// its unperturbed ones (trainer.Twin, seeds 1–3), at each horizon.
+type twinReport struct {
+	Scale    float64     `json:"scale"`
+	Sigma    []float64   `json:"sigma"`
+	Autocorr []float64   `json:"residual_autocorrelation"`
+	Horizons []twinPoint `json:"multi_horizon"`
+}
+
+// twinPoint is the twin's AR MSE at one horizon over the seeds.
+type twinPoint struct {
+	Horizon int     `json:"horizon"`
+	Mean    float64 `json:"mean"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+}
+
+// evalTwin measures eval --twin on ds at the horizons hs (each once).
+func evalTwin(ctx context.Context, rollers trainer.RollerFactory, ds *dataset.Dataset, opt trainer.EvalOptions, scale float64, hs []int) (*twinReport, error) {
+	one, err := trainer.Evaluate(ctx, rollers, ds, trainer.EvalOptions{Horizon: 1, Stride: 1, Workers: opt.Workers})
+	if err != nil {
+		return nil, fmt.Errorf("one-step residual: %w", err)
+	}
+	rep := &twinReport{Scale: scale}
+	sigma := make([]float64, len(one.PerCoord))
+	for j, v := range one.PerCoord {
+		rep.Sigma = append(rep.Sigma, math.Sqrt(v))
+		sigma[j] = scale * math.Sqrt(v)
+	}
+	if rep.Autocorr, err = trainer.ResidualAutocorr(ctx, rollers, ds); err != nil {
+		return nil, err
+	}
+	slices.Sort(hs)
+	for _, h := range slices.Compact(hs) {
+		p := twinPoint{Horizon: h, Min: math.Inf(1), Max: math.Inf(-1)}
+		for seed := uint64(1); seed <= 3; seed++ {
+			r, err := trainer.Twin(ctx, rollers, ds, trainer.TwinOptions{Horizon: h, Stride: opt.Stride, Sigma: sigma, EveryStep: true, Seed: seed})
+			if err != nil {
+				return nil, fmt.Errorf("horizon %d: %w", h, err)
+			}
+			p.Mean += r.MSE / 3
+			p.Min, p.Max = min(p.Min, r.MSE), max(p.Max, r.MSE)
+		}
+		rep.Horizons = append(rep.Horizons, p)
+	}
+	return rep, nil
+}
+
+// print writes the twin's table beside the model's errors against the
+// logs (res at its horizon, multi at the others).
+func (t *twinReport) print(w io.Writer, res trainer.EvalResult, multi []trainer.EvalResult) error {
+	fmt.Fprintf(w, "twin: the model as the exact dynamics, every step off by %g × its one-step residual σ = %.3g (lag-1 autocorrelation %.3f; near 1: a drifting error, near 0 or below: noise), against its own rollouts, mean [min, max] of seeds 1–3:\n", t.Scale, t.Sigma, t.Autocorr)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "horizon\tmodel\ttwin\t")
+	for _, p := range t.Horizons {
+		model := math.NaN()
+		if p.Horizon == res.Horizon {
+			model = res.MSE
+		}
+		for _, r := range multi {
+			if r.Horizon == p.Horizon {
+				model = r.MSE
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%.4g\t%.4g [%.4g, %.4g]\t\n", p.Horizon, model, p.Mean, p.Min, p.Max)
+	}
+	return tw.Flush()
 }

@@ -200,6 +200,45 @@ func TestEvalHoldAndNames(t *testing.T) {
 		}
 	}
 
+	// --twin: the model against itself with every step perturbed by its
+	// one-step residual, the mean of seeds 1–3 of trainer.Twin
+	out, _, err = runCLI(t, "eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5,10", "--twin", "1", "--json")
+	var tev struct {
+		Twin twinReport `json:"twin"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &tev) != nil || len(tev.Twin.Horizons) != 3 || len(tev.Twin.Sigma) != 4 || len(tev.Twin.Autocorr) != 4 {
+		t.Fatalf("eval --twin 1 --json: %v\n%s", err, out)
+	}
+	one, err := trainer.Evaluate(context.Background(), sv.Rollers, ds, trainer.EvalOptions{Horizon: 1, Stride: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigma := make([]float64, 4)
+	for j, v := range one.PerCoord {
+		sigma[j] = math.Sqrt(v)
+	}
+	var mean float64
+	for seed := uint64(1); seed <= 3; seed++ {
+		r, err := trainer.Twin(context.Background(), sv.Rollers, ds, trainer.TwinOptions{Horizon: 50, Stride: 10, Sigma: sigma, EveryStep: true, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean += r.MSE / 3
+	}
+	if p := tev.Twin.Horizons[2]; p.Horizon != 50 || math.Abs(p.Mean-mean) > 1e-12*mean || !(p.Min <= p.Mean && p.Mean <= p.Max) || !(mean > 0) {
+		t.Errorf("twin at 50 steps %+v, trainer.Twin's mean %v", p, mean)
+	}
+	out, _, err = runCLI(t, "eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5", "--twin", "0.5")
+	if err != nil || !strings.Contains(out, "twin: the model as the exact dynamics, every step off by 0.5 × its one-step residual") ||
+		!regexp.MustCompile(`(?m)^ *50  +\S+  +\S+ \[\S+, \S+\]\s*$`).MatchString(out) {
+		t.Errorf("eval --twin 0.5: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"--twin", "0"}, {"--twin", "-1"}, {"--twin", "1", "--force", "10,0.9"}} {
+		if _, _, err := runCLI(t, append([]string{"eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5"}, args...)...); err == nil || !strings.Contains(err.Error(), "--twin") {
+			t.Errorf("eval %v: %v, want an error naming --twin", args, err)
+		}
+	}
+
 	renamed := rewriteDataset(t, ood, filepath.Join(dir, "renamed"), func(ds *dataset.Dataset) {
 		ds.Coordinates = []string{"shoulder", "elbow"}
 	})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,119 +15,6 @@ import (
 	"github.com/calisym/calisym/trainer"
 	"github.com/calisym/calisym/trainer/plot"
 )
-
-// TwinOptions configures Twin.
-type TwinOptions struct {
-	// Horizon and Stride are the evaluation's (trainer.EvalOptions).
-	Horizon, Stride int
-	// Sigma is the standard deviation of the perturbation of each state
-	// coordinate (2n values, in the dataset's units).
-	Sigma []float64
-	// EveryStep perturbs every predicted state, x̂_{k+1} = Φ(x̂_k) + ε_k
-	// from the logged x̂_0 (a model whose every step errs at random by
-	// Sigma); otherwise only the initial state is perturbed (a model
-	// without error fed a state measured with error Sigma).
-	EveryStep bool
-	// Seed seeds the perturbations.
-	Seed uint64
-}
-
-// Twin measures how predictable a model's own dynamics are: from the
-// initial state of every evaluation window of ds it rolls the model out
-// once as the reference and once perturbed (opt), and scores the perturbed
-// rollouts against the reference as trainer.Evaluate scores a model
-// against the logs (AR MSE, per step, per coordinate, per log file), over
-// the windows' logged ports. Where the model is the system's physics, the
-// result is the error of a model that knows the physics exactly and errs
-// only by Sigma: the part of the AR MSE at a horizon that no model can
-// avoid, chaos included, given errors of that size. Deterministic for a
-// given seed.
-func Twin(ctx context.Context, newRoller trainer.RollerFactory, ds *dataset.Dataset, opt TwinOptions) (trainer.EvalResult, error) {
-	H, nx, ne := opt.Horizon, ds.StateDim(), ds.PortDim()
-	if H < 1 {
-		return trainer.EvalResult{}, fmt.Errorf("experiment: twin horizon %d < 1", H)
-	}
-	if len(opt.Sigma) != nx {
-		return trainer.EvalResult{}, fmt.Errorf("experiment: twin perturbation of %d coordinates for states of %d", len(opt.Sigma), nx)
-	}
-	for j, s := range opt.Sigma {
-		if !(s >= 0) || math.IsInf(s, 0) {
-			return trainer.EvalResult{}, fmt.Errorf("experiment: twin perturbation of coordinate %d: standard deviation %v", j, s)
-		}
-	}
-	ws := trainer.EvalWindows(ds, H, opt.Stride, 0)
-	if len(ws) == 0 {
-		return trainer.EvalResult{}, fmt.Errorf("experiment: twin: no episode longer than the horizon %d", H)
-	}
-	r, err := newRoller()
-	if err != nil {
-		return trainer.EvalResult{}, err
-	}
-	// the reference rollouts as a dataset of one episode per window (x0
-	// and the H predicted states, the logged ports), named as the
-	// window's episode so that the errors group by log file
-	ref := &dataset.Dataset{Meta: ds.Meta}
-	ref.Episodes = make([]dataset.Episode, len(ws))
-	ref.WindowLen, ref.Stride = H+1, H+1
-	for i, w := range ws {
-		if err := ctx.Err(); err != nil {
-			return trainer.EvalResult{}, err
-		}
-		ep := &ds.Episodes[w.Episode]
-		x := make([]float64, (H+1)*nx)
-		copy(x, ep.X[w.Start*nx:(w.Start+1)*nx])
-		ports := ep.E[w.Start*ne : (w.Start+H+1)*ne]
-		if err := r.Rollout(x[:nx], ports[:H*ne], H, x[nx:]); err != nil {
-			return trainer.EvalResult{}, fmt.Errorf("experiment: twin reference of %s at sample %d: %w", ep.Name, w.Start, err)
-		}
-		ref.Episodes[i] = dataset.Episode{Name: ep.Name, Len: H + 1, X: x, E: slices.Clone(ports)}
-	}
-	perturbed := func() (trainer.Roller, error) {
-		return &twinRoller{inner: r, opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x7417)), ne: ne,
-			x: make([]float64, nx)}, nil
-	}
-	// one worker: the perturbations are drawn in window order
-	res, err := trainer.Evaluate(ctx, perturbed, ref, trainer.EvalOptions{Horizon: H, Stride: H + 1, Workers: 1})
-	if err != nil {
-		return res, fmt.Errorf("experiment: twin: %w", err)
-	}
-	return res, nil
-}
-
-// twinRoller rolls its inner roller out under Twin's perturbations.
-type twinRoller struct {
-	inner trainer.Roller
-	opt   TwinOptions
-	rng   *rand.Rand
-	ne    int
-	x     []float64
-}
-
-// perturb adds a draw of the perturbation to x.
-func (t *twinRoller) perturb(x []float64) {
-	for j := range x {
-		x[j] += t.opt.Sigma[j] * t.rng.NormFloat64()
-	}
-}
-
-// Rollout implements trainer.Roller.
-func (t *twinRoller) Rollout(x0, ports []float64, horizon int, out []float64) error {
-	copy(t.x, x0)
-	if !t.opt.EveryStep {
-		t.perturb(t.x)
-		return t.inner.Rollout(t.x, ports, horizon, out)
-	}
-	nx := len(x0)
-	for k := range horizon {
-		o := out[k*nx : (k+1)*nx]
-		if err := t.inner.Rollout(t.x, ports[k*t.ne:(k+1)*t.ne], 1, o); err != nil {
-			return err
-		}
-		t.perturb(o)
-		copy(t.x, o)
-	}
-	return nil
-}
 
 // PredictabilityOptions configures Predictability.
 type PredictabilityOptions struct {
@@ -263,7 +149,7 @@ func Predictability(ctx context.Context, b *RealBenchmark, opt PredictabilityOpt
 	for _, v := range coords {
 		res.Sigma = append(res.Sigma, math.Sqrt(v))
 	}
-	if res.Autocorr, err = residualAutocorr(ctx, phys, d.Train); err != nil {
+	if res.Autocorr, err = trainer.ResidualAutocorr(ctx, phys, d.Train); err != nil {
 		return nil, fmt.Errorf("experiment: predictability: %w", err)
 	}
 	for _, dir := range opt.Runs {
@@ -342,7 +228,7 @@ func Predictability(ctx context.Context, b *RealBenchmark, opt PredictabilityOpt
 						sem <- struct{}{}
 						wg.Go(func() {
 							defer func() { <-sem }()
-							rs[i], errs[i] = Twin(ctx, phys, s.d, TwinOptions{Horizon: h, Stride: b.Spec.EvalStride, Sigma: sigma, EveryStep: every, Seed: seed})
+							rs[i], errs[i] = trainer.Twin(ctx, phys, s.d, trainer.TwinOptions{Horizon: h, Stride: b.Spec.EvalStride, Sigma: sigma, EveryStep: every, Seed: seed})
 						})
 					}
 					wg.Wait()
@@ -519,44 +405,4 @@ func (r *PredictabilityResult) groupsHorizons() ([]string, []int) {
 	}
 	slices.Sort(hs)
 	return groups, hs
-}
-
-// residualAutocorr returns, per state coordinate, the lag-1
-// autocorrelation of a model's one-step residual x_{k+1} − Φ(x_k, e_k)
-// over the consecutive samples of every episode of ds (Σ r_k r_{k−1} /
-// Σ r_k², the residual not centred: a constant offset counts as
-// correlated).
-func residualAutocorr(ctx context.Context, newRoller trainer.RollerFactory, ds *dataset.Dataset) ([]float64, error) {
-	r, err := newRoller()
-	if err != nil {
-		return nil, err
-	}
-	nx, ne := ds.StateDim(), ds.PortDim()
-	sq, lag := make([]float64, nx), make([]float64, nx)
-	out, prev, cur := make([]float64, nx), make([]float64, nx), make([]float64, nx)
-	for _, ep := range ds.Episodes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		for k := 0; k+1 < ep.Len; k++ {
-			if err := r.Rollout(ep.X[k*nx:(k+1)*nx], ep.E[k*ne:(k+1)*ne], 1, out); err != nil {
-				return nil, fmt.Errorf("one-step residual of %s at sample %d: %w", ep.Name, k, err)
-			}
-			for j := range nx {
-				cur[j] = ep.X[(k+1)*nx+j] - out[j]
-				sq[j] += cur[j] * cur[j]
-				if k > 0 {
-					lag[j] += cur[j] * prev[j]
-				}
-			}
-			prev, cur = cur, prev
-		}
-	}
-	for j := range lag {
-		if !(sq[j] > 0) {
-			return nil, fmt.Errorf("coordinate %d: no one-step residual", j)
-		}
-		lag[j] /= sq[j]
-	}
-	return lag, nil
 }
