@@ -162,11 +162,13 @@ func TestRealDefaults(t *testing.T) {
 	// the sixth round's variants change the previous default
 	// (select-60ep-prior-both), not this one
 	for name, want := range map[string]predictor.Spline{
-		"select-60ep-prior-both":               {Intervals: 12, Lo: -3.5, Hi: 3.5},
-		"select-60ep-prior-both-knots7":        {Intervals: 24, Lo: -7, Hi: 7},
-		"select-60ep-prior-both-knots10":       {Intervals: 36, Lo: -10.5, Hi: 10.5},
-		"select-60ep-prior-both-knots7-wd1e-1": {Intervals: 24, Lo: -7, Hi: 7},
-		"select-60ep-prior-both-wd1e-1":        {Intervals: 12, Lo: -3.5, Hi: 3.5},
+		"select-60ep-prior-both":                     {Intervals: 12, Lo: -3.5, Hi: 3.5},
+		"select-60ep-prior-both-knots7":              {Intervals: 24, Lo: -7, Hi: 7},
+		"select-60ep-prior-both-knots10":             {Intervals: 36, Lo: -10.5, Hi: 10.5},
+		"select-60ep-prior-both-knots7-wd1e-1":       {Intervals: 24, Lo: -7, Hi: 7},
+		"select-60ep-prior-both-wd1e-1":              {Intervals: 12, Lo: -3.5, Hi: 3.5},
+		"select-60ep-prior-both-knots7-porthistory2": {Intervals: 24, Lo: -7, Hi: 7},
+		"select-60ep-prior-both-knots7-porthistory5": {Intervals: 24, Lo: -7, Hi: 7},
 	} {
 		vs, err := LookupVariants([]string{name})
 		if err != nil {
@@ -179,6 +181,18 @@ func TestRealDefaults(t *testing.T) {
 		vs[0].Apply(vm, Spec{Horizon: p.horizon})
 		if vm[0].Kind != "grb" || vm[0].Arch.Spline != want || vm[0].Prior != mechanics.PriorMidpointFriction || vm[1].Prior != mechanics.PriorMidpointFriction || vm[0].Train.Epochs != 60 {
 			t.Errorf("%s: %s spline %+v (want %+v), priors %q %q, %d epochs", name, vm[0].Name, vm[0].Arch.Spline, want, vm[0].Prior, vm[1].Prior, vm[0].Train.Epochs)
+		}
+	}
+	// the seventh round's: the default's models on the port history
+	for name, m := range map[string]int{"select-60ep-prior-both-knots7-porthistory2": 2, "select-60ep-prior-both-knots7-porthistory5": 5} {
+		vs, err := LookupVariants([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cs convert.Spec
+		vs[0].Convert(&cs)
+		if cs.History.PortMean != m {
+			t.Errorf("%s: port history %d, want %d", name, cs.History.PortMean, m)
 		}
 	}
 	b := &RealBenchmark{opts: RealOptions{OneStep: true}, defaultStride: 10}
