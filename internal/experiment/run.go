@@ -386,18 +386,7 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		return mr, fmt.Errorf("experiment: %s ID evaluation: %w", ms.Name, err)
 	}
 	mr.OODARMSE, mr.IDARMSE = mr.OOD.MSE, mr.ID.MSE
-	for _, h := range spec.Horizons {
-		o := opt
-		o.Horizon = h
-		row := HorizonRow{Horizon: h, IDMSE: math.NaN(), OODMSE: math.NaN()}
-		if r, err := trainer.Evaluate(ctx, tr.rollers, data.ID, o); err == nil {
-			row.IDMSE = r.MSE
-		}
-		if r, err := trainer.Evaluate(ctx, tr.rollers, data.OOD, o); err == nil {
-			row.OODMSE, row.OODPerFile = r.MSE, r.PerFile
-		}
-		mr.MultiHorizon = append(mr.MultiHorizon, row)
-	}
+	mr.MultiHorizon = multiHorizonRows(ctx, tr.rollers, data, spec.Horizons, opt)
 	if len(data.Groups) > 0 {
 		if mr.Groups, err = EvalGroups(ctx, tr.rollers, data.Groups, spec.Horizons, nil); err != nil {
 			return mr, err
@@ -498,4 +487,25 @@ func mlpResidual(m *trainer.MLP, states [][]float64) (mean, maxv float64) {
 		maxv = max(maxv, r)
 	}
 	return mean / math.Max(1, float64(len(states))), maxv
+}
+
+// multiHorizonRows evaluates the ID-test and OOD sets at each horizon
+// (opt's other settings, e.g. an offset-free estimate, as given); a
+// horizon a set cannot be evaluated at (longer than its windows) is NaN
+// there.
+func multiHorizonRows(ctx context.Context, rollers trainer.RollerFactory, data Datasets, horizons []int, opt trainer.EvalOptions) []HorizonRow {
+	var rows []HorizonRow
+	for _, h := range horizons {
+		o := opt
+		o.Horizon = h
+		row := HorizonRow{Horizon: h, IDMSE: math.NaN(), OODMSE: math.NaN()}
+		if r, err := trainer.Evaluate(ctx, rollers, data.ID, o); err == nil {
+			row.IDMSE = r.MSE
+		}
+		if r, err := trainer.Evaluate(ctx, rollers, data.OOD, o); err == nil {
+			row.OODMSE, row.OODPerFile = r.MSE, r.PerFile
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

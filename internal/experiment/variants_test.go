@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -772,5 +773,65 @@ func TestQuadrotorPriorLag(t *testing.T) {
 		if a, b := rows[0][i].At(5), rows[6][i].At(5); a != now || b != lag {
 			t.Errorf("%s: the study's physics rows %g (prior) and %g (prior-lag), measured %g and %g", s.name, a, b, now, lag)
 		}
+	}
+}
+
+// TestStudyForceWithoutGroups: on a benchmark without evaluation groups
+// (the real pendulum's, the Crazyflie's) a study's offset-free pass
+// reports the ID-test and OOD sets by horizon with the force estimate,
+// the same models' rollouts that trainer.Evaluate makes with it — it
+// used to repeat the plain rows, the estimate never applied; a wrench
+// estimate on a model without a floating base is an error, not NaN rows.
+func TestStudyForceWithoutGroups(t *testing.T) {
+	ctx := context.Background()
+	b := tinyPendulumStudy(t)
+	variants := []Variant{{Name: "onestep", Apply: func([]ModelSpec, Spec) {}}}
+	dir := t.TempDir()
+	force := &predictor.ForceEstimate{Window: 4, Decay: 1}
+	runs, err := b.Study(ctx, variants, []uint64{1}, dir, []trainer.EvalOptions{{Force: force}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[1].Variant != "onestep+force" {
+		t.Fatalf("runs %+v", runs)
+	}
+	for i, m := range runs[1].Report.Models {
+		plain := runs[0].Report.Models[i]
+		saved, err := trainer.OpenModel(filepath.Join(runs[1].Dir, m.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, row := range m.MultiHorizon {
+			want, err := trainer.Evaluate(ctx, saved.Rollers, b.Data.OOD, trainer.EvalOptions{Horizon: row.Horizon, Stride: b.Spec.EvalStride, MaxWindows: b.Spec.MaxEvalWindows, Force: force})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row.OODMSE != want.MSE || row.OODMSE == plain.MultiHorizon[j].OODMSE || row.IDMSE == plain.MultiHorizon[j].IDMSE {
+				t.Errorf("%s at %d: +force OOD %v (trainer.Evaluate with the estimate %v), plain %v; ID %v, plain %v", m.Name, row.Horizon, row.OODMSE, want.MSE, plain.MultiHorizon[j].OODMSE, row.IDMSE, plain.MultiHorizon[j].IDMSE)
+			}
+		}
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "study.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []StudyRow
+	if err := json.Unmarshal(js, &rows); err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]float64{}
+	for _, r := range rows {
+		by[fmt.Sprintf("%s %s %s %d", r.Group, r.Model, r.Variant, r.Horizon)] = r.Mean
+	}
+	for _, k := range []string{"ood calisym", "id_test mlp"} {
+		h := b.Spec.Horizons[len(b.Spec.Horizons)-1]
+		p, f := by[fmt.Sprintf("%s onestep %d", k, h)], by[fmt.Sprintf("%s onestep+force %d", k, h)]
+		if !(p > 0) || !(f > 0) || p == f {
+			t.Errorf("study.json %s at %d: plain %v, +force %v", k, h, p, f)
+		}
+	}
+	wrench := &predictor.WrenchEstimate{Window: 50, Gate: 3, Decay: 1, Blocks: 8}
+	if _, err := b.Study(ctx, variants, []uint64{1}, dir, []trainer.EvalOptions{{Wrench: wrench}}, nil); err == nil || !strings.Contains(err.Error(), "onestep+wrench") {
+		t.Errorf("a wrench estimate on the pendulum: %v", err)
 	}
 }

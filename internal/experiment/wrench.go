@@ -60,9 +60,11 @@ func offsetPasses(offsets []trainer.EvalOptions) ([]offsetPass, error) {
 }
 
 // offsetRuns evaluates the saved models of every run on the groups with
-// each pass's offset-free rollouts and returns the runs and variants with,
-// after each variant's, one "<variant>+<suffix>" run per pass (a copy of
-// the report whose models carry the new group errors).
+// each pass's offset-free rollouts (a benchmark without evaluation groups:
+// on its ID-test and OOD sets at each horizon, the rows its study reports)
+// and returns the runs and variants with, after each variant's, one
+// "<variant>+<suffix>" run per pass (a copy of the report whose models
+// carry the new errors).
 func (b *RealBenchmark) offsetRuns(ctx context.Context, runs []StudyRun, variants []Variant, passes []offsetPass, log io.Writer) ([]StudyRun, []Variant, error) {
 	var outRuns []StudyRun
 	var outVars []Variant
@@ -91,6 +93,20 @@ func (b *RealBenchmark) offsetRuns(ctx context.Context, runs []StudyRun, variant
 					saved, err := trainer.OpenModel(filepath.Join(r.Dir, m.File))
 					if err != nil {
 						return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", v.Name, r.Seed, err)
+					}
+					if len(data.Groups) == 0 {
+						// a benchmark without evaluation groups reports
+						// its ID-test and OOD sets by horizon
+						// (withSplitGroups): those rows, offset-free
+						o := p.off
+						o.Horizon, o.Stride, o.MaxWindows = b.Spec.Horizon, b.Spec.EvalStride, b.Spec.MaxEvalWindows
+						// at the headline horizon first, for a clear
+						// error (the rows leave a horizon that fails NaN)
+						if _, err := trainer.Evaluate(ctx, saved.Rollers, data.OOD, o); err != nil {
+							return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", fv.Name, r.Seed, err)
+						}
+						m.MultiHorizon = multiHorizonRows(ctx, saved.Rollers, data, b.Spec.Horizons, o)
+						continue
 					}
 					if m.Groups, err = EvalGroupsWith(ctx, saved.Rollers, data.Groups, b.Spec.Horizons, p.off); err != nil {
 						return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", fv.Name, r.Seed, err)
