@@ -127,7 +127,8 @@ func (t *twinRoller) Rollout(x0, ports []float64, horizon int, out []float64) er
 // autocorrelation of a model's one-step residual x_{k+1} − Φ(x_k, e_k)
 // over the consecutive samples of every episode of ds (Σ r_k r_{k−1} /
 // Σ r_k², the residual not centred: a constant offset counts as
-// correlated).
+// correlated); NaN for a coordinate the model predicts exactly at every
+// sample, and an error if it does so for all.
 func ResidualAutocorr(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset) ([]float64, error) {
 	r, err := newRoller()
 	if err != nil {
@@ -154,11 +155,18 @@ func ResidualAutocorr(ctx context.Context, newRoller RollerFactory, ds *dataset.
 			prev, cur = cur, prev
 		}
 	}
+	some := false
 	for j := range lag {
 		if !(sq[j] > 0) {
-			return nil, fmt.Errorf("coordinate %d: no one-step residual", j)
+			// predicted exactly at every step: no residual to correlate
+			lag[j] = math.NaN()
+			continue
 		}
 		lag[j] /= sq[j]
+		some = true
+	}
+	if !some {
+		return nil, fmt.Errorf("trainer: residual autocorrelation: the model predicts every sample of every coordinate exactly: no one-step residual")
 	}
 	return lag, nil
 }

@@ -92,4 +92,13 @@ func TestResidualAutocorr(t *testing.T) {
 	if _, err := ResidualAutocorr(ctx, HoldRollers, walkData(100, 0, 0)); err == nil {
 		t.Error("a residual of zeros has no autocorrelation; got none refused")
 	}
+	// a coordinate predicted exactly has none: NaN, the others theirs
+	half := walkData(100, 0.01, 0)
+	for k := range 100 {
+		half.Episodes[0].X[2*k+1] = 0
+	}
+	ac, err := ResidualAutocorr(ctx, HoldRollers, half)
+	if err != nil || !(ac[0] > 0.98) || !math.IsNaN(ac[1]) {
+		t.Errorf("drift in q, p constant: %v, %v", ac, err)
+	}
 }

@@ -757,10 +757,13 @@ func joinInts(v []int) string {
 // step perturbed by Scale × its one-step residual Sigma, scored against
 // its unperturbed ones (trainer.Twin, seeds 1–3), at each horizon.
 type twinReport struct {
-	Scale    float64     `json:"scale"`
-	Sigma    []float64   `json:"sigma"`
-	Autocorr []float64   `json:"residual_autocorrelation"`
-	Horizons []twinPoint `json:"multi_horizon"`
+	Scale    float64   `json:"scale"`
+	Sigma    []float64 `json:"sigma"`
+	Autocorr []float64 `json:"-"`
+	// AutocorrJSON is Autocorr with null for a coordinate the model
+	// predicts exactly (NaN, which JSON cannot hold).
+	AutocorrJSON []*float64  `json:"residual_autocorrelation"`
+	Horizons     []twinPoint `json:"multi_horizon"`
 }
 
 // twinPoint is the twin's AR MSE at one horizon over the seeds.
@@ -785,6 +788,13 @@ func evalTwin(ctx context.Context, rollers trainer.RollerFactory, ds *dataset.Da
 	}
 	if rep.Autocorr, err = trainer.ResidualAutocorr(ctx, rollers, ds); err != nil {
 		return nil, err
+	}
+	for _, a := range rep.Autocorr {
+		if math.IsNaN(a) {
+			rep.AutocorrJSON = append(rep.AutocorrJSON, nil)
+		} else {
+			rep.AutocorrJSON = append(rep.AutocorrJSON, &a)
+		}
 	}
 	slices.Sort(hs)
 	for _, h := range slices.Compact(hs) {
