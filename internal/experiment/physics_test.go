@@ -439,14 +439,7 @@ func allClose(a, b []float64) bool {
 // not rank the variants' OOD error at 200 steps (Spearman's rank
 // correlation near 0), as docs/benchmarks.md reports.
 func TestPendulumIDDoesNotRankOOD(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "docs", "results", "double_pendulum_hw_study.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []StudyRow
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := studyRowsFile(t, filepath.Join(fixtures.Root(), "docs", "results", "double_pendulum_hw_study.json"))
 	id, ood := map[string]float64{}, map[string]float64{}
 	for _, r := range rows {
 		if r.Model != "calisym" || r.Horizon != 200 {

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -291,14 +290,7 @@ func TestStudyTrainStride(t *testing.T) {
 	if n1, n5 := runs[0].Report.Data["train_windows"], runs[1].Report.Data["train_windows"]; !(toFloat(n5) > 1.5*toFloat(n1)) {
 		t.Errorf("training windows: %v at stride 10, %v at stride 5", n1, n5)
 	}
-	js, err := os.ReadFile(filepath.Join(dir, "study.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []StudyRow
-	if err := json.Unmarshal(js, &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := studyRowsFile(t, filepath.Join(dir, "study.json"))
 	// 3 groups (ID test, OOD, and the OOD set's one log) × 2 variants ×
 	// (CaLiSym, MLP, held state, identified physics model) × 2 horizons
 	if len(rows) != 48 {
@@ -811,14 +803,7 @@ func TestStudyForceWithoutGroups(t *testing.T) {
 			}
 		}
 	}
-	js, err := os.ReadFile(filepath.Join(dir, "study.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []StudyRow
-	if err := json.Unmarshal(js, &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := studyRowsFile(t, filepath.Join(dir, "study.json"))
 	by := map[string]float64{}
 	for _, r := range rows {
 		by[fmt.Sprintf("%s %s %s %d", r.Group, r.Model, r.Variant, r.Horizon)] = r.Mean
@@ -834,4 +819,18 @@ func TestStudyForceWithoutGroups(t *testing.T) {
 	if _, err := b.Study(ctx, variants, []uint64{1}, dir, []trainer.EvalOptions{{Wrench: wrench}}, nil); err == nil || !strings.Contains(err.Error(), "onestep+wrench") {
 		t.Errorf("a wrench estimate on the pendulum: %v", err)
 	}
+}
+
+// studyRowsFile reads a study.json (ReadStudyRows).
+func studyRowsFile(t *testing.T, path string) []StudyRow {
+	t.Helper()
+	js, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadStudyRows(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
