@@ -2,18 +2,20 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/calisym/calisym/dataset"
 )
 
 // TwinOptions configures Twin.
 type TwinOptions struct {
-	// Horizon and Stride are the evaluation's (EvalOptions).
-	Horizon, Stride int
+	// Horizon, Stride and MaxWindows are the evaluation's (EvalOptions).
+	Horizon, Stride, MaxWindows int
 	// Sigma is the standard deviation of the perturbation of each state
 	// coordinate (2n values, in the dataset's units).
 	Sigma []float64
@@ -49,7 +51,7 @@ func Twin(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, opt
 			return EvalResult{}, fmt.Errorf("trainer: twin perturbation of coordinate %d: standard deviation %v", j, s)
 		}
 	}
-	ws := EvalWindows(ds, H, opt.Stride, 0)
+	ws := EvalWindows(ds, H, opt.Stride, opt.MaxWindows)
 	if len(ws) == 0 {
 		return EvalResult{}, fmt.Errorf("trainer: twin: no episode longer than the horizon %d", H)
 	}
@@ -169,4 +171,24 @@ func ResidualAutocorr(ctx context.Context, newRoller RollerFactory, ds *dataset.
 		return nil, fmt.Errorf("trainer: residual autocorrelation: the model predicts every sample of every coordinate exactly: no one-step residual")
 	}
 	return lag, nil
+}
+
+// TwinSeeds runs Twin once per seed (opt.Seed ignored), the seeds side by
+// side on up to workers goroutines (each twin on one), and returns the
+// results in the seeds' order.
+func TwinSeeds(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, opt TwinOptions, seeds []uint64, workers int) ([]EvalResult, error) {
+	rs, errs := make([]EvalResult, len(seeds)), make([]error, len(seeds))
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i, seed := range seeds {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			o := opt
+			o.Seed = seed
+			rs[i], errs[i] = Twin(ctx, newRoller, ds, o)
+		})
+	}
+	wg.Wait()
+	return rs, errors.Join(errs...)
 }

@@ -58,6 +58,14 @@ func TestTwin(t *testing.T) {
 	if again.MSE != every.MSE || other.MSE == every.MSE {
 		t.Errorf("seed 1 twice: %v, %v; seed 2: %v", every.MSE, again.MSE, other.MSE)
 	}
+	// TwinSeeds: the seeds' twins side by side, in the seeds' order
+	rs, err := TwinSeeds(ctx, HoldRollers, ds, TwinOptions{Horizon: 20, Stride: 1, Sigma: sig, EveryStep: true, Seed: 9}, []uint64{2, 1}, 2)
+	if err != nil || len(rs) != 2 || rs[0].MSE != other.MSE || rs[1].MSE != every.MSE {
+		t.Errorf("TwinSeeds 2, 1: %v, %d results", err, len(rs))
+	}
+	if _, err := TwinSeeds(ctx, HoldRollers, ds, TwinOptions{Horizon: 0, Sigma: sig}, []uint64{1, 2}, 2); err == nil {
+		t.Error("TwinSeeds accepted horizon 0")
+	}
 	for _, bad := range []TwinOptions{{Horizon: 10, Sigma: []float64{1}}, {Horizon: 10, Sigma: []float64{0, -1}},
 		{Horizon: 10, Sigma: []float64{0, math.Inf(1)}}, {Horizon: 0, Sigma: sig}, {Horizon: 5000, Sigma: sig}} {
 		if _, err := Twin(ctx, HoldRollers, ds, bad); err == nil {

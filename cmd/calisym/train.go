@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -799,11 +800,11 @@ func evalTwin(ctx context.Context, rollers trainer.RollerFactory, ds *dataset.Da
 	slices.Sort(hs)
 	for _, h := range slices.Compact(hs) {
 		p := twinPoint{Horizon: h, Min: math.Inf(1), Max: math.Inf(-1)}
-		for seed := uint64(1); seed <= 3; seed++ {
-			r, err := trainer.Twin(ctx, rollers, ds, trainer.TwinOptions{Horizon: h, Stride: opt.Stride, Sigma: sigma, EveryStep: true, Seed: seed})
-			if err != nil {
-				return nil, fmt.Errorf("horizon %d: %w", h, err)
-			}
+		rs, err := trainer.TwinSeeds(ctx, rollers, ds, trainer.TwinOptions{Horizon: h, Stride: opt.Stride, MaxWindows: opt.MaxWindows, Sigma: sigma, EveryStep: true}, []uint64{1, 2, 3}, cmp.Or(opt.Workers, 2))
+		if err != nil {
+			return nil, fmt.Errorf("horizon %d: %w", h, err)
+		}
+		for _, r := range rs {
 			p.Mean += r.MSE / 3
 			p.Min, p.Max = min(p.Min, r.MSE), max(p.Max, r.MSE)
 		}

@@ -2,13 +2,11 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/mechanics"
@@ -220,19 +218,8 @@ func Predictability(ctx context.Context, b *RealBenchmark, opt PredictabilityOpt
 					for j, v := range res.Sigma {
 						sigma[j] = sc * v
 					}
-					// the seeds' twins on the workers, each on its own
-					rs, errs := make([]trainer.EvalResult, len(seeds)), make([]error, len(seeds))
-					sem := make(chan struct{}, workers)
-					var wg sync.WaitGroup
-					for i, seed := range seeds {
-						sem <- struct{}{}
-						wg.Go(func() {
-							defer func() { <-sem }()
-							rs[i], errs[i] = trainer.Twin(ctx, phys, s.d, trainer.TwinOptions{Horizon: h, Stride: b.Spec.EvalStride, Sigma: sigma, EveryStep: every, Seed: seed})
-						})
-					}
-					wg.Wait()
-					if err := errors.Join(errs...); err != nil {
+					rs, err := trainer.TwinSeeds(ctx, phys, s.d, trainer.TwinOptions{Horizon: h, Stride: b.Spec.EvalStride, Sigma: sigma, EveryStep: every}, seeds, workers)
+					if err != nil {
 						return nil, fmt.Errorf("experiment: predictability: %s on %s at %d steps: %w", c, s.group, h, err)
 					}
 					rows(s.group, c, sc, h, rs)
