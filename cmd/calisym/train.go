@@ -543,8 +543,10 @@ the model against the logs (trainer.Twin). Where the twin's error comes
 near the model's, errors of the model's one-step size, amplified by the
 dynamics, make it; a lower error there needs a smaller one-step error.
 The residual's lag-1 autocorrelation is printed too: near 1 it drifts
-smoothly (a model error or a slow disturbance), near 0 or below it is
-noise.`,
+smoothly (a model error or a slow disturbance), and the twin is the
+error such steps make; near 0 or below it is mostly the logs' noise,
+which a rollout does not accumulate, and the twin overstates it (it
+may come out above the model's own error).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sv, err := openModel(cmd, modelPath)
