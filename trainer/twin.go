@@ -33,11 +33,11 @@ type TwinOptions struct {
 // once as the reference and once perturbed (opt), and scores the perturbed
 // rollouts against the reference as Evaluate scores a model
 // against the logs (AR MSE, per step, per coordinate, per log file), over
-// the windows' logged ports. Where the model is the system's physics, the
-// result is the error of a model that knows the physics exactly and errs
-// only by Sigma: the part of the AR MSE at a horizon that no model can
-// avoid, chaos included, given errors of that size. Deterministic for a
-// given seed.
+// the windows' logged ports. Where the model stands in for the system's
+// dynamics, the result is the error of a model that knows those dynamics
+// exactly and errs only by Sigma (at the start, or at every step): what
+// errors of that size alone make at each horizon, chaos included.
+// Deterministic for a given seed.
 func Twin(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, opt TwinOptions) (EvalResult, error) {
 	H, nx, ne := opt.Horizon, ds.StateDim(), ds.PortDim()
 	if H < 1 {
