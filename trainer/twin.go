@@ -125,27 +125,30 @@ func (t *twinRoller) Rollout(x0, ports []float64, horizon int, out []float64) er
 	return nil
 }
 
-// ResidualAutocorr returns, per state coordinate, the lag-1
-// autocorrelation of a model's one-step residual x_{k+1} − Φ(x_k, e_k)
-// over the consecutive samples of every episode of ds (Σ r_k r_{k−1} /
-// Σ r_k², the residual not centred: a constant offset counts as
-// correlated); NaN for a coordinate the model predicts exactly at every
-// sample, and an error if it does so for all.
-func ResidualAutocorr(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset) ([]float64, error) {
+// OneStepResidual returns, per state coordinate, the root mean square
+// of a model's one-step residual x_{k+1} − Φ(x_k, e_k) over the
+// consecutive samples of every episode of ds (the square root of
+// Evaluate's PerCoord at horizon 1, stride 1: the same pairs) and its
+// lag-1 autocorrelation (Σ r_k r_{k−1} / Σ r_k², the residual not
+// centred: a constant offset counts as correlated), in one pass. The
+// autocorrelation is NaN for a coordinate the model predicts exactly at
+// every sample, and an error if it does so for all.
+func OneStepResidual(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset) (rms, autocorr []float64, err error) {
 	r, err := newRoller()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nx, ne := ds.StateDim(), ds.PortDim()
 	sq, lag := make([]float64, nx), make([]float64, nx)
 	out, prev, cur := make([]float64, nx), make([]float64, nx), make([]float64, nx)
+	n := 0
 	for _, ep := range ds.Episodes {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k := 0; k+1 < ep.Len; k++ {
 			if err := r.Rollout(ep.X[k*nx:(k+1)*nx], ep.E[k*ne:(k+1)*ne], 1, out); err != nil {
-				return nil, fmt.Errorf("one-step residual of %s at sample %d: %w", ep.Name, k, err)
+				return nil, nil, fmt.Errorf("one-step residual of %s at sample %d: %w", ep.Name, k, err)
 			}
 			for j := range nx {
 				cur[j] = ep.X[(k+1)*nx+j] - out[j]
@@ -155,10 +158,16 @@ func ResidualAutocorr(ctx context.Context, newRoller RollerFactory, ds *dataset.
 				}
 			}
 			prev, cur = cur, prev
+			n++
 		}
 	}
+	if n == 0 {
+		return nil, nil, fmt.Errorf("trainer: one-step residual: no episode of %s has two samples", ds.Split)
+	}
+	rms = make([]float64, nx)
 	some := false
 	for j := range lag {
+		rms[j] = math.Sqrt(sq[j] / float64(n))
 		if !(sq[j] > 0) {
 			// predicted exactly at every step: no residual to correlate
 			lag[j] = math.NaN()
@@ -168,9 +177,9 @@ func ResidualAutocorr(ctx context.Context, newRoller RollerFactory, ds *dataset.
 		some = true
 	}
 	if !some {
-		return nil, fmt.Errorf("trainer: residual autocorrelation: the model predicts every sample of every coordinate exactly: no one-step residual")
+		return nil, nil, fmt.Errorf("trainer: residual autocorrelation: the model predicts every sample of every coordinate exactly: no one-step residual")
 	}
-	return lag, nil
+	return rms, lag, nil
 }
 
 // TwinSeeds runs Twin once per seed (opt.Seed ignored), the seeds side by

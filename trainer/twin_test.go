@@ -74,10 +74,11 @@ func TestTwin(t *testing.T) {
 	}
 }
 
-// TestResidualAutocorr: the held state's one-step residual is the step;
+// TestOneStepResidual: the held state's one-step residual is the step;
 // a steady drift is correlated from step to step (near 1), white noise
-// on the states is not (near −0.5: r_k = n_{k+1} − n_k).
-func TestResidualAutocorr(t *testing.T) {
+// on the states is not (near −0.5: r_k = n_{k+1} − n_k); its root mean
+// square is Evaluate's per-coordinate one-step error.
+func TestOneStepResidual(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
@@ -87,7 +88,7 @@ func TestResidualAutocorr(t *testing.T) {
 		{"drift", walkData(2001, 0.01, 0), 0.99, 1},
 		{"white noise", walkData(20001, 0, 0.1), -0.53, -0.47},
 	} {
-		ac, err := ResidualAutocorr(ctx, HoldRollers, c.ds)
+		rms, ac, err := OneStepResidual(ctx, HoldRollers, c.ds)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,17 +97,29 @@ func TestResidualAutocorr(t *testing.T) {
 				t.Errorf("%s: coordinate %d: lag-1 autocorrelation %.4f, want in [%g, %g]", c.name, j, a, c.lo, c.hi)
 			}
 		}
+		one, err := Evaluate(ctx, HoldRollers, c.ds, EvalOptions{Horizon: 1, Stride: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range one.PerCoord {
+			if math.Abs(rms[j]*rms[j]-v) > 1e-12*v {
+				t.Errorf("%s: coordinate %d: mean square %v, Evaluate's %v", c.name, j, rms[j]*rms[j], v)
+			}
+		}
 	}
-	if _, err := ResidualAutocorr(ctx, HoldRollers, walkData(100, 0, 0)); err == nil {
+	if _, _, err := OneStepResidual(ctx, HoldRollers, walkData(100, 0, 0)); err == nil {
 		t.Error("a residual of zeros has no autocorrelation; got none refused")
+	}
+	if _, _, err := OneStepResidual(ctx, HoldRollers, walkData(1, 0.01, 0)); err == nil {
+		t.Error("an episode of one sample has no one-step residual; got none refused")
 	}
 	// a coordinate predicted exactly has none: NaN, the others theirs
 	half := walkData(100, 0.01, 0)
 	for k := range 100 {
 		half.Episodes[0].X[2*k+1] = 0
 	}
-	ac, err := ResidualAutocorr(ctx, HoldRollers, half)
-	if err != nil || !(ac[0] > 0.98) || !math.IsNaN(ac[1]) {
-		t.Errorf("drift in q, p constant: %v, %v", ac, err)
+	rms, ac, err := OneStepResidual(ctx, HoldRollers, half)
+	if err != nil || !(ac[0] > 0.98) || !math.IsNaN(ac[1]) || math.Abs(rms[0]-0.01) > 1e-12 || rms[1] != 0 {
+		t.Errorf("drift in q, p constant: rms %v, autocorrelation %v, %v", rms, ac, err)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,5 +37,18 @@ func TestPredictabilityFlags(t *testing.T) {
 	_, _, err := runCLI(t, "bench", "predictability", "--data", fixtures.DataDir(), "--params", filepath.Join(fixtures.Root(), "params"), "--runs", empty, "--seeds", "1", "--scales", "1")
 	if err == nil || !strings.Contains(err.Error(), "holds no model") {
 		t.Errorf("a run directory without models: %v", err)
+	}
+}
+
+// TestNanNull: eval --twin's autocorrelations write a NaN (a coordinate
+// predicted exactly) as null and read it back as NaN.
+func TestNanNull(t *testing.T) {
+	b, err := json.Marshal(nanNull{0.5, math.NaN(), -1})
+	if err != nil || string(b) != "[0.5,null,-1]" {
+		t.Fatalf("marshal: %s, %v", b, err)
+	}
+	var back nanNull
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != 3 || back[0] != 0.5 || !math.IsNaN(back[1]) || back[2] != -1 {
+		t.Errorf("unmarshal: %v, %v", back, err)
 	}
 }

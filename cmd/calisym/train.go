@@ -760,13 +760,43 @@ func joinInts(v []int) string {
 // step perturbed by Scale × its one-step residual Sigma, scored against
 // its unperturbed ones (trainer.Twin, seeds 1–3), at each horizon.
 type twinReport struct {
-	Scale    float64   `json:"scale"`
-	Sigma    []float64 `json:"sigma"`
-	Autocorr []float64 `json:"-"`
-	// AutocorrJSON is Autocorr with null for a coordinate the model
-	// predicts exactly (NaN, which JSON cannot hold).
-	AutocorrJSON []*float64  `json:"residual_autocorrelation"`
-	Horizons     []twinPoint `json:"multi_horizon"`
+	Scale float64   `json:"scale"`
+	Sigma []float64 `json:"sigma"`
+	// Autocorr is NaN for a coordinate the model predicts exactly, null
+	// in JSON.
+	Autocorr nanNull     `json:"residual_autocorrelation"`
+	Horizons []twinPoint `json:"multi_horizon"`
+}
+
+// nanNull is a list of numbers whose NaNs JSON writes as null (and reads
+// back as NaN).
+type nanNull []float64
+
+// MarshalJSON implements json.Marshaler.
+func (v nanNull) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(v))
+	for i := range v {
+		if !math.IsNaN(v[i]) {
+			out[i] = &v[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *nanNull) UnmarshalJSON(b []byte) error {
+	var in []*float64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*v = make(nanNull, len(in))
+	for i, p := range in {
+		(*v)[i] = math.NaN()
+		if p != nil {
+			(*v)[i] = *p
+		}
+	}
+	return nil
 }
 
 // twinPoint is the twin's AR MSE at one horizon over the seeds.
@@ -779,25 +809,14 @@ type twinPoint struct {
 
 // evalTwin measures eval --twin on ds at the horizons hs (each once).
 func evalTwin(ctx context.Context, rollers trainer.RollerFactory, ds *dataset.Dataset, opt trainer.EvalOptions, scale float64, hs []int) (*twinReport, error) {
-	one, err := trainer.Evaluate(ctx, rollers, ds, trainer.EvalOptions{Horizon: 1, Stride: 1, Workers: opt.Workers})
-	if err != nil {
-		return nil, fmt.Errorf("one-step residual: %w", err)
-	}
 	rep := &twinReport{Scale: scale}
-	sigma := make([]float64, len(one.PerCoord))
-	for j, v := range one.PerCoord {
-		rep.Sigma = append(rep.Sigma, math.Sqrt(v))
-		sigma[j] = scale * math.Sqrt(v)
-	}
-	if rep.Autocorr, err = trainer.ResidualAutocorr(ctx, rollers, ds); err != nil {
+	var err error
+	if rep.Sigma, rep.Autocorr, err = trainer.OneStepResidual(ctx, rollers, ds); err != nil {
 		return nil, err
 	}
-	for _, a := range rep.Autocorr {
-		if math.IsNaN(a) {
-			rep.AutocorrJSON = append(rep.AutocorrJSON, nil)
-		} else {
-			rep.AutocorrJSON = append(rep.AutocorrJSON, &a)
-		}
+	sigma := make([]float64, len(rep.Sigma))
+	for j, v := range rep.Sigma {
+		sigma[j] = scale * v
 	}
 	slices.Sort(hs)
 	for _, h := range slices.Compact(hs) {

@@ -118,18 +118,14 @@ func Predictability(ctx context.Context, b *RealBenchmark, opt PredictabilityOpt
 	d := b.Data
 	phys := PhysicsRollers(mechanics.PriorDOP853, *b.Pendulum, d.Train.Dt)
 	res := &PredictabilityResult{System: b.System}
-	one := func(model string, f trainer.RollerFactory) ([]float64, error) {
-		var coords []float64
+	one := func(model string, f trainer.RollerFactory) error {
 		for _, s := range []struct {
 			group string
 			d     *dataset.Dataset
 		}{{"train", d.Train}, {splitIDTest, d.ID}, {splitOOD, d.OOD}} {
 			r, err := trainer.Evaluate(ctx, f, s.d, trainer.EvalOptions{Horizon: 1, Stride: 1, Workers: workers})
 			if err != nil {
-				return nil, fmt.Errorf("experiment: predictability: one-step error of %s on %s: %w", model, s.group, err)
-			}
-			if s.group == "train" {
-				coords = r.PerCoord
+				return fmt.Errorf("experiment: predictability: one-step error of %s on %s: %w", model, s.group, err)
 			}
 			res.OneStep = append(res.OneStep, OneStepRow{Group: s.group, Model: model, MSE: r.MSE, PerCoord: r.PerCoord})
 			if s.group == splitOOD && len(r.PerFile) > 1 {
@@ -138,16 +134,13 @@ func Predictability(ctx context.Context, b *RealBenchmark, opt PredictabilityOpt
 				}
 			}
 		}
-		return coords, nil
+		return nil
 	}
-	coords, err := one(CasePhysics, phys)
-	if err != nil {
+	if err := one(CasePhysics, phys); err != nil {
 		return nil, err
 	}
-	for _, v := range coords {
-		res.Sigma = append(res.Sigma, math.Sqrt(v))
-	}
-	if res.Autocorr, err = trainer.ResidualAutocorr(ctx, phys, d.Train); err != nil {
+	var err error
+	if res.Sigma, res.Autocorr, err = trainer.OneStepResidual(ctx, phys, d.Train); err != nil {
 		return nil, fmt.Errorf("experiment: predictability: %w", err)
 	}
 	for _, dir := range opt.Runs {
@@ -160,7 +153,7 @@ func Predictability(ctx context.Context, b *RealBenchmark, opt PredictabilityOpt
 			if err != nil {
 				return nil, fmt.Errorf("experiment: predictability: %w", err)
 			}
-			if _, err := one(filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name))), sv.Rollers); err != nil {
+			if err := one(filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name))), sv.Rollers); err != nil {
 				return nil, err
 			}
 		}
