@@ -386,7 +386,7 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		return mr, fmt.Errorf("experiment: %s ID evaluation: %w", ms.Name, err)
 	}
 	mr.OODARMSE, mr.IDARMSE = mr.OOD.MSE, mr.ID.MSE
-	mr.MultiHorizon = multiHorizonRows(ctx, tr.rollers, data, spec.Horizons, opt)
+	mr.MultiHorizon, _ = multiHorizonRows(ctx, tr.rollers, data, spec.Horizons, opt)
 	if len(data.Groups) > 0 {
 		if mr.Groups, err = EvalGroups(ctx, tr.rollers, data.Groups, spec.Horizons, nil); err != nil {
 			return mr, err
@@ -492,9 +492,8 @@ func mlpResidual(m *trainer.MLP, states [][]float64) (mean, maxv float64) {
 // multiHorizonRows evaluates the ID-test and OOD sets at each horizon
 // (opt's other settings, e.g. an offset-free estimate, as given); a
 // horizon a set cannot be evaluated at (longer than its windows) is NaN
-// there.
-func multiHorizonRows(ctx context.Context, rollers trainer.RollerFactory, data Datasets, horizons []int, opt trainer.EvalOptions) []HorizonRow {
-	var rows []HorizonRow
+// there, and oodErrs[i] says why at horizons[i] on the OOD set.
+func multiHorizonRows(ctx context.Context, rollers trainer.RollerFactory, data Datasets, horizons []int, opt trainer.EvalOptions) (rows []HorizonRow, oodErrs []error) {
 	for _, h := range horizons {
 		o := opt
 		o.Horizon = h
@@ -502,10 +501,11 @@ func multiHorizonRows(ctx context.Context, rollers trainer.RollerFactory, data D
 		if r, err := trainer.Evaluate(ctx, rollers, data.ID, o); err == nil {
 			row.IDMSE = r.MSE
 		}
-		if r, err := trainer.Evaluate(ctx, rollers, data.OOD, o); err == nil {
+		r, err := trainer.Evaluate(ctx, rollers, data.OOD, o)
+		if err == nil {
 			row.OODMSE, row.OODPerFile = r.MSE, r.PerFile
 		}
-		rows = append(rows, row)
+		rows, oodErrs = append(rows, row), append(oodErrs, err)
 	}
-	return rows
+	return rows, oodErrs
 }

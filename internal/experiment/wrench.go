@@ -100,12 +100,19 @@ func (b *RealBenchmark) offsetRuns(ctx context.Context, runs []StudyRun, variant
 						// (withSplitGroups): those rows, offset-free
 						o := p.off
 						o.Horizon, o.Stride, o.MaxWindows = b.Spec.Horizon, b.Spec.EvalStride, b.Spec.MaxEvalWindows
-						// at the headline horizon first, for a clear
-						// error (the rows leave a horizon that fails NaN)
-						if _, err := trainer.Evaluate(ctx, saved.Rollers, data.OOD, o); err != nil {
+						rows, oodErrs := multiHorizonRows(ctx, saved.Rollers, data, b.Spec.Horizons, o)
+						// the rows leave a horizon that fails NaN; one that
+						// fails at the headline horizon is an error
+						var err error
+						if i := slices.Index(b.Spec.Horizons, o.Horizon); i >= 0 {
+							err = oodErrs[i]
+						} else {
+							_, err = trainer.Evaluate(ctx, saved.Rollers, data.OOD, o)
+						}
+						if err != nil {
 							return nil, nil, fmt.Errorf("experiment: %s seed %d: %w", fv.Name, r.Seed, err)
 						}
-						m.MultiHorizon = multiHorizonRows(ctx, saved.Rollers, data, b.Spec.Horizons, o)
+						m.MultiHorizon = rows
 						continue
 					}
 					if m.Groups, err = EvalGroupsWith(ctx, saved.Rollers, data.Groups, b.Spec.Horizons, p.off); err != nil {
