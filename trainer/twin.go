@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync"
 
 	"github.com/calisym/calisym/dataset"
@@ -76,7 +75,7 @@ func Twin(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset, opt
 		if err := r.Rollout(x[:nx], ports[:H*ne], H, x[nx:]); err != nil {
 			return EvalResult{}, fmt.Errorf("trainer: twin reference of %s at sample %d: %w", ep.Name, w.Start, err)
 		}
-		ref.Episodes[i] = dataset.Episode{Name: ep.Name, Len: H + 1, X: x, E: slices.Clone(ports)}
+		ref.Episodes[i] = dataset.Episode{Name: ep.Name, Len: H + 1, X: x, E: ports} // the logged ports, read only
 	}
 	perturbed := func() (Roller, error) {
 		return &twinRoller{inner: r, opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x7417)), ne: ne,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,7 +173,7 @@ func TestRealStudyTablesJSON(t *testing.T) {
 					ok = ok || got == want
 				}
 				if !ok {
-					t.Errorf("%s %s %s %s at %d: table %q, not a row of the JSON (%d candidates)", s.system, cmpOr(v, "any variant"), model, col.group, col.h, c[2+i], len(find(model, v, col.group, col.h)))
+					t.Errorf("%s %s %s %s at %d: table %q, not a row of the JSON (%d candidates)", s.system, cmp.Or(v, "any variant"), model, col.group, col.h, c[2+i], len(find(model, v, col.group, col.h)))
 				}
 			}
 		}
@@ -181,12 +182,4 @@ func TestRealStudyTablesJSON(t *testing.T) {
 			t.Errorf("%s: %d tables and %d cells read", s.system, tables, cells)
 		}
 	}
-}
-
-// cmpOr returns s, or def when s is empty.
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
