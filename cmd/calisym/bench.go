@@ -163,10 +163,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			return nil
 		},
 	}
-	def := os.Getenv("CALISYM_DATA")
-	if def == "" {
-		def = filepath.Join("..", "shared", "data")
-	}
+	def := defaultDataDir()
 	cmd.Flags().StringVar(&system, "system", "all", "crazyflie, crazyflie_gravity, double_pendulum_hw, anymal_sim or all")
 	cmd.Flags().StringVar(&out, "out", "out/bench", "output directory (one subdirectory per system)")
 	cmd.Flags().StringVar(&data, "data", def, "the shared data directory (default $CALISYM_DATA or ../shared/data)")

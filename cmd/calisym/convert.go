@@ -156,10 +156,7 @@ same bits as the merged OUT/SPLIT.`,
 			return nil
 		},
 	}
-	def := os.Getenv("CALISYM_DATA")
-	if def == "" {
-		def = defaultDataRoot
-	}
+	def := defaultDataDir()
 	cmd.Flags().StringVar(&params, "params", "", "params YAML with a convert: section (required)")
 	cmd.Flags().StringVar(&out, "out", "", "output directory: one dataset per split and report.json (required)")
 	cmd.Flags().StringVar(&data, "data", def, "root of the params' relative files: model.urdf, model.pendulum.params_file and the inputs patterns, LOGs given or not (default $CALISYM_DATA, else ../shared/data; LOG arguments are paths from the current directory)")
@@ -222,6 +219,15 @@ func convertShards(cmd *cobra.Command, c *convert.Converter, shard, merge, out s
 // defaultDataRoot is convert's data root when neither --data nor
 // $CALISYM_DATA is set.
 const defaultDataRoot = "../shared/data"
+
+// defaultDataDir is the --data default of the commands that read the
+// shared data: $CALISYM_DATA, else defaultDataRoot.
+func defaultDataDir() string {
+	if d := os.Getenv("CALISYM_DATA"); d != "" {
+		return d
+	}
+	return defaultDataRoot
+}
 
 // dataRootSource says where convert's --data value came from, for errors.
 func dataRootSource(cmd *cobra.Command) string {

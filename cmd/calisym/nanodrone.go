@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -70,21 +69,14 @@ writes them in --out/<system>/<variant>/seed<S>.`,
 					Records []experiment.NanoRecord `json:"records"`
 				}{fmt.Sprintf("calisym bench nanodrone --system %s --runs '%s' --flights '%s'", systems, runs, flights), names, all, experiment.NanoPaperSource,
 					experiment.NanoRecords(res, paths)}
-				b, err := json.MarshalIndent(doc, "", " ")
-				if err != nil {
-					return fmt.Errorf("bench nanodrone: %w", err)
-				}
-				if err := atomicfile.WriteFile(jsonOut, append(b, '\n')); err != nil {
+				if err := writeJSONFile(jsonOut, doc); err != nil {
 					return fmt.Errorf("bench nanodrone: %w", err)
 				}
 			}
 			return nil
 		},
 	}
-	def := os.Getenv("CALISYM_DATA")
-	if def == "" {
-		def = filepath.Join("..", "shared", "data")
-	}
+	def := defaultDataDir()
 	cmd.Flags().StringVar(&systems, "system", experiment.RealCrazyflieGravity+","+experiment.RealCrazyflie, "the pose representations of the runs (comma-separated: crazyflie_gravity, crazyflie)")
 	cmd.Flags().StringVar(&runs, "runs", "", "run directories, comma-separated glob patterns; {system} stands for the system (e.g. out/study/{system}/default/seed*)")
 	cmd.Flags().StringVar(&flights, "flights", "crazyflie/test/*.parquet", "the flights scored, comma-separated glob patterns relative to --data")
@@ -121,4 +113,14 @@ func splitList(s string) []string {
 	}
 	add(s[start:])
 	return out
+}
+
+// writeJSONFile writes v as indented JSON (one space), with a final
+// newline, to path atomically: the --json files of bench's subcommands.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, append(b, '\n'))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
 )
 
@@ -100,20 +98,13 @@ as 'calisym bench --variants' writes them) are reported too.`,
 				Command string `json:"command"`
 				*experiment.PredictabilityResult
 			}{fmt.Sprintf("calisym bench predictability --system %s --seeds %s --scales %s --runs '%s'", system, seeds, scales, runs), res}
-			raw, err := json.MarshalIndent(doc, "", " ")
-			if err != nil {
-				return fmt.Errorf("bench predictability: %w", err)
-			}
-			if err := atomicfile.WriteFile(jsonOut, append(raw, '\n')); err != nil {
+			if err := writeJSONFile(jsonOut, doc); err != nil {
 				return fmt.Errorf("bench predictability: %w", err)
 			}
 			return nil
 		},
 	}
-	def := os.Getenv("CALISYM_DATA")
-	if def == "" {
-		def = filepath.Join("..", "shared", "data")
-	}
+	def := defaultDataDir()
 	cmd.Flags().StringVar(&system, "system", experiment.RealDoublePendulumHW, "the benchmark (one with an identified pendulum model: double_pendulum_hw)")
 	cmd.Flags().StringVar(&data, "data", def, "the shared data directory (default $CALISYM_DATA or ../shared/data)")
 	cmd.Flags().StringVar(&paramsDir, "params", "params", "directory of the params YAML files")
