@@ -143,6 +143,11 @@ func (nd *Node) publishDiagnostics(now int64) error {
 			msgs.KeyValue{Key: "wrench_frame", Value: nd.cfg.FrameID},
 			msgs.KeyValue{Key: "wrench_estimate_restarts", Value: u(nd.stats.ForceRestarts)})
 	}
+	if nd.cfg.Trigger.Kind == TriggerMessage && !nd.trigger.feeds {
+		pred.Values = append(pred.Values,
+			msgs.KeyValue{Key: "trigger_waits", Value: u(nd.stats.PairWaits)},
+			msgs.KeyValue{Key: "trigger_unpaired", Value: u(nd.stats.Unpaired)})
+	}
 	if pred.Message == "" {
 		pred.Message = "predicting"
 		if nd.stats.Predictions == 0 {
@@ -172,6 +177,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 				{Key: "out_of_order", Value: u(c.OutOfOrder)},
 				{Key: "duplicates", Value: u(c.Duplicates)},
 				{Key: "dropped", Value: u(in.dropped.Load())},
+				{Key: "lost", Value: u(c.Lost)},
 			}})
 	}
 	if nd.plan.topic != "" {

@@ -59,6 +59,11 @@ type InputStats struct {
 	Duplicates uint64
 	// Dropped counts messages Run's queue dropped before the node saw them.
 	Dropped uint64
+	// Lost counts messages that never reached the node (lost by the
+	// transport, a best-effort subscription's queue, the network), from
+	// the gaps between accepted stamps against the measured period (see
+	// input.lost).
+	Lost uint64
 }
 
 // bind compiles every input topic's extractor.
@@ -187,7 +192,9 @@ func (nd *Node) noteDropped(topic string) {
 }
 
 // Handle processes one input message: it decodes and checks it, keeps its
-// values when it passes, and predicts when it is a trigger. Errors are
+// values when it passes, and predicts when it is a trigger (a message
+// trigger without state channels that came before the state published
+// before it waits for that state: see pairing). Errors are
 // the publisher's; a rejected message is not an error but a diagnostic,
 // which a Tick publishes once it has held (DiagnosticsSettle).
 func (nd *Node) Handle(m Input) error {
@@ -207,11 +214,29 @@ func (nd *Node) Handle(m Input) error {
 		nd.stats.Unknown++
 		return nil
 	}
+	if nd.pair.pending && in == nd.trigger {
+		// The next trigger came before the state the last one waits for.
+		if err := nd.endPair(now); err != nil {
+			return err
+		}
+	}
 	accepted := nd.accept(in, m)
 	if accepted && in.feeds {
 		if err := nd.publishMeasured(); err != nil {
 			return err
 		}
+		if nd.pair.pending && !nd.stateDue(nd.pair.stamp) {
+			if err := nd.endPair(now); err != nil {
+				return err
+			}
+		}
+	}
+	if accepted && nd.waits(in) {
+		nd.pair = pairing{pending: true, stamp: in.last, received: m.Received,
+			deadline: now + nd.statePeriod()/2, predict: nd.counted()}
+		nd.stats.PairWaits++
+		nd.noteStatus(now)
+		return nil
 	}
 	if accepted && nd.observes(in) {
 		nd.observe()
@@ -223,6 +248,80 @@ func (nd *Node) Handle(m Input) error {
 	}
 	nd.noteStatus(now)
 	return nil
+}
+
+// pairing is a message trigger waiting for the state published before
+// it. A trigger on an input that carries no state channels (the
+// pendulum's torque commands, which a controller publishes right after
+// reading the state) pairs with the state stamped before it; a transport
+// that delivers each topic from its own thread (rclgo's wait set per
+// subscription) may hand the node the command before that state. When
+// the newest message of an input that carries state channels is a full
+// measured period or more older than the trigger's stamp, the next one
+// (stamped before the trigger) is due: the trigger's observation and
+// prediction wait for it, up to half a state period on the node's clock
+// (Tick ends the wait), and then start from the newest state, counted in
+// Stats.Unpaired when it did not come. A trigger handled after its state
+// predicts at once, as before.
+type pairing struct {
+	pending  bool
+	predict  bool  // the waiting trigger predicts (Trigger.Every counted it)
+	stamp    int64 // the trigger's stamp
+	received int64 // its arrival, for the prediction's latency
+	deadline int64 // when the wait ends without the state
+}
+
+// waits reports whether an accepted message of in is a trigger that must
+// wait for its state (pairing).
+func (nd *Node) waits(in *input) bool {
+	return nd.cfg.Trigger.Kind == TriggerMessage && in == nd.trigger && !in.feeds && nd.stateDue(in.last)
+}
+
+// stateDue reports whether an input that carries state channels has a
+// message due at or before stamp t that the node has not handled: its
+// newest stamp is one measured period or more before t.
+func (nd *Node) stateDue(t int64) bool {
+	for _, in := range nd.inputs {
+		if in.feeds && in.have && in.period > 0 && t-in.last >= in.period {
+			return true
+		}
+	}
+	return false
+}
+
+// endPair ends a trigger's wait for its state: it observes the state
+// sample and predicts, from the newest state.
+func (nd *Node) endPair(now int64) error {
+	p := nd.pair
+	nd.pair = pairing{}
+	if nd.stateDue(p.stamp) {
+		nd.stats.Unpaired++
+	}
+	if nd.observes(nd.trigger) {
+		nd.observe()
+	}
+	if p.predict {
+		return nd.predict(now, p.received)
+	}
+	return nil
+}
+
+// pairTimeout ends a trigger's wait for its state once its deadline has
+// passed (Tick).
+func (nd *Node) pairTimeout(now int64) error {
+	if !nd.pair.pending || now < nd.pair.deadline {
+		return nil
+	}
+	return nd.endPair(now)
+}
+
+// pairDue returns when a waiting trigger's wait ends (math.MaxInt64: none
+// waits).
+func (nd *Node) pairDue() int64 {
+	if !nd.pair.pending {
+		return math.MaxInt64
+	}
+	return nd.pair.deadline
 }
 
 // observes reports whether an accepted message of in is when the input
@@ -280,6 +379,7 @@ func (nd *Node) accept(in *input, m Input) bool {
 		nd.values[slot] = in.scratch[i]
 	}
 	if in.have {
+		in.counts.Lost += in.lost(stamp - in.last)
 		in.measure(stamp - in.last)
 	}
 	in.last, in.have = stamp, true
@@ -302,6 +402,28 @@ func (in *input) measure(d int64) {
 	sorted := in.intervals // a copy: the array is a value
 	slices.Sort(sorted[:k])
 	in.period = sorted[(k-1)/2]
+}
+
+// lost returns how many messages a gap of d [ns] between two accepted
+// stamps lost, against the measured period T: the whole periods the gap
+// holds beyond one. A gap of header stamps counts round(d/T) − 1 (1.6 T:
+// one lost, the rest jitter); a gap of receipt stamps floor(d/T) − 1,
+// since a message delayed in transit shifts its own stamp (1.6 T and then
+// 0.4 T is a late message, not a lost one). 0 while the period is
+// unknown; messages out of order and duplicates are not gaps.
+func (in *input) lost(d int64) uint64 {
+	T := in.period
+	if T <= 0 || d < 2*T-T/2 {
+		return 0
+	}
+	k := (d + T/2) / T
+	if in.stampMode == 0 {
+		k = d / T
+	}
+	if k <= 1 {
+		return 0
+	}
+	return uint64(k - 1)
 }
 
 // staleAfter returns the age [ns] beyond which the input is stale: its

@@ -158,6 +158,13 @@ type Stats struct {
 	// HistoryRestarts counts the times the port history (convert.history)
 	// started again, for the same reasons.
 	HistoryRestarts uint64
+	// PairWaits counts the triggers that waited for the state published
+	// before them (a message trigger on an input without state channels
+	// handled before that state: see Node.Handle).
+	PairWaits uint64
+	// Unpaired counts the waits that ended without that state (lost, or
+	// later than half a state period), predicting from the newest state.
+	Unpaired uint64
 }
 
 // Node is the predictor node. Its methods are safe for concurrent use;
@@ -231,6 +238,7 @@ type Node struct {
 		have bool
 	}
 	latency [1024]int64
+	pair    pairing   // a trigger waiting for its state (input.go)
 	view    viewState // the robot's frames for 3D viewers (tf.go)
 	nlat    int
 }

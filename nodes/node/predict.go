@@ -25,6 +25,9 @@ func (nd *Node) Tick() error {
 	if err := nd.publishLatched(now); err != nil {
 		return err
 	}
+	if err := nd.pairTimeout(now); err != nil {
+		return err
+	}
 	if nd.cfg.Trigger.Kind == TriggerTimer {
 		period := int64(1e9 / nd.cfg.Trigger.Rate)
 		if nd.nextTick == math.MinInt64 {
@@ -80,7 +83,7 @@ func (nd *Node) counted() bool {
 func (nd *Node) NextTick() int64 {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
-	next := min(nd.nextDiag, nd.changeDue)
+	next := min(nd.nextDiag, nd.changeDue, nd.pairDue())
 	if nd.cfg.Trigger.Kind == TriggerTimer && nd.nextTick != math.MinInt64 && nd.nextTick < next {
 		next = nd.nextTick
 	}

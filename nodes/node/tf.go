@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -18,6 +19,7 @@ type viewState struct {
 	v     *tfview.View
 	sent  bool
 	x, em []float64 // scratch: the measured state and ports
+	vals  []float64 // scratch: the channel values of the measured state
 }
 
 // newView builds the view from Config.TF and the robot description (its
@@ -87,6 +89,7 @@ func (nd *Node) newView(root string) error {
 	}
 	nd.view.v = v
 	nd.view.x, nd.view.em = make([]float64, 2*nd.n), make([]float64, nd.nm)
+	nd.view.vals = make([]float64, len(nd.sampler.Channels()))
 	return nil
 }
 
@@ -139,18 +142,29 @@ func (nd *Node) publishGhost(stamp int64, pose mechanics.SE3) error {
 // publishMeasured publishes the measured robot's frames at its state
 // stamp: at each accepted message of an input that carries state
 // channels, the state's own rate, whether or not a prediction follows.
-// A state that cannot be built yet (an input missing) publishes nothing.
+// A state that cannot be built yet (an input of state channels missing)
+// publishes nothing; the inputs of ports alone need not have come.
 func (nd *Node) publishMeasured() error {
 	v := nd.view.v
 	if v == nil {
 		return nil
 	}
 	for _, in := range nd.inputs {
-		if !in.have {
+		if in.feeds && !in.have {
 			return nil
 		}
 	}
-	pose, err := nd.sampler.Sample(nd.values, nd.view.x, nd.view.em)
+	// The measured frames need the state only: a port channel whose input
+	// has no message yet (the pendulum's first joint state comes before
+	// its first torque command) is taken as 0 here.
+	vals := nd.view.vals
+	for i, v := range nd.values {
+		if math.IsNaN(v) && !nd.sampler.StateChannel(i) {
+			v = 0
+		}
+		vals[i] = v
+	}
+	pose, err := nd.sampler.Sample(vals, nd.view.x, nd.view.em)
 	if err != nil {
 		return nil // the prediction's diagnostics report it
 	}
