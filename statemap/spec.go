@@ -11,6 +11,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// ErrZeroScale is a channel's explicit scale of 0, which would read every
+// value as 0 (an absent scale is 1).
+var ErrZeroScale = errors.New("a scale of 0 reads every value as 0: want a nonzero factor (omit the key for 1)")
+
 // ErrSpec wraps every problem found in a params file's mapping (and, in
 // bagtools/convert, in the rest of its "convert:" section).
 var ErrSpec = errors.New("convert: invalid spec")
@@ -76,7 +80,8 @@ type Channel struct {
 	Name string `yaml:"name" mapstructure:"name"`
 	// Unit is the unit the log records (see Units); "" means SI.
 	Unit string `yaml:"unit" mapstructure:"unit"`
-	// Scale multiplies the value after unit conversion (0 means 1).
+	// Scale multiplies the value after unit conversion (unset: 1; an
+	// explicit 0 in a params file is refused, ErrZeroScale).
 	Scale float64 `yaml:"scale" mapstructure:"scale"`
 	// Offset is added last.
 	Offset float64 `yaml:"offset" mapstructure:"offset"`
@@ -399,7 +404,14 @@ func (c *Channel) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			switch k := n.Content[i]; k.Value {
-			case "name", "unit", "scale", "offset", "const":
+			case "scale":
+				if v := n.Content[i+1]; v.Kind == yaml.ScalarNode {
+					var f float64
+					if v.Decode(&f) == nil && f == 0 {
+						return fmt.Errorf("line %d: channel scale %s: %w", k.Line, v.Value, ErrZeroScale)
+					}
+				}
+			case "name", "unit", "offset", "const":
 			default:
 				return fmt.Errorf("line %d: channel has no key %q (keys: name, unit, scale, offset, const)", k.Line, k.Value)
 			}

@@ -426,6 +426,13 @@ func channelHook(from, to reflect.Type, data any) (any, error) {
 	if to == reflect.TypeFor[statemap.Channel]() && from.Kind() == reflect.String {
 		return statemap.Channel{Name: data.(string)}, nil
 	}
+	if to == reflect.TypeFor[statemap.Channel]() && from.Kind() == reflect.Map {
+		if m, ok := data.(map[string]any); ok {
+			if v, ok := m["scale"]; ok && zeroNumber(v) {
+				return nil, fmt.Errorf("scale %v: %w", v, statemap.ErrZeroScale)
+			}
+		}
+	}
 	// viper decodes weakly: 2.5 would become the integer 2 unsaid
 	switch to.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
@@ -436,6 +443,21 @@ func channelHook(from, to reflect.Type, data any) (any, error) {
 		}
 	}
 	return data, nil
+}
+
+// zeroNumber reports whether v, a value viper decoded, is a number equal
+// to 0.
+func zeroNumber(v any) bool {
+	r := reflect.ValueOf(v)
+	switch {
+	case r.CanFloat():
+		return r.Float() == 0
+	case r.CanInt():
+		return r.Int() == 0
+	case r.CanUint():
+		return r.Uint() == 0
+	}
+	return false
 }
 
 // Defaults fills in the defaults of unset fields.

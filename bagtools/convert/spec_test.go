@@ -110,6 +110,8 @@ func TestSpecErrors(t *testing.T) {
 		{"momentum steps", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  validate: {max_momentum_step: [1, 2, 3]}", []string{"convert.validate.max_momentum_step", "one per momentum component (2)"}},
 		{"negative gap", "  window: {length: 10, stride: 5}", "  window: {length: 10, stride: 5}\n  validate: {max_gap: -1}", []string{"convert.validate.max_gap"}},
 		{"model kind", "kind: double_pendulum", "kind: spring", []string{"convert.model.kind", "spring"}},
+		{"explicit zero scale", "{name: v1, unit: deg/s}", "{name: v1, unit: deg/s, scale: 0}", []string{"convert.state.joints[0].velocity", "scale 0", "nonzero"}},
+		{"explicit zero float scale", "channels: [t1, {const: 0}]", "channels: [{name: t1, scale: 0.0}, {const: 0}]", []string{"convert.control.channels[0]", "scale 0", "nonzero"}},
 		{"pendulum params and file", "pendulum:", "pendulum:\n      params_file: x.yml", []string{"convert.model.pendulum", "exactly one"}},
 	}
 	for _, tc := range tests {

@@ -49,6 +49,10 @@ const (
 	// beyond its end, and falls back to ForecastHold when it is missing or
 	// stale.
 	ForecastTopic = "topic"
+	// ForecastLearned rolls the learned port forecast (Ports.Forecaster,
+	// forecast.Learned) out with the model: the next measured ports from
+	// the predicted state, the first state and the first ports.
+	ForecastLearned = "learned"
 )
 
 // Stamp sources of an input.
@@ -205,8 +209,12 @@ type TriggerConfig struct {
 
 // PortsConfig says which ports the rollout assumes.
 type PortsConfig struct {
-	// Forecast is ForecastHold (default) or ForecastTopic.
+	// Forecast is ForecastHold (default), ForecastLearned or
+	// ForecastTopic.
 	Forecast string `yaml:"forecast"`
+	// Forecaster is the forecaster file of ForecastLearned (relative to
+	// the params file's directory; the node's --forecaster overrides it).
+	Forecaster string `yaml:"forecaster"`
 	// Topic is the port trajectory topic of ForecastTopic
 	// (std_msgs/msg/Float64MultiArray, steps × measured ports row-major:
 	// the mapping's ports without the port history's means, which the
@@ -290,6 +298,9 @@ func LoadParams(path string) (*Params, error) {
 	}
 	if f.Node == nil {
 		return nil, fmt.Errorf("%s: %w: no %q section", path, ErrConfig, ConfigKey)
+	}
+	if err := checkExplicitZeros(raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var extra struct {
 		Resample struct {
@@ -545,12 +556,16 @@ func (c *Config) Check(spec *statemap.Spec) error {
 	}
 	switch c.Ports.Forecast {
 	case ForecastHold:
+	case ForecastLearned:
+		if c.Ports.Forecaster == "" {
+			return configError("ports.forecaster", "forecast %q needs the forecaster file (calisym train --forecaster MODEL writes MODEL.forecaster.json)", ForecastLearned)
+		}
 	case ForecastTopic:
 		if !strings.HasPrefix(c.Ports.Topic, "/") || seen[c.Ports.Topic] {
 			return configError("ports.topic", "forecast %q needs an absolute topic name that is not an input, got %q", ForecastTopic, c.Ports.Topic)
 		}
 	default:
-		return configError("ports.forecast", "%q is not %q or %q", c.Ports.Forecast, ForecastHold, ForecastTopic)
+		return configError("ports.forecast", "%q is not %q, %q or %q", c.Ports.Forecast, ForecastHold, ForecastLearned, ForecastTopic)
 	}
 	if !positive(c.Ports.MaxAge) {
 		return configError("ports.max_age", "must be positive, got %g", c.Ports.MaxAge)

@@ -157,3 +157,82 @@ func TestForceEstimateParams(t *testing.T) {
 		}
 	}
 }
+
+// TestExplicitZeroRefused: an explicit 0 at a key whose unset value 0
+// stands for a default is refused naming the key (it used to become the
+// default: a wrench decay of 0 held over the horizon, every: 0 predicted
+// on each trigger, a channel's scale 0 read as 1); the same keys with a
+// valid value load.
+func TestExplicitZeroRefused(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), "params", "pendulum_sim.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const anchor = "\n  diagnostics_period: 1.0"
+	if !strings.Contains(string(raw), anchor) {
+		t.Fatalf("fixture lacks %q", anchor)
+	}
+	load := func(t *testing.T, text string) error {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := node.LoadParams(path)
+		return err
+	}
+	for _, c := range []struct {
+		name, zero, valid, want string
+	}{
+		{"horizon", "\n  horizon: 0", "\n  horizon: 50", "node.horizon: 0 given explicitly"},
+		{"max_age", "\n  max_age: 0.0", "\n  max_age: 0.2", "node.max_age: 0.0 given explicitly"},
+		{"stale_periods", "\n  stale_periods: 0", "\n  stale_periods: 2", "node.stale_periods"},
+		{"preview_step", "\n  preview_step: 0", "\n  preview_step: 10", "node.preview_step"},
+		{"diagnostics_period", "\n  diagnostics_period: 0", "\n  diagnostics_period: 2", "node.diagnostics_period"},
+		{"queue", "\n  queue: 0", "\n  queue: 8", "node.queue"},
+		{"trigger.every", "\n  trigger: {kind: message, topic: /torque_command, every: 0}", "\n  trigger: {kind: message, topic: /torque_command, every: 2}", "node.trigger.every: 0 given explicitly"},
+		{"ports.max_age", "\n  ports: {forecast: hold, max_age: 0}", "\n  ports: {forecast: hold, max_age: 0.3}", "node.ports.max_age"},
+		{"topics max_age", "\n  topics:\n    - {topic: /joint_states, type: sensor_msgs/msg/JointState}\n    - {topic: /torque_command, type: std_msgs/msg/Float64MultiArray, max_age: 0}",
+			"\n  topics:\n    - {topic: /joint_states, type: sensor_msgs/msg/JointState}\n    - {topic: /torque_command, type: std_msgs/msg/Float64MultiArray, max_age: 0.3}", "node.topics[1].max_age"},
+		{"force_estimate.window", "\n  force_estimate: {window: 0}", "\n  force_estimate: {window: 5}", "node.force_estimate.window"},
+		{"force_estimate.decay", "\n  force_estimate: {decay: 0}", "\n  force_estimate: {decay: 0.5}", "node.force_estimate.decay"},
+		{"wrench_estimate.window", "\n  wrench_estimate: {window: 0}", "\n  wrench_estimate: {window: 100}", "node.wrench_estimate.window"},
+		{"wrench_estimate.gate", "\n  wrench_estimate: {gate: 0}", "\n  wrench_estimate: {gate: 3}", "node.wrench_estimate.gate"},
+		{"wrench_estimate.decay", "\n  wrench_estimate: {decay: -0.0}", "\n  wrench_estimate: {decay: 0.9}", "node.wrench_estimate.decay: -0.0 given explicitly"},
+		{"wrench_estimate.blocks", "\n  wrench_estimate: {blocks: 0}", "\n  wrench_estimate: {blocks: 4}", "node.wrench_estimate.blocks"},
+		{"channel scale", "\n  channels: [{from: '/torque_command.data[0]', name: '/torque_command.data[0]', scale: 0}]",
+			"\n  channels: [{from: '/torque_command.data[0]', name: '/torque_command.data[0]', scale: 2}]", "scale 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := string(raw)
+			if strings.Contains(c.zero, "topics:") {
+				// replaces the fixture's topics
+				i, j := strings.Index(text, "\n  topics:"), strings.Index(text, "\n  # The controller")
+				text = text[:i] + text[j:]
+			}
+			if strings.Contains(c.zero, "trigger:") {
+				text = strings.Replace(text, "\n  trigger:\n    kind: message\n    topic: /torque_command", "", 1)
+			}
+			if strings.Contains(c.zero, "ports:") {
+				text = strings.Replace(text, "\n  ports:\n    forecast: hold", "", 1)
+			}
+			if strings.Contains(c.zero, "horizon:") {
+				text = strings.Replace(text, "\n  horizon: 100          # 1 s at 100 Hz", "", 1)
+			}
+			if strings.Contains(c.zero, "max_age: 0.0") || strings.Contains(c.valid, "max_age: 0.2") {
+				text = strings.Replace(text, "\n  max_age: 0.05 ", "\n  #", 1)
+			}
+			edit := func(v string) string { return strings.Replace(text, anchor, anchor+v, 1) }
+			if strings.Contains(c.zero, "diagnostics_period:") {
+				edit = func(v string) string { return strings.Replace(text, anchor, v, 1) }
+			}
+			err := load(t, edit(c.zero))
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "p.yaml") {
+				t.Errorf("explicit 0: error %v, want one naming p.yaml and %q", err, c.want)
+			}
+			if err := load(t, edit(c.valid)); err != nil {
+				t.Errorf("valid value: %v", err)
+			}
+		})
+	}
+}
