@@ -80,6 +80,8 @@ type ForceEstimator struct {
 	next  int       // ring slot of the next residual
 	one   oneStep
 	off   []float64 // n: the current mean residual
+
+	loopScale float64 // RolloutLoop's decay factor of the next step
 }
 
 // NewForceEstimator wraps s, a model of n configuration coordinates and ne

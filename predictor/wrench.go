@@ -162,6 +162,9 @@ type WrenchEstimator struct {
 	gate     [6]float64
 	est      [6]float64 // gated estimate, world frame, impulse per step
 	blocks   []float64  // Blocks × 6 block means
+
+	loopD     [6]float64 // RolloutLoop's translation
+	loopScale float64    // RolloutLoop's decay factor of the next step
 }
 
 // NewWrenchEstimator wraps s, a model of n configuration coordinates (six

@@ -44,6 +44,9 @@ func (h *PortHistory) Measured() int { return h.ne }
 // ones and their means.
 func (h *PortHistory) Width() int { return 2 * h.ne }
 
+// Cap returns the number of samples the means are over at most (m).
+func (h *PortHistory) Cap() int { return h.m }
+
 // Held returns the number of earlier samples the means are over now.
 func (h *PortHistory) Held() int { return h.held }
 

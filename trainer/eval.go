@@ -116,6 +116,10 @@ type EvalOptions struct {
 	// Force is; the dataset's coordinates must start with a floating base
 	// (statemap.BaseKind). Force and Wrench exclude each other.
 	Wrench *predictor.WrenchEstimate
+	// Forecast, when set, forecasts the ports of every step in the loop
+	// from the window's first measured ports, as the live node does,
+	// instead of reading the logged ports over the horizon.
+	Forecast *Forecast
 }
 
 // WrenchBase returns how a wrench estimate reads the base of a dataset
@@ -333,10 +337,23 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		hist *LogHistory
 		ests []predictor.OffsetEstimator
 		bufs [][]float64
+		fws  []*forecastWorker
 	)
 	if opt.Force != nil || opt.Wrench != nil {
 		hist = NewLogHistory(ds)
 		ests, bufs = make([]predictor.OffsetEstimator, workers), make([][]float64, workers)
+	}
+	if opt.Forecast != nil {
+		if hist == nil {
+			hist = NewLogHistory(ds)
+		}
+		fws = make([]*forecastWorker, workers)
+		for w := range fws {
+			var err error
+			if fws[w], err = newForecastWorker(opt.Forecast, ds, H); err != nil {
+				return EvalResult{}, err
+			}
+		}
 	}
 	for w := range rollers {
 		r, err := newRoller()
@@ -344,7 +361,7 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 			return EvalResult{}, err
 		}
 		rollers[w], outs[w] = r, make([]float64, H*nx)
-		if hist != nil {
+		if ests != nil {
 			if ests[w], err = opt.newOffset(r, ds); err != nil {
 				return EvalResult{}, err
 			}
@@ -363,7 +380,7 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 						return
 					}
 					win := ws[i]
-					if hist != nil {
+					if ests != nil {
 						if rec.err = hist.Feed(ests[w], win.Episode, win.Start, bufs[w]); rec.err != nil {
 							return
 						}
@@ -371,7 +388,12 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 					ep := &ds.Episodes[win.Episode]
 					x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
 					ports := ep.E[win.Start*ne : (win.Start+H)*ne]
-					if rec.err = r.Rollout(x0, ports, H, out); rec.err != nil {
+					if fws != nil {
+						rec.err = fws[w].rollout(r, hist, ds, win.Episode, win.Start, H, out)
+					} else {
+						rec.err = r.Rollout(x0, ports, H, out)
+					}
+					if rec.err != nil {
 						if !errors.Is(rec.err, mechanics.ErrOutOfDomain) {
 							return
 						}

@@ -1,0 +1,352 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/forecast"
+)
+
+// ForecasterOptions configure FitForecaster.
+type ForecasterOptions struct {
+	// Features is the number of random tanh features (default 256; 0
+	// after Defaults only when NoFeatures: a linear policy).
+	Features int
+	// NoFeatures fits the linear policy (no random features).
+	NoFeatures bool
+	// Seed draws the random features (default 1).
+	Seed uint64
+	// Steps is the largest step k of the pairs (x_k, m_k) fitted after
+	// each start (default 100: the node's horizon).
+	Steps int
+	// Lambdas are the ridge penalties tried, relative to the mean
+	// diagonal of the features' Gram matrix (default 1e-6 … 1e-1).
+	Lambdas []float64
+	// Validation names the log files (episode names up to "@") whose
+	// windows choose the penalty; none: every fourth file of the
+	// dataset's, in the order they first appear, where it has four or
+	// more, else the last quarter of the windows.
+	Validation []string
+}
+
+// Defaults fills unset fields.
+func (o *ForecasterOptions) Defaults() {
+	if o.Features == 0 && !o.NoFeatures {
+		o.Features = 256
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Steps == 0 {
+		o.Steps = 100
+	}
+	if len(o.Lambdas) == 0 {
+		o.Lambdas = []float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1}
+	}
+}
+
+// ForecasterReport says what FitForecaster fitted and chose.
+type ForecasterReport struct {
+	// Rows is the number of pairs fitted (training files only), ValRows
+	// the number that chose the penalty.
+	Rows    int `json:"rows"`
+	ValRows int `json:"val_rows"`
+	// Files and ValFiles are the log files of each.
+	Files    []string `json:"files"`
+	ValFiles []string `json:"val_files"`
+	// Lambdas and ValMSE are the penalties tried and the validation mean
+	// squared error of each (standardised ports; the hold forecast's,
+	// m_k = m_0, is HoldMSE).
+	Lambdas []float64 `json:"lambdas"`
+	ValMSE  []float64 `json:"val_mse"`
+	HoldMSE float64   `json:"hold_mse"`
+	// Lambda is the penalty chosen, refitted on every file.
+	Lambda float64 `json:"lambda"`
+}
+
+// FitForecaster fits a forecast.Learned policy of measured ports to the windows of ds: for
+// every episode (a window, for window-stored datasets) the pairs
+// z = (x_k, x_0, m_0) → m_k for k = 1 … Steps, m = measure(e). Episodes
+// must start at the state a prediction starts from (window storage, or a
+// fixed base). The penalty is chosen on the validation files' pairs
+// (FitOptions.Validation), then the policy refitted on all of them.
+func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure forecast.Measure, opt ForecasterOptions) (*forecast.Learned, ForecasterReport, error) {
+	opt.Defaults()
+	if nm < 1 {
+		return nil, ForecasterReport{}, fmt.Errorf("trainer: forecaster: a policy of %d measured ports", nm)
+	}
+	if opt.Features < 0 || opt.Features > forecast.MaxFeatures || opt.Steps < 1 {
+		return nil, ForecasterReport{}, fmt.Errorf("trainer: forecaster: %d features (want 0 … %d) and %d steps (want ≥ 1)", opt.Features, forecast.MaxFeatures, opt.Steps)
+	}
+	n := ds.N
+	ni := forecast.Inputs(n, nm)
+	nx, ne := ds.StateDim(), ds.PortDim()
+
+	// The episodes' files and the validation split.
+	var files []string
+	fileOf := make([]int, len(ds.Episodes))
+	seen := map[string]int{}
+	for e, ep := range ds.Episodes {
+		f := EpisodeFile(ep.Name)
+		k, ok := seen[f]
+		if !ok {
+			k = len(files)
+			seen[f] = k
+			files = append(files, f)
+		}
+		fileOf[e] = k
+	}
+	val := make([]bool, len(ds.Episodes))
+	var rep ForecasterReport
+	switch {
+	case len(opt.Validation) > 0:
+		for _, f := range opt.Validation {
+			if _, ok := seen[f]; !ok {
+				return nil, rep, fmt.Errorf("trainer: forecaster: validation file %q is not one of the dataset's %q", f, files)
+			}
+		}
+		for e := range val {
+			val[e] = slices.Contains(opt.Validation, files[fileOf[e]])
+		}
+	case len(files) >= 4:
+		for e := range val {
+			val[e] = fileOf[e]%4 == 3
+		}
+	default:
+		for e := range val {
+			val[e] = e >= len(val)*3/4
+		}
+	}
+	for i, f := range files {
+		var isVal bool
+		for e := range val {
+			if fileOf[e] == i && val[e] {
+				isVal = true
+				break
+			}
+		}
+		if isVal {
+			rep.ValFiles = append(rep.ValFiles, f)
+		} else {
+			rep.Files = append(rep.Files, f)
+		}
+	}
+
+	// pairs calls f with z and m_k of every pair of the episodes sel keeps.
+	m0, mk := make([]float64, nm), make([]float64, nm)
+	z := make([]float64, ni)
+	pairs := func(sel func(e int) bool, f func(z, y []float64)) error {
+		for e := range ds.Episodes {
+			if !sel(e) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ep := &ds.Episodes[e]
+			if len(ep.X) < ep.Len*nx || len(ep.E) < ep.Len*ne {
+				return fmt.Errorf("trainer: forecaster: episode %q is not loaded", ep.Name)
+			}
+			measure(ep.E[:ne], m0)
+			for k := 1; k <= opt.Steps && k < ep.Len; k++ {
+				copy(z[:nx], ep.X[k*nx:(k+1)*nx])
+				copy(z[nx:2*nx], ep.X[:nx])
+				copy(z[2*nx:], m0)
+				measure(ep.E[k*ne:(k+1)*ne], mk)
+				f(z, mk)
+			}
+		}
+		return nil
+	}
+	all := func(int) bool { return true }
+
+	// Standardisation over every pair.
+	var cnt float64
+	inMean, inScale := make([]float64, ni), make([]float64, ni)
+	outMean, outScale := make([]float64, nm), make([]float64, nm)
+	sq, osq := make([]float64, ni), make([]float64, nm)
+	if err := pairs(all, func(z, y []float64) {
+		cnt++
+		for j, v := range z {
+			inMean[j] += v
+			sq[j] += v * v
+		}
+		for j, v := range y {
+			outMean[j] += v
+			osq[j] += v * v
+		}
+	}); err != nil {
+		return nil, rep, err
+	}
+	if cnt < 2 {
+		return nil, rep, fmt.Errorf("trainer: forecaster: %v pairs to fit a policy: the episodes need at least two samples", cnt)
+	}
+	standard := func(mean, scale, sq []float64) {
+		for j := range mean {
+			mean[j] /= cnt
+			v := sq[j]/cnt - mean[j]*mean[j]
+			scale[j] = math.Sqrt(max(v, 0))
+			if !(scale[j] > 1e-12*max(1, math.Abs(mean[j]))) {
+				scale[j] = 1 // a constant value: its standardised value is 0
+			}
+		}
+	}
+	standard(inMean, inScale, sq)
+	standard(outMean, outScale, osq)
+	l := forecast.NewLearned(n, nm, opt.Features, opt.Seed, inMean, inScale, outMean, outScale)
+
+	// Normal equations of the training and the validation pairs.
+	p := l.Cols()
+	type gram struct {
+		a, b   []float64 // p×p (upper), p×nm
+		yy     float64   // Σ |y|² (standardised)
+		hold   float64   // Σ |m_0 − m_k|² (standardised)
+		rows   int
+		phi, y []float64 // chunk
+		fill   int
+	}
+	const chunk = 512
+	newGram := func() *gram {
+		return &gram{a: make([]float64, p*p), b: make([]float64, p*nm), phi: make([]float64, chunk*p), y: make([]float64, chunk*nm)}
+	}
+	flush := func(g *gram) {
+		if g.fill == 0 {
+			return
+		}
+		ph := blas64.General{Rows: g.fill, Cols: p, Stride: p, Data: g.phi[:g.fill*p]}
+		blas64.Syrk(blas.Trans, 1, ph, 1, blas64.Symmetric{N: p, Stride: p, Uplo: blas.Upper, Data: g.a})
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ph, blas64.General{Rows: g.fill, Cols: nm, Stride: nm, Data: g.y[:g.fill*nm]},
+			1, blas64.General{Rows: p, Cols: nm, Stride: nm, Data: g.b})
+		g.fill = 0
+	}
+	tr, va := newGram(), newGram()
+	zs := make([]float64, ni)
+	add := func(g *gram) func(z, y []float64) {
+		return func(z, y []float64) {
+			copy(zs, z)
+			row := g.phi[g.fill*p : (g.fill+1)*p]
+			l.Featurize(zs, row)
+			yr := g.y[g.fill*nm : (g.fill+1)*nm]
+			for j, v := range y {
+				yr[j] = (v - outMean[j]) / l.OutScale[j]
+				g.yy += yr[j] * yr[j]
+				d := (z[2*nx+j] - v) / outScale[j]
+				g.hold += d * d
+			}
+			g.rows++
+			if g.fill++; g.fill == chunk {
+				flush(g)
+			}
+		}
+	}
+	if err := pairs(func(e int) bool { return !val[e] }, add(tr)); err != nil {
+		return nil, rep, err
+	}
+	if err := pairs(func(e int) bool { return val[e] }, add(va)); err != nil {
+		return nil, rep, err
+	}
+	flush(tr)
+	flush(va)
+	rep.Rows, rep.ValRows = tr.rows, va.rows
+	if tr.rows == 0 || va.rows == 0 {
+		return nil, rep, fmt.Errorf("trainer: forecaster: %d training and %d validation pairs: both need some (files %q, validation %q)", tr.rows, va.rows, rep.Files, rep.ValFiles)
+	}
+	rep.HoldMSE = va.hold / float64(va.rows*nm)
+
+	// solve writes into w (nm × p, row major) the ridge solution of the
+	// normal equations a, b with penalty lam times the mean diagonal.
+	solve := func(a, b []float64, lam float64, w []float64) error {
+		var diag float64
+		for i := 1; i < p; i++ {
+			diag += a[i*p+i]
+		}
+		diag /= float64(max(p-1, 1))
+		s := mat.NewSymDense(p, nil)
+		for i := range p {
+			for j := i; j < p; j++ {
+				s.SetSym(i, j, a[i*p+j])
+			}
+			if i > 0 {
+				s.SetSym(i, i, a[i*p+i]+lam*diag)
+			} else {
+				s.SetSym(i, i, a[i*p+i]*(1+1e-12))
+			}
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(s) {
+			return fmt.Errorf("trainer: forecaster: the ridge system with penalty %g is not positive definite", lam)
+		}
+		var sol mat.Dense
+		if err := ch.SolveTo(&sol, mat.NewDense(p, nm, slices.Clone(b))); err != nil {
+			return fmt.Errorf("trainer: forecaster: ridge solve: %w", err)
+		}
+		for i := range nm {
+			for j := range p {
+				w[i*p+j] = sol.At(j, i)
+			}
+		}
+		return nil
+	}
+	// valMSE is the validation error of w from the validation Gram.
+	valMSE := func(w []float64) float64 {
+		// Σ|y − Wφ|² = yy − 2 Σ_i w_iᵀ b_i + Σ_i w_iᵀ A w_i
+		s := va.yy
+		for i := range nm {
+			wi := w[i*p : (i+1)*p]
+			for j := range p {
+				s -= 2 * wi[j] * va.b[j*nm+i]
+			}
+			for j := range p {
+				var r float64
+				for k := range p {
+					a := va.a[min(j, k)*p+max(j, k)]
+					r += a * wi[k]
+				}
+				s += wi[j] * r
+			}
+		}
+		return s / float64(va.rows*nm)
+	}
+	best := -1
+	w := make([]float64, nm*p)
+	for i, lam := range opt.Lambdas {
+		if err := ctx.Err(); err != nil {
+			return nil, rep, err
+		}
+		if !(lam > 0) {
+			return nil, rep, fmt.Errorf("trainer: forecaster: ridge penalty %v, want > 0", lam)
+		}
+		if err := solve(tr.a, tr.b, lam, w); err != nil {
+			return nil, rep, err
+		}
+		mse := valMSE(w)
+		rep.Lambdas = append(rep.Lambdas, lam)
+		rep.ValMSE = append(rep.ValMSE, mse)
+		if best < 0 || mse < rep.ValMSE[best] {
+			best = i
+		}
+	}
+	rep.Lambda = opt.Lambdas[best]
+	// refit on every pair
+	for i := range tr.a {
+		tr.a[i] += va.a[i]
+	}
+	for i := range tr.b {
+		tr.b[i] += va.b[i]
+	}
+	w = make([]float64, nm*p)
+	if err := solve(tr.a, tr.b, rep.Lambda, w); err != nil {
+		return nil, rep, err
+	}
+	if err := l.SetWeights(w); err != nil {
+		return nil, rep, fmt.Errorf("trainer: forecaster: %w", err)
+	}
+	return l, rep, nil
+}
