@@ -23,6 +23,7 @@ func newNodeCmd() *cobra.Command {
 	var speed float64
 	var every int
 	var ghost ghostFlags
+	var fcFlags forecastFlags
 	cmd := &cobra.Command{
 		Use:   "node --params FILE [--model MODEL] --transport foxglove [--input LOG | --sim-pendulum]",
 		Short: "Serve the predictor node live (Foxglove WebSocket)",
@@ -83,6 +84,9 @@ where the node would; it reads no log.`,
 				return err
 			}
 			if err := ghost.apply(ls.params); err != nil {
+				return err
+			}
+			if err := fcFlags.apply(ls.params, ls.modelPath); err != nil {
 				return err
 			}
 			switch {
@@ -157,6 +161,7 @@ where the node would; it reads no log.`,
 	f.BoolVar(&check, "check", false, "only load and check what the node loads except the model (params, URDF, message definitions) and exit")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
 	ghost.add(f)
+	fcFlags.add(f)
 	return cmd
 }
 

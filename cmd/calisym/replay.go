@@ -33,6 +33,8 @@ type liveSetup struct {
 	model  *predictor.Model
 	sha    string
 	root   string
+	// modelPath is the model file's path.
+	modelPath string
 }
 
 // loadNodeParams loads a params file for the live node: the whole
@@ -90,7 +92,7 @@ func loadLive(cmd *cobra.Command, paramsPath, modelPath, dataRoot string) (*live
 	if err != nil {
 		return nil, err
 	}
-	return &liveSetup{params: p, model: saved.Model, sha: hex.EncodeToString(sum[:]), root: dataRoot}, nil
+	return &liveSetup{params: p, model: saved.Model, sha: hex.EncodeToString(sum[:]), root: dataRoot, modelPath: modelPath}, nil
 }
 
 // liveDataRoot resolves the data root of replay and node (flag, the --data
@@ -143,6 +145,7 @@ func newReplayCmd() *cobra.Command {
 	var speed float64
 	var every int
 	var ghost ghostFlags
+	var fcFlags forecastFlags
 	cmd := &cobra.Command{
 		Use:   "replay --params FILE --model MODEL LOG [--out OUT.mcap] [--foxglove ADDR]",
 		Short: "Run the predictor node over a recorded log: MCAP out, or live to Foxglove",
@@ -188,6 +191,9 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 				return err
 			}
 			if err := ghost.apply(ls.params); err != nil {
+				return err
+			}
+			if err := fcFlags.apply(ls.params, ls.modelPath); err != nil {
 				return err
 			}
 			if every < 1 {
@@ -274,6 +280,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 	f.StringVar(&distro, "distro", "jazzy", "ROS 2 distribution whose rosbag2 conventions the MCAP follows")
 	f.StringVar(&dataRoot, "data", "", "directory of the spec's parameter files and URDFs (default $CALISYM_DATA, else the params file's directory)")
 	ghost.add(f)
+	fcFlags.add(f)
 	return cmd
 }
 

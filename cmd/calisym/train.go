@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/forecast"
 	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/predictor/kernel"
@@ -105,6 +106,8 @@ func newTrainCmd() *cobra.Command {
 	cfg := trainer.DefaultConfig()
 	w := trainer.LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}
 	var quiet, timing bool
+	var forecasterFor string
+	var fitOpt trainer.ForecasterOptions
 	var comm trainer.Comm // the MPI job's processes (nil: this one alone)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -138,6 +141,9 @@ job: Open MPI's mpirun waits about a second after Ctrl-C, more with
 by default).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if forecasterFor != "" {
+				return fitForecaster(cmd, forecasterFor, dataDir, out, fitOpt)
+			}
 			if err := checkTrainFlags(cfg, w); err != nil {
 				return err
 			}
@@ -306,6 +312,8 @@ by default).`,
 	f.Float64Var(&w.Fc, "w-fc", w.Fc, "contact port weight")
 	f.Float64Var(&w.StepDecay, "rollout-decay", 0, "weigh step k of a multi-step loss by (k+1)^-decay (0: all steps alike)")
 	f.Float64Var(&w.Units, "loss-units", 0, "state loss from normalised (0) towards physical units (1: the units of the reported AR MSE)")
+	f.StringVar(&forecasterFor, "forecaster", "", "fit the port forecast of this model file instead (forecast: learned; see docs/live-prediction.md): the next measured ports regressed on the predicted state, the first state and the first ports, on --data; --out defaults to MODEL.forecaster.json")
+	f.IntVar(&fitOpt.Features, "forecaster-features", 256, "with --forecaster: random tanh features of the regression")
 	_ = cmd.MarkFlagRequired("data")
 	run := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -502,7 +510,7 @@ func saveLearner(l trainer.Learner, path string) error {
 }
 
 func newEvalCmd() *cobra.Command {
-	var modelPath, dataDir, horizons, force, wrench string
+	var modelPath, dataDir, horizons, force, wrench, fcKind, fcPath string
 	var horizon, stride, maxWin int
 	var twin float64
 	var asJSON bool
@@ -594,6 +602,10 @@ may come out above the model's own error).`,
 					return fmt.Errorf("eval: --wrench: %s: %w", dataDir, err)
 				}
 			}
+			fc, err := evalForecast(fcKind, fcPath, modelPath, ds)
+			if err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
 			res, err := trainer.Evaluate(ctx, sv.Rollers, ds, opt)
 			if err != nil {
 				return err
@@ -601,6 +613,12 @@ may come out above the model's own error).`,
 			multi, err := trainer.MultiHorizon(ctx, sv.Rollers, ds, hs, opt)
 			if err != nil {
 				return err
+			}
+			var live *liveEval
+			if fc != nil {
+				if live, err = evalLive(ctx, sv.Rollers, ds, opt, fc, hs); err != nil {
+					return err
+				}
 			}
 			var twinRep *twinReport
 			if f.Changed("twin") {
@@ -623,7 +641,8 @@ may come out above the model's own error).`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{"model": modelPath, "kind": sv.Kind, "params": sv.Params, "data": dataDir, "force_estimate": opt.Force, "wrench_estimate": opt.Wrench,
 					"ar_mse": res.MSE, "result": res, "multi_horizon": multi,
-					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti, "twin": twinRep})
+					"hold_ar_mse": hold.MSE, "hold": hold, "hold_multi_horizon": holdMulti, "twin": twinRep,
+					"forecast": fcKind, "live": live})
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s (%s, %d params) on %s: AR MSE %.4g at horizon %d over %d windows (q %.4g, p %.4g, diverged %d)\n",
@@ -650,10 +669,22 @@ may come out above the model's own error).`,
 					return err
 				}
 			}
+			if live != nil {
+				fmt.Fprintf(w, "live (the node's forecast: %s): AR MSE %.4g at horizon %d (q %.4g, p %.4g, diverged %d); with the logged ports (a planner's case) %.4g\n",
+					fcKind, live.Result.MSE, live.Result.Horizon, live.Result.MSEQ, live.Result.MSEP, live.Result.Diverged, res.MSE)
+			}
 			if len(multi) > 0 {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprintln(tw, "horizon\tmodel\tstate held constant\t")
+				if live != nil {
+					fmt.Fprintf(tw, "horizon\tmodel, logged ports\tmodel, live (%s)\tstate held constant\t\n", fcKind)
+				} else {
+					fmt.Fprintln(tw, "horizon\tmodel\tstate held constant\t")
+				}
 				for i, r := range multi {
+					if live != nil {
+						fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t\n", r.Horizon, r.MSE, live.MultiHorizon[i].MSE, holdMulti[i].MSE)
+						continue
+					}
 					fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t\n", r.Horizon, r.MSE, holdMulti[i].MSE)
 				}
 				if err := tw.Flush(); err != nil {
@@ -676,6 +707,8 @@ may come out above the model's own error).`,
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&force, "force", "", "offset-free rollouts: the force estimate's window and decay (\"10,0.9\"; empty: off)")
 	f.StringVar(&wrench, "wrench", "", "offset-free rollouts of a floating base: "+wrenchFlagHelp+"; empty: off")
+	f.StringVar(&fcKind, "forecast", forecast.KindLogged, "the ports over the horizon: logged (the log's, a planner's case), hold (the first ports held, the node's hold forecast) or learned (the forecaster in the loop, the node's learned forecast); hold and learned are printed beside the logged ports")
+	f.StringVar(&fcPath, "forecaster", "", "with --forecast learned: the forecaster file (default MODEL.forecaster.json)")
 	f.Float64Var(&twin, "twin", 0, "also score the model against itself with every step perturbed by this multiple of its one-step residual (1: its size; see above)")
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/calisym/calisym/forecast"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/msgs"
 	"github.com/calisym/calisym/msgs/rosmsg"
@@ -181,10 +182,11 @@ type Node struct {
 	model   predictor.Stepper // roller, or prior then roller at every step
 	stepper predictor.Stepper // model, or force the offset-free wrapper of it
 	force   *forceState
-	hist    *portHistory // the mapping's port history (convert.history)
-	obs     observation  // the input history of hist and force
-	n, ne   int          // n, and the model's ports n_u + n_c
-	nm      int          // the measured ports (ne less the port history's)
+	hist    *portHistory   // the mapping's port history (convert.history)
+	loop    *forecast.Loop // the learned port forecast in the loop (nil: none)
+	obs     observation    // the input history of hist and force
+	n, ne   int            // n, and the model's ports n_u + n_c
+	nm      int            // the measured ports (ne less the port history's)
 	nj      int
 	dt      float64
 	h       int
@@ -279,6 +281,9 @@ func New(o Options) (*Node, error) {
 	nd.stepper = nd.model
 	if err := nd.newHistory(p.Spec, cfg); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
+	}
+	if err := nd.newForecast(o.ModelSHA256); err != nil {
+		return nil, err
 	}
 	nd.modelID = firstNonEmpty(o.ModelID, cfg.ModelID, o.Model.Meta.Name, "calisym")
 	if err := nd.bind(o.Types, Definitions{Dir: p.DefinitionsDir()}); err != nil {

@@ -107,8 +107,10 @@ func (nd *Node) predict(now, received int64) error {
 		return nil
 	}
 	nd.modelPorts(nd.em, nd.e)
-	nd.forecast(now)
-	if err := nd.stepper.Rollout(nd.x, nd.ports, nd.h, nd.out); err != nil {
+	if nd.loop == nil {
+		nd.forecast(now)
+	}
+	if err := nd.rollout(); err != nil {
 		nd.suppress(msgs.DiagnosticError, "rollout", "no prediction: "+err.Error())
 		return nil
 	}
