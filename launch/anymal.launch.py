@@ -5,8 +5,11 @@ GrandTour dataset publish it).
     ros2 launch calisym anymal.launch.py model:=anymal.safetensors data:=/path/with/anymal_d_simple_description \
         bag:=grand_tour/mission.mcap foxglove:=true
 
-data is the directory the URDF path of the params is relative to; bag plays
-a recorded mission (the anymal_msgs interfaces must be installed to play it).
+data is the directory the URDF path of the params is relative to (the one
+that holds anymal_d_simple_description/): the URDF is not installed with the
+package, so a launch without data:= stops before the node starts, naming the
+URDF and data:= (predictor.launch.py's check_params); bag plays a recorded
+mission (the anymal_msgs interfaces must be installed to play it).
 
 The node, foxglove_bridge and bag playback come from predictor.launch.py,
 which this file includes with model (required) and params (this robot's

@@ -20,11 +20,22 @@ an error once running (a message type it cannot load) stops the launch,
 node included (stop_on_failure); one that ends normally leaves the node
 serving. The bag starts playing before the node subscribes; its first
 messages may pass before the node listens.
+
+What the node needs is checked before anything starts too (check_params):
+the model file, the params file, and the files the params name relative to
+data (the URDF of convert.model or node.tf, a pendulum's params_file), so
+that a launch without data:= (or with the wrong one) stops with a message
+that names the file and the argument instead of starting a node that dies.
+A node that exits with an error once running (a model that does not fit
+the params) stops the launch, and ros2 launch exits non-zero
+(stop_on_failure); the real-time option is in docs/performance.md.
 """
 
 import importlib.util
 import os
 import shutil
+
+import yaml
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, EmitEvent, ExecuteProcess, LogInfo, OpaqueFunction, RegisterEventHandler
@@ -51,14 +62,64 @@ def check_bag(context):
     return []
 
 
-def stop_on_failure(what):
-    """An OnProcessExit handler that shuts the launch down when the process
-    exits with an error (and lets it run on when it ends normally)."""
+def data_files(params):
+    """The files a params dict names relative to the data root: the URDF of
+    convert.model (kind urdf) and of node.tf (unless its topic is "-"), and
+    a pendulum's params_file, each with the key that names it."""
+    convert, node = params.get("convert") or {}, params.get("node") or {}
+    model, tf = convert.get("model") or {}, node.get("tf") or {}
+    files = []
+    if model.get("kind") == "urdf" and model.get("urdf"):
+        files.append(("convert.model.urdf", model["urdf"]))
+    pendulum = model.get("pendulum") or {}
+    if pendulum.get("params_file"):
+        files.append(("convert.model.pendulum.params_file", pendulum["params_file"]))
+    if tf.get("urdf") and tf.get("topic") != "-":
+        files.append(("node.tf.urdf", tf["urdf"]))
+    return files
+
+
+def check_params(context):
+    """Stops the launch, before any process starts, when the node could not
+    start: no such model or params file, or a file the params name that is
+    not under data (the params file's directory when data is empty)."""
+    cfg = context.launch_configurations
+    model, path, data = cfg.get("model", ""), cfg.get("params", ""), cfg.get("data", "")
+    if not os.path.isfile(model):
+        raise RuntimeError("model:=%s: no such file" % model)
+    if not os.path.isfile(path):
+        raise RuntimeError("params:=%s: no such file" % path)
+    try:
+        with open(path) as f:
+            params = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise RuntimeError("params:=%s: %s" % (path, e))
+    root = data or os.path.dirname(os.path.abspath(path))
+    for key, name in data_files(params):
+        full = name if os.path.isabs(name) else os.path.join(root, name)
+        if os.path.exists(full):
+            continue
+        where = "data:=%s" % data if data else "the params file's directory (no data:= given)"
+        raise RuntimeError("%s names %s (%s), which is not in %s: %s does not exist; give data:=DIR, "
+                           "the directory that holds %s" % (path, name, key, where, full, name))
+    return []
+
+
+def stop_on_failure(what, node=False):
+    """An OnProcessExit handler: a process that exits with an error (not
+    while the launch shuts down, when a signal ends it) raises, which makes
+    launch stop everything and ros2 launch exit with code 1 (a Shutdown
+    event alone would exit 0); one that ends normally lets the others run
+    on, except the node (node=True), whose end ends the launch."""
     def on_exit(event, context):
-        if event.returncode == 0:
+        if context is not None and context.is_shutdown:
             return []
-        reason = "%s exited with code %d" % (what, event.returncode)
-        return [LogInfo(msg="calisym: " + reason + ": stopping the launch"), EmitEvent(event=Shutdown(reason=reason))]
+        if event.returncode == 0:
+            if not node:
+                return []
+            reason = "%s exited" % what
+            return [LogInfo(msg="calisym: " + reason + ": stopping the launch"), EmitEvent(event=Shutdown(reason=reason))]
+        raise RuntimeError("calisym: %s exited with code %d: stopping the launch" % (what, event.returncode))
     return on_exit
 
 
@@ -68,6 +129,17 @@ def generate_launch_description():
         output="screen",
         condition=IfCondition(PythonExpression(["'", LaunchConfiguration("bag"), "' != ''"])),
     )
+    node = Node(
+        package="calisym",
+        executable="calisym_ros2",
+        name="calisym_predictor",
+        output="screen",
+        arguments=[
+            "--params", LaunchConfiguration("params"),
+            "--model", LaunchConfiguration("model"),
+            "--data", LaunchConfiguration("data"),
+        ],
+    )
     return LaunchDescription([
         DeclareLaunchArgument("model", description="CaLiSym model file (.safetensors) trained for this robot"),
         DeclareLaunchArgument("params", description="params YAML (convert: and node: sections)"),
@@ -76,6 +148,7 @@ def generate_launch_description():
         DeclareLaunchArgument("foxglove_address", default_value="127.0.0.1", description="foxglove_bridge address"),
         DeclareLaunchArgument("foxglove_port", default_value="8765", description="foxglove_bridge port"),
         DeclareLaunchArgument("bag", default_value="", description="log to play as the robot (ros2 bag play)"),
+        OpaqueFunction(function=check_params),
         OpaqueFunction(function=check_bag),
         Node(
             package="foxglove_bridge",
@@ -86,15 +159,6 @@ def generate_launch_description():
         ),
         bag,
         RegisterEventHandler(OnProcessExit(target_action=bag, on_exit=stop_on_failure("ros2 bag play"))),
-        Node(
-            package="calisym",
-            executable="calisym_ros2",
-            name="calisym_predictor",
-            output="screen",
-            arguments=[
-                "--params", LaunchConfiguration("params"),
-                "--model", LaunchConfiguration("model"),
-                "--data", LaunchConfiguration("data"),
-            ],
-        ),
+        node,
+        RegisterEventHandler(OnProcessExit(target_action=node, on_exit=stop_on_failure("calisym_ros2", node=True))),
     ])

@@ -20,11 +20,9 @@ foxglove, foxglove_address, foxglove_port, bag) are accepted here too.
 import shutil
 
 from launch import LaunchDescription
-from launch.actions import (DeclareLaunchArgument, EmitEvent, ExecuteProcess, IncludeLaunchDescription, LogInfo,
-                            OpaqueFunction, RegisterEventHandler)
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, IncludeLaunchDescription, OpaqueFunction, RegisterEventHandler
 from launch.conditions import IfCondition
 from launch.event_handlers import OnProcessExit
-from launch.events import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
@@ -42,13 +40,15 @@ def check_agent(context):
 
 
 def stop_on_failure(what):
-    """An OnProcessExit handler that shuts the launch down when the process
-    exits with an error."""
+    """An OnProcessExit handler: a process that exits with an error (not
+    while the launch shuts down) raises, which makes launch stop everything
+    and ros2 launch exit with code 1."""
     def on_exit(event, context):
+        if context is not None and context.is_shutdown:
+            return []
         if event.returncode == 0:
             return []
-        reason = "%s exited with code %d" % (what, event.returncode)
-        return [LogInfo(msg="calisym: " + reason + ": stopping the launch"), EmitEvent(event=Shutdown(reason=reason))]
+        raise RuntimeError("calisym: %s exited with code %d: stopping the launch" % (what, event.returncode))
     return on_exit
 
 

@@ -199,3 +199,71 @@ func TestPackageXMLDeclaresMessagePackages(t *testing.T) {
 		}
 	}
 }
+
+// launchDependencies maps what the launch files and their documented use
+// need to the package.xml dependency that provides it: the Python modules
+// they import (a top-level module name) and the ros2 verbs they run
+// (`ros2 launch` is ros2launch's, not launch's; `ros2 bag play`,
+// ros2bag's).
+var launchDependencies = map[string]string{
+	"launch":      "launch",
+	"launch_ros":  "launch_ros",
+	"yaml":        "python3-yaml",
+	"ros2 launch": "ros2launch",
+	"ros2 bag":    "ros2bag",
+}
+
+// launchStdlib are the standard-library modules the launch files import.
+var launchStdlib = map[string]bool{"importlib": true, "os": true, "shutil": true, "sys": true}
+
+// TestPackageXMLDeclaresLaunchDependencies checks that package.xml
+// declares (exec_depend or depend) what the launch files need at run
+// time: every Python module they import (the standard library aside) and
+// the ros2 verbs they and the documentation run (`ros2 launch` comes
+// from ros2launch, which neither launch nor launch_ros pulls in; rosdep
+// installs only what is declared).
+func TestPackageXMLDeclaresLaunchDependencies(t *testing.T) {
+	root := fixtures.Root()
+	p, err := CheckPackageXML([]byte(read(t, "package.xml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := append(p.Dependencies("depend"), p.Dependencies("exec_depend")...)
+	files, err := filepath.Glob(filepath.Join(root, "launch", "*.launch.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := regexp.MustCompile(`(?m)^(?:from|import)\s+([A-Za-z_][A-Za-z0-9_]*)`)
+	need := map[string]string{} // dependency → where
+	for _, f := range files {
+		src := read(t, filepath.Join("launch", filepath.Base(f)))
+		for _, m := range imports.FindAllStringSubmatch(src, -1) {
+			mod := m[1]
+			if launchStdlib[mod] {
+				continue
+			}
+			dep, ok := launchDependencies[mod]
+			if !ok {
+				t.Errorf("launch/%s imports %s, which launchDependencies does not map to a package", filepath.Base(f), mod)
+				continue
+			}
+			need[dep] = "launch/" + filepath.Base(f)
+		}
+		if strings.Contains(src, `"ros2", "bag"`) {
+			need[launchDependencies["ros2 bag"]] = "launch/" + filepath.Base(f)
+		}
+	}
+	if strings.Contains(read(t, launchPage), "ros2 launch calisym") {
+		need[launchDependencies["ros2 launch"]] = launchPage
+	}
+	for _, want := range []string{"launch", "launch_ros", "python3-yaml", "ros2launch", "ros2bag"} {
+		if _, ok := need[want]; !ok {
+			t.Errorf("the scan found no need of %s: it no longer reads the launch files or the docs", want)
+		}
+	}
+	for dep, where := range need {
+		if !slices.Contains(declared, dep) {
+			t.Errorf("%s needs %s, which package.xml does not declare (exec_depend)", where, dep)
+		}
+	}
+}

@@ -330,15 +330,19 @@ spec.loader.exec_module(mod)
 print(json.dumps(dump(mod.generate_launch_description())))
 `
 
-// walk calls f on every recorded object below v.
+// walk calls f on every recorded object below v, once: an event
+// handler's target_action, an entry of the description itself, is not
+// visited again.
 func walk(v any, f func(map[string]any)) {
 	switch v := v.(type) {
 	case map[string]any:
 		if _, ok := v["type"]; ok {
 			f(v)
 		}
-		for _, x := range v {
-			walk(x, f)
+		for k, x := range v {
+			if k != "target_action" {
+				walk(x, f)
+			}
 		}
 	case []any:
 		for _, x := range v {
