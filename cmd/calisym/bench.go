@@ -17,6 +17,7 @@ import (
 
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/internal/outguard"
 	"github.com/calisym/calisym/trainer"
 )
 
@@ -76,11 +77,17 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			if reports {
 				return checkStoredReports(w, systems, out, full, check)
 			}
+			if err := outguard.CheckDir("--out", out, "bench"); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
 			if wrench != "" && variants == "" && seeds == "" {
 				return errors.New("bench: --wrench evaluates a study's saved models: give --variants (default) or --seeds")
 			}
 			if variants != "" || seeds != "" {
-				return runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet)
+				if err := runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet); err != nil {
+					return err
+				}
+				return outguard.Claim(out, "bench")
 			}
 			// summary.md says that every system ran: an earlier run's
 			// must not stay should this one fail.
@@ -152,6 +159,9 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 				return fmt.Errorf("bench: %w", err)
 			}
 			if err := atomicfile.WriteFile(summaryPath, []byte(summary.String())); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			if err := outguard.Claim(out, "bench"); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
 			fmt.Fprintf(w, "\n%s", summary.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/internal/outguard"
 	"github.com/calisym/calisym/internal/tty"
 	"github.com/calisym/calisym/statemap"
 )
@@ -84,6 +85,16 @@ same bits as the merged OUT/SPLIT.`,
 			if err != nil {
 				return err
 			}
+			in := []outguard.Path{{Flag: "--params", Path: params}, {Flag: "--merge", Path: merge}}
+			for _, a := range args {
+				in = append(in, outguard.Path{Flag: "LOG", Path: a})
+			}
+			if err := outguard.Check(in, []outguard.Path{{Flag: "--out", Path: out}}); err != nil {
+				return fmt.Errorf("convert: %w", err)
+			}
+			if err := outguard.CheckDir("--out", out, "convert"); err != nil {
+				return fmt.Errorf("convert: %w", err)
+			}
 			if len(args) > 0 {
 				// The logs replace the params' inputs; --data still
 				// resolves the params' relative files.
@@ -146,6 +157,9 @@ same bits as the merged OUT/SPLIT.`,
 			if err != nil {
 				return err
 			}
+			if err := outguard.Claim(out, "convert"); err != nil {
+				return fmt.Errorf("convert: %w", err)
+			}
 			w := cmd.OutOrStdout()
 			fmt.Fprint(w, res.Report)
 			printChannelStats(w, res.Report)
@@ -189,6 +203,9 @@ func convertShards(cmd *cobra.Command, c *convert.Converter, shard, merge, out s
 		if err != nil {
 			return err
 		}
+		if err := outguard.Claim(out, "convert"); err != nil {
+			return fmt.Errorf("convert: %w", err)
+		}
 		fmt.Fprintf(w, "shard %s: %d of the %d inputs converted (%d skipped) -> %s (%.1f s)\n", sh, len(p.Files), len(p.Inputs), len(p.Skipped), path, time.Since(start).Seconds())
 		return nil
 	}
@@ -206,6 +223,9 @@ func convertShards(cmd *cobra.Command, c *convert.Converter, shard, merge, out s
 	removed, err := res.Save(out)
 	if err != nil {
 		return err
+	}
+	if err := outguard.Claim(out, "convert"); err != nil {
+		return fmt.Errorf("convert: %w", err)
 	}
 	fmt.Fprint(w, res.Report)
 	printChannelStats(w, res.Report)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/internal/outguard"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -33,6 +34,9 @@ size and 500 epochs), smoke (seconds).`,
 			data, spec, err := experiment.PendulumPreset(preset)
 			if err != nil {
 				return err
+			}
+			if err := outguard.CheckDir("--out", out, "demo"); err != nil {
+				return fmt.Errorf("demo: %w", err)
 			}
 			for i := range spec.Models {
 				if epochs > 0 {
@@ -60,6 +64,9 @@ size and 500 epochs), smoke (seconds).`,
 			rep, err := experiment.Run(cmd.Context(), spec, experiment.Datasets{Train: sets[0], ID: sets[1], OOD: sets[2]}, out, log)
 			if err != nil {
 				return err
+			}
+			if err := outguard.Claim(out, "demo"); err != nil {
+				return fmt.Errorf("demo: %w", err)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "\n%s", experiment.Table(rep))

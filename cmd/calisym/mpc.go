@@ -16,6 +16,7 @@ import (
 
 	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/internal/outguard"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/mpc"
 	"github.com/calisym/calisym/predictor"
@@ -122,6 +123,9 @@ Presets: smoke (seconds, for tests), default (a few minutes).`,
 				}
 				m = sv.Model
 			}
+			if err := outguard.CheckDir("--out", out, "mpc"); err != nil {
+				return fmt.Errorf("mpc: %w", err)
+			}
 			log := io.Discard
 			if !quiet {
 				log = cmd.ErrOrStderr()
@@ -129,6 +133,9 @@ Presets: smoke (seconds, for tests), default (a few minutes).`,
 			rep, err := runMPCExample(cmd.Context(), ps, preset, m, modelPath, out, horizon, log)
 			if err != nil {
 				return err
+			}
+			if err := outguard.Claim(out, "mpc"); err != nil {
+				return fmt.Errorf("mpc: %w", err)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "double pendulum from rest to q* = (%.1f, %.1f) rad, %d steps of %.0f ms, iLQR horizon %d (%.1f s)\n",

@@ -46,6 +46,9 @@ writes them in --out/<system>/<variant>/seed<S>.`,
 			if runs == "" {
 				return fmt.Errorf("bench nanodrone: --runs is required (run directories, e.g. 'out/study/{system}/default/seed*')")
 			}
+			if err := checkFileOut("--json", jsonOut, runInputs(splitList(runs), splitList(systems))); err != nil {
+				return fmt.Errorf("bench nanodrone: %w", err)
+			}
 			opt := experiment.NanoOptions{Systems: splitList(systems), Runs: splitList(runs), Flights: splitList(flights),
 				DataRoot: data, ParamsDir: paramsDir, Workers: workers, Log: cmd.ErrOrStderr()}
 			res, paths, err := experiment.NanoEvaluate(cmd.Context(), opt)

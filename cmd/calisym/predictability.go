@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/internal/outguard"
 )
 
 // newPredictabilityCmd is `calisym bench predictability`: how far ahead a
@@ -71,6 +72,13 @@ as 'calisym bench --variants' writes them) are reported too.`,
 					return fmt.Errorf("bench predictability: --runs: %s matches no directory", pat)
 				}
 				opt.Runs = append(opt.Runs, ms...)
+			}
+			in := runInputs(opt.Runs, []string{system})
+			if err := checkFileOut("--json", jsonOut, in); err != nil {
+				return fmt.Errorf("bench predictability: %w", err)
+			}
+			if err := outguard.Check(in, []outguard.Path{{Flag: "--plots", Path: plots}}); err != nil {
+				return fmt.Errorf("bench predictability: %w", err)
 			}
 			b, err := experiment.PrepareReal(cmd.Context(), system, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Workers: workers})
 			if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/bagtools/logio"
 	"github.com/calisym/calisym/internal/atomicfile"
+	"github.com/calisym/calisym/internal/outguard"
 	"github.com/calisym/calisym/nodes/foxglove"
 	"github.com/calisym/calisym/nodes/foxglove/bridge"
 	"github.com/calisym/calisym/nodes/node"
@@ -189,6 +191,11 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			ls, err := loadLive(cmd, paramsPath, modelPath, dataRoot)
 			if err != nil {
 				return err
+			}
+			if err := outguard.Check([]outguard.Path{{Flag: "LOG", Path: args[0]}, {Flag: "--params", Path: paramsPath},
+				{Flag: "--model", Path: cmp.Or(modelPath, ls.params.Resolve(ls.params.Node.Model))}},
+				[]outguard.Path{{Flag: "--out", Path: out}}); err != nil {
+				return fmt.Errorf("replay: %w", err)
 			}
 			if err := ghost.apply(ls.params); err != nil {
 				return err

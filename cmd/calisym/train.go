@@ -23,6 +23,7 @@ import (
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/forecast"
 	"github.com/calisym/calisym/internal/experiment"
+	"github.com/calisym/calisym/internal/outguard"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/predictor/kernel"
 	"github.com/calisym/calisym/trainer"
@@ -56,6 +57,9 @@ on /torque_command, stamped with the sample times. 'calisym convert
 			if err := data.Validate(); err != nil {
 				return err
 			}
+			if err := outguard.CheckDir("--out", out, "sim"); err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
 			for _, s := range data.Splits() {
 				ds, trs, err := data.SimulateDataset(cmd.Context(), s)
 				if err != nil {
@@ -74,7 +78,7 @@ on /torque_command, stamped with the sample times. 'calisym convert
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d trajectories -> %s\n", ds.Split, len(trs), path)
 				}
 			}
-			return nil
+			return outguard.Claim(out, "sim")
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "out/pendulum-data", "output directory")
@@ -97,6 +101,27 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// trainOutputs refuses a model file or checkpoint that would overwrite or
+// write into train's datasets, and a checkpoint that is the model file.
+// A dataset named SHARDDIR/SPLIT that is not a folder is guarded by its
+// SHARDDIR.
+func trainOutputs(dataDir, valDir, ckpt, out string) error {
+	var in []outguard.Path
+	for _, d := range []outguard.Path{{Flag: "--data", Path: dataDir}, {Flag: "--val", Path: valDir}} {
+		if d.Path == "" {
+			continue
+		}
+		if fi, err := os.Stat(d.Path); err != nil || !fi.IsDir() {
+			in = append(in, outguard.Path{Flag: d.Flag, Path: filepath.Dir(d.Path)})
+		}
+		in = append(in, d)
+	}
+	if err := outguard.Check(in, []outguard.Path{{Flag: "--checkpoint", Path: ckpt}, {Flag: "--out", Path: out}}); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
 }
 
 func newTrainCmd() *cobra.Command {
@@ -147,6 +172,9 @@ by default).`,
 			if err := checkTrainFlags(cfg, w); err != nil {
 				return err
 			}
+			if err := trainOutputs(dataDir, valDir, ckpt, out); err != nil {
+				return err
+			}
 			// One of several processes leaves the arrays on disk and holds
 			// its 1/N of the samples (trainer's rowStore).
 			lazy := comm != nil && comm.Size() > 1
@@ -182,6 +210,9 @@ by default).`,
 				return fmt.Errorf("unknown --model %q (want gr, grb or mlp)", kind)
 			}
 			if out, err = modelOut(kind, out); err != nil {
+				return err
+			}
+			if err := trainOutputs(dataDir, valDir, ckpt, out); err != nil {
 				return err
 			}
 			if ckpt != "" {
