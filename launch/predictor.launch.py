@@ -8,7 +8,9 @@ params file.
 params is a calisym params YAML (convert: and node: sections); data is the
 directory its relative paths (parameter files, URDFs) are resolved against;
 bag plays a recorded log with ros2 bag play; foxglove starts foxglove_bridge
-(bound to 127.0.0.1 unless foxglove_address says otherwise).
+(bound to 127.0.0.1 unless foxglove_address says otherwise); reliable_inputs
+subscribes to the inputs reliably (for reliable publishers whose messages the
+diagnostics count as lost).
 
 The optional actions (foxglove_bridge, ros2 bag play) come before the node
 in the description, and launch runs it in order, so what they need that is
@@ -138,6 +140,7 @@ def generate_launch_description():
             "--params", LaunchConfiguration("params"),
             "--model", LaunchConfiguration("model"),
             "--data", LaunchConfiguration("data"),
+            ["--reliable-inputs=", LaunchConfiguration("reliable_inputs")],
         ],
     )
     return LaunchDescription([
@@ -148,6 +151,9 @@ def generate_launch_description():
         DeclareLaunchArgument("foxglove_address", default_value="127.0.0.1", description="foxglove_bridge address"),
         DeclareLaunchArgument("foxglove_port", default_value="8765", description="foxglove_bridge port"),
         DeclareLaunchArgument("bag", default_value="", description="log to play as the robot (ros2 bag play)"),
+        DeclareLaunchArgument("reliable_inputs", default_value="false",
+                              description="subscribe to the inputs reliably (default best effort, REP 2003's sensor-data "
+                                          "QoS, which every publisher matches; see docs/live-prediction.md)"),
         OpaqueFunction(function=check_params),
         OpaqueFunction(function=check_bag),
         Node(

@@ -414,7 +414,7 @@ func TestLaunchFiles(t *testing.T) {
 			t.Errorf("%s: %d LaunchDescriptions", name, types["LaunchDescription"])
 		}
 		if name == "predictor.launch.py" {
-			for _, a := range []string{"model", "params", "data", "foxglove", "foxglove_address", "foxglove_port", "bag"} {
+			for _, a := range []string{"model", "params", "data", "foxglove", "foxglove_address", "foxglove_port", "bag", "reliable_inputs"} {
 				if _, ok := args[a]; !ok {
 					t.Errorf("%s declares no argument %s", name, a)
 				}
