@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -89,5 +90,29 @@ func TestOutputsNeverInputs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplayInterrupted: an interrupted replay exits non-zero and leaves
+// nothing at --out; what it replayed is kept, a readable MCAP, under a
+// name that says it is partial (it used to exit 0 with a partial file at
+// --out).
+func TestReplayInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	model := randomPendulumModel(t, dir)
+	log := filepath.Join(dir, "run.mcap")
+	livetest.PendulumLog(t, log, livetest.PendulumTrajectories(t, 1, 20))
+	out := filepath.Join(dir, "r.mcap")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := runCLICtx(t, ctx, "replay", "--params", livetest.PendulumParams(), "--model", model, log, "--out", out)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "r.interrupted.mcap") {
+		t.Errorf("error %v, want an interruption naming r.interrupted.mcap", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an interrupted replay left %s (%v)", out, err)
+	}
+	if _, _, err := runCLI(t, "topics", filepath.Join(dir, "r.interrupted.mcap")); err != nil {
+		t.Errorf("the partial replay does not read: %v", err)
 	}
 }

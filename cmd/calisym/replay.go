@@ -142,6 +142,14 @@ func ros2Distros() []string {
 	return []string{"foxy", "galactic", "humble", "iron", "jazzy", "kilted", "rolling"}
 }
 
+// interruptedName is where an interrupted replay keeps what it wrote:
+// out with ".interrupted" before its extension (r.mcap:
+// r.interrupted.mcap), which Foxglove still opens as MCAP.
+func interruptedName(out string) string {
+	ext := filepath.Ext(out)
+	return strings.TrimSuffix(out, ext) + ".interrupted" + ext
+}
+
 func newReplayCmd() *cobra.Command {
 	var paramsPath, modelPath, out, fox, compression, distro, dataRoot string
 	var speed float64
@@ -161,6 +169,8 @@ states and base path, diagnostics) to a ROS 2 MCAP file that Foxglove and
 advance while the node computes. The file appears only when the replay
 succeeds: a replay that fails, or in which the node made no prediction
 (every input rejected: the counts say why), exits non-zero and writes none.
+An interrupted replay (Ctrl-C) exits non-zero too and keeps what it
+replayed so far, a valid MCAP, as OUT.interrupted.mcap, never at --out.
 
 --every K (default 10) predicts on every K-th trigger, 10 Hz for the robots
 whose inputs arrive at 100 Hz: a prediction is about 60 KB for a quadruped,
@@ -251,8 +261,9 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %v\n", args[0], res.Unfinished)
 				}
 			}
-			// Interrupted (Ctrl-C while serving Foxglove): what was
-			// replayed so far is a complete file.
+			// Interrupted (Ctrl-C): what was replayed so far is kept as
+			// a valid MCAP under a name that says it is partial, never
+			// at --out, and the command fails.
 			stopped := err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 			if err != nil && !stopped {
 				if out != "" {
@@ -264,14 +275,20 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 				if err := w.Close(); err != nil {
 					return err
 				}
+				if stopped {
+					partial := interruptedName(out)
+					if err := file.CommitTo(partial); err != nil {
+						return fmt.Errorf("replay: interrupted: %w", err)
+					}
+					return fmt.Errorf("replay: interrupted: %s not written; the messages replayed so far are in %s: %w", out, partial, err)
+				}
 				if err := file.Commit(); err != nil {
 					return fmt.Errorf("replay: %w", err)
 				}
-				if stopped {
-					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: wrote %s (the messages replayed so far)\n", out)
-				} else {
-					fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
-				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+			}
+			if stopped {
+				return fmt.Errorf("replay: interrupted: %w", err)
 			}
 			return nil
 		},

@@ -73,6 +73,14 @@ func (f *File) Commit() error {
 	return nil
 }
 
+// CommitTo closes the file and renames it onto path instead of its own
+// (a partial output kept under a name that says so); Path's file is left
+// as it was.
+func (f *File) CommitTo(path string) error {
+	f.path = path
+	return f.Commit()
+}
+
 // Abort closes and removes the temporary file, leaving the path as it
 // was. It does nothing after Commit or a previous Abort, so that it can be
 // deferred.

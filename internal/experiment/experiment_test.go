@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -156,6 +157,58 @@ func TestMedianWindow(t *testing.T) {
 	} {
 		if i, r := medianWindow(tc.errs); i != tc.index || r != tc.rank {
 			t.Errorf("medianWindow(%v) = %d, rank %d; want %d, rank %d", tc.errs, i, r, tc.index, tc.rank)
+		}
+	}
+}
+
+// cancelOn is a log that cancels a context once a line containing its
+// text has been written.
+type cancelOn struct {
+	text   string
+	n      int // lines left to see
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), c.text) {
+		if c.n--; c.n == 0 {
+			c.cancel()
+		}
+	}
+	return len(p), nil
+}
+
+// TestInterruptedRunLeavesNoReport interrupts the smoke benchmark after
+// its last model is evaluated, while the plots are drawn: the run fails
+// and leaves neither report.json nor report.md (they used to be written
+// before the plots, a report linking a missing rollout_ood.png); an
+// uninterrupted run writes the plots and then both reports.
+func TestInterruptedRunLeavesNoReport(t *testing.T) {
+	data, spec, err := PendulumPreset("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range spec.Models {
+		spec.Models[i].Train.Epochs = 1
+	}
+	sets, err := SimulatePendulum(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := Datasets{Train: sets[0], ID: sets[1], OOD: sets[2]}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	log := &cancelOn{text: "OOD AR MSE", n: len(spec.Models), cancel: cancel}
+	if _, err := Run(ctx, spec, ds, dir, log); err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted run: error %v, want context.Canceled", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the run ended before its last model was evaluated")
+	}
+	for _, f := range []string{"report.json", "report.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the interrupted run left %s (%v)", f, err)
 		}
 	}
 }

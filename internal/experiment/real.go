@@ -13,7 +13,6 @@ import (
 
 	"github.com/calisym/calisym/bagtools/convert"
 	"github.com/calisym/calisym/dataset"
-	"github.com/calisym/calisym/internal/atomicfile"
 	"github.com/calisym/calisym/mechanics"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
@@ -865,10 +864,10 @@ func boundsNote(bounds []convert.BoundSpec, train, eval *convert.Report) string 
 }
 
 // Run trains and evaluates the benchmark's models (experiment.Run), records
-// the data preparation notes in the report and writes report.json,
-// report.md (with a data section) and the plots into outDir.
+// the data preparation notes in the report and writes the plots, then
+// report.md (with a data section) and report.json into outDir.
 func (b *RealBenchmark) Run(ctx context.Context, outDir string, log io.Writer) (*Report, error) {
-	rep, err := Run(ctx, b.Spec, b.Data, outDir, log)
+	rep, err := runPlotted(ctx, b.Spec, b.Data, outDir, log)
 	if err != nil {
 		return rep, err
 	}
@@ -876,13 +875,7 @@ func (b *RealBenchmark) Run(ctx context.Context, outDir string, log io.Writer) (
 	rep.Data["train_conversion"] = b.TrainConversion.Splits[splitTrain]
 	rep.Data["id_test_windows"] = b.IDConversion.Splits[splitIDTest].Windows
 	rep.Data["ood_windows"] = b.EvalConversion.Splits[splitOOD].Windows
-	if err := writeReport(rep, outDir); err != nil {
-		return rep, err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.md"), []byte(RealMarkdown(rep))); err != nil {
-		return rep, fmt.Errorf("experiment: %w", err)
-	}
-	return rep, nil
+	return rep, writeReport(ctx, rep, RealMarkdown(rep), outDir)
 }
 
 // RealMarkdown renders a real-robot report: Markdown's summary with the

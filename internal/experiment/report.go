@@ -26,15 +26,21 @@ const (
 	PlotHorizon  = "multi_horizon.png"
 )
 
-func writeReport(rep *Report, outDir string) error {
+// writeReport writes the report md (report.md), then report.json, the
+// file that says a run finished, into outDir; an interrupted ctx writes
+// neither.
+func writeReport(ctx context.Context, rep *Report, md, outDir string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("experiment: interrupted before the report was written: %w", err)
+	}
 	b, err := json.MarshalIndent(sanitize(rep), "", "  ")
 	if err != nil {
 		return fmt.Errorf("experiment: report: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.json"), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.md"), []byte(md)); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.md"), []byte(Markdown(rep))); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(outDir, "report.json"), append(b, '\n')); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	return nil

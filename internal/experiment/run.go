@@ -157,9 +157,20 @@ type trained struct {
 }
 
 // Run trains and evaluates every model of spec and writes the models, the
-// report (report.json, report.md) and the plots into outDir. log receives
-// progress lines (nil: silent).
+// plots and, last, the report (report.md, then report.json) into outDir:
+// a report is there only when everything it describes and links is, so
+// that an interrupted or failed run leaves none. log receives progress
+// lines (nil: silent).
 func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Writer) (*Report, error) {
+	rep, err := runPlotted(ctx, spec, data, outDir, log)
+	if err != nil {
+		return rep, err
+	}
+	return rep, writeReport(ctx, rep, Markdown(rep), outDir)
+}
+
+// runPlotted is Run without the report: the models and the plots.
+func runPlotted(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Writer) (*Report, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -212,9 +223,6 @@ func Run(ctx context.Context, spec Spec, data Datasets, outDir string, log io.Wr
 		rep.Models = append(rep.Models, mr)
 	}
 	rep.OODChangePercent = oodChange(rep.Models)
-	if err := writeReport(rep, outDir); err != nil {
-		return rep, err
-	}
 	if err := writePlots(ctx, rep, spec, data, outDir); err != nil {
 		return rep, err
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -156,7 +157,7 @@ func TestReportNonFinite(t *testing.T) {
 		Groups:       []GroupResult{{Group: "g", Horizons: []int{5}, MSE: []float64{inf}}},
 	}}, HoldGroups: []GroupResult{{Group: "g", Horizons: []int{5}, MSE: []float64{nan}}}}
 	dir := t.TempDir()
-	if err := writeReport(rep, dir); err != nil {
+	if err := writeReport(context.Background(), rep, Markdown(rep), dir); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
