@@ -34,20 +34,22 @@ horizon, mean, min, max and seeds, with min ≤ mean ≤ max.`,
 			if out == "" {
 				return fmt.Errorf("bench plot: --out is required (the directory of the figures)")
 			}
-			if system == "" {
-				system = studySystem(args[0])
-			}
-			title, err := experiment.RealSystemTitle(system)
-			if err != nil {
-				return fmt.Errorf("bench plot: --system (default: from the file's name, <system>_study.json or <system>/study.json): %w", err)
-			}
+			// The file first: a missing, empty, cut or other file is
+			// named as such, not blamed on a system taken from its path.
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return fmt.Errorf("bench plot: %w", err)
 			}
 			rows, err := experiment.ReadStudyRows(data)
 			if err != nil {
-				return fmt.Errorf("bench plot: %s: %w", args[0], err)
+				return fmt.Errorf("bench plot: %s: not a study.json (a JSON list of rows as 'calisym bench --variants' writes): %w", args[0], err)
+			}
+			if system == "" {
+				system = studySystem(args[0])
+			}
+			title, err := experiment.RealSystemTitle(system)
+			if err != nil {
+				return fmt.Errorf("bench plot: --system (default: from the file's name, <system>_study.json or <system>/study.json): %w", err)
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return fmt.Errorf("bench plot: %w", err)

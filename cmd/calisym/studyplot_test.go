@@ -179,6 +179,16 @@ func TestBenchPlot(t *testing.T) {
 		return p
 	}
 	good := write("anymal_sim_study.json", rows)
+	writeRaw := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -227,6 +237,13 @@ func TestBenchPlot(t *testing.T) {
 		{"mean outside", write("o/anymal_sim_study.json", outside), "row 3: id_test default calisym at horizon 25: mean 9.5 outside [min 3, max 9]"},
 		{"unknown system", write("robot_study.json", rows), `--system (default: from the file's name, <system>_study.json or <system>/study.json): experiment: unknown real-robot system "robot"`},
 		{"unknown variant", good, `variant "onestep" is in no row (the rows have default)`},
+		// The file is checked before the system its path names.
+		{"missing file", filepath.Join(dir, "none", "robot_study.json"), "no such file or directory"},
+		{"empty file", writeRaw("e/robot_study.json", ""), "robot_study.json: not a study.json"},
+		{"cut file", writeRaw("c/robot_study.json", "["+rows[0]+",\n"+rows[1][:20]), "robot_study.json: not a study.json"},
+		{"empty list", writeRaw("l/robot_study.json", "[]\n"), "not a study.json (a JSON list of rows as 'calisym bench --variants' writes): bad study rows: no rows"},
+		{"a report, not a study", writeRaw("r/robot_study.json", `{"system": "anymal_sim", "models": []}`), "robot_study.json: not a study.json"},
+		{"a model file", writeRaw("x/robot/study.json", "\x08\x00\x00\x00\x00\x00\x00\x00{}"), "study.json: not a study.json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "figs")
