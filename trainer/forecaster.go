@@ -27,7 +27,7 @@ type ForecasterOptions struct {
 	// each start (default 100: the node's horizon).
 	Steps int
 	// Lambdas are the ridge penalties tried, relative to the mean
-	// diagonal of the features' Gram matrix (default 1e-6 … 1e-1).
+	// diagonal of the features' Gram matrix (default 1e-4 … 10).
 	Lambdas []float64
 	// Validation names the log files (episode names up to "@") whose
 	// windows choose the penalty; none: every fourth file of the
@@ -48,7 +48,7 @@ func (o *ForecasterOptions) Defaults() {
 		o.Steps = 100
 	}
 	if len(o.Lambdas) == 0 {
-		o.Lambdas = []float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1}
+		o.Lambdas = []float64{1e-4, 1e-3, 1e-2, 1e-1, 1, 10}
 	}
 }
 

@@ -1,0 +1,192 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/calisym/calisym/dataset"
+	"github.com/calisym/calisym/forecast"
+	"github.com/calisym/calisym/statemap"
+)
+
+// portLog is a log of T samples of one coordinate (q = the sample's index,
+// p = 0) with one measured control value and one contact value, random,
+// and the model ports conversion writes with a port history of m samples
+// (u, mean(u), mean(f), f), cut into windows of length L every stride
+// samples, named file@start.
+func portLog(t *testing.T, T, L, stride, m int, seed uint64) (*dataset.Dataset, [][]float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	meas := make([][]float64, T)
+	hist, err := statemap.NewPortHistory(m, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([][]float64, T)
+	for i := range T {
+		meas[i] = []float64{rng.NormFloat64(), 10 + rng.NormFloat64()}
+		rows[i] = make([]float64, 4)
+		hist.Ports(meas[i], rows[i])
+		hist.Push(meas[i])
+	}
+	ds := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 3, NC: 1, Dt: 0.01, WindowLen: L, Stride: stride,
+		Coordinates: []string{"q"}, Ports: []string{"u", fmt.Sprintf("mean%d(u)", m), fmt.Sprintf("mean%d(f)", m), "f"}}}
+	for a := 0; a+L <= T; a += stride {
+		ep := dataset.Episode{Name: fmt.Sprintf("log.mcap@%d", a), Len: L}
+		for j := range L {
+			ep.X = append(ep.X, float64(a+j), 0)
+			ep.E = append(ep.E, rows[a+j]...)
+		}
+		ds.Episodes = append(ds.Episodes, ep)
+	}
+	return ds, meas
+}
+
+// portSum is a model whose momentum integrates every port value it is
+// given: p' = p + Σ e, q' = q + p'. Rollouts of it tell every port of
+// every step apart.
+type portSum struct{}
+
+func (portSum) Rollout(x0, ports []float64, horizon int, out []float64) error {
+	q, p := x0[0], x0[1]
+	for k := range horizon {
+		for j, v := range ports[k*4 : (k+1)*4] {
+			p += v * float64(j+1)
+		}
+		q += p
+		out[2*k], out[2*k+1] = q, p
+	}
+	return nil
+}
+
+// oracle forecasts the logged measured ports: it finds the window by its
+// first state (q is the sample's index in the log).
+type oracle struct {
+	meas  [][]float64
+	start int
+}
+
+func (o *oracle) Begin(x0, _ []float64) { o.start = int(x0[0]) }
+func (o *oracle) Next(k int, _, _, out []float64) {
+	copy(out, o.meas[o.start+k])
+}
+
+// TestEvaluateForecast: an evaluation with the ports forecast in the loop
+// rebuilds each window's port history from the samples before it in its
+// log, so that a forecast of the logged measured ports predicts exactly
+// what the logged model ports predict (the history's means, the first row
+// included, are conversion's bits), at every horizon and with any number
+// of workers; the hold forecast predicts what holding the first measured
+// ports, with the means the history and the held steps make, predicts.
+func TestEvaluateForecast(t *testing.T) {
+	const m, H = 3, 7
+	ds, meas := portLog(t, 60, H+1, 4, m, 3)
+	rollers := func() (Roller, error) { return portSum{}, nil }
+	logged, err := Evaluate(context.Background(), rollers, ds, EvalOptions{Horizon: H, Stride: H + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, 3} {
+		fc := &Forecast{Kind: "oracle", NewPolicy: func() forecast.Policy { return &oracle{meas: meas} }}
+		got, err := Evaluate(context.Background(), rollers, ds, EvalOptions{Horizon: H, Stride: H + 1, Workers: workers, Forecast: fc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.MSE != logged.MSE || got.Windows != logged.Windows || got.MSE == 0 {
+			t.Fatalf("%d workers: the logged ports forecast in the loop give %v over %d windows, the logged ports %v over %d", workers, got.MSE, got.Windows, logged.MSE, logged.Windows)
+		}
+	}
+	// hold, against a rollout of the held ports built by hand for every window
+	hold := &Forecast{Kind: forecast.KindHold, NewPolicy: func() forecast.Policy { return forecast.Hold{} }}
+	got, err := Evaluate(context.Background(), rollers, ds, EvalOptions{Horizon: H, Stride: H + 1, Forecast: hold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sq float64
+	out := make([]float64, 2*H)
+	for _, ep := range ds.Episodes {
+		a := int(ep.X[0])
+		h, _ := statemap.NewPortHistory(m, 1, 1)
+		for i := max(0, a-m); i < a; i++ {
+			h.Push(meas[i])
+		}
+		ports := make([]float64, 4*H)
+		for k := range H {
+			h.Ports(meas[a], ports[4*k:4*(k+1)])
+			h.Push(meas[a])
+		}
+		if err := (portSum{}).Rollout(ep.X[:2], ports, H, out); err != nil {
+			t.Fatal(err)
+		}
+		for k := range 2 * H {
+			d := out[k] - ep.X[2+k]
+			sq += d * d
+		}
+	}
+	want := sq / float64(len(ds.Episodes)*2*H)
+	if math.Abs(got.MSE-want) > 1e-12*want || got.MSE == logged.MSE {
+		t.Fatalf("hold: %v, want %v (logged %v)", got.MSE, want, logged.MSE)
+	}
+}
+
+// TestFitForecaster: ports that are a fixed linear function of the state
+// and the first ports are fitted to validation error near zero (far below
+// holding the first ports), the penalty is chosen among those given and
+// reported, and the validation files are whole files. A dataset without
+// validation pairs, an unknown validation file and a cancelled context
+// are errors.
+func TestFitForecaster(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const L = 6
+	ds := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 2, NC: 0, Dt: 0.01, WindowLen: L, Stride: L}}
+	for f := range 4 {
+		for w := range 30 {
+			ep := dataset.Episode{Name: fmt.Sprintf("f%d.mcap@%d", f, w*L), Len: L}
+			m0 := []float64{rng.NormFloat64(), rng.NormFloat64()}
+			for k := range L {
+				q, p := rng.NormFloat64(), rng.NormFloat64()
+				ep.X = append(ep.X, q, p)
+				e := []float64{2*q - p + 0.5*m0[0], -q + 3 + m0[1]}
+				if k == 0 {
+					e = m0
+				}
+				ep.E = append(ep.E, e...)
+			}
+			ds.Episodes = append(ds.Episodes, ep)
+		}
+	}
+	measure := func(e, m []float64) { copy(m, e) }
+	l, rep, err := FitForecaster(context.Background(), ds, 2, measure, ForecasterOptions{Features: 8, Lambdas: []float64{1e-8, 1e-2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ValFiles) != 1 || rep.ValFiles[0] != "f3.mcap" || rep.Rows != 3*30*(L-1) || rep.ValRows != 30*(L-1) {
+		t.Fatalf("split: %+v", rep)
+	}
+	if rep.Lambda != 1e-8 || !(rep.ValMSE[0] < 1e-6) || !(rep.HoldMSE > 0.5) {
+		t.Fatalf("validation MSE %v (hold %v), chose λ %v", rep.ValMSE, rep.HoldMSE, rep.Lambda)
+	}
+	// the policy reproduces the law on a new state
+	l.Begin([]float64{0.3, -0.2}, []float64{1, 2})
+	out := make([]float64, 2)
+	l.Next(1, []float64{0.7, 0.1}, nil, out)
+	if math.Abs(out[0]-(1.4-0.1+0.5)) > 1e-3 || math.Abs(out[1]-(-0.7+3+2)) > 1e-3 {
+		t.Errorf("policy %v, want [1.8 4.3]", out)
+	}
+	if _, _, err := FitForecaster(context.Background(), ds, 2, measure, ForecasterOptions{Validation: []string{"g.mcap"}}); err == nil {
+		t.Error("an unknown validation file was accepted")
+	}
+	one := &dataset.Dataset{Meta: ds.Meta}
+	one.Episodes = ds.Episodes[:1]
+	if _, _, err := FitForecaster(context.Background(), one, 2, measure, ForecasterOptions{Validation: []string{"f0.mcap"}}); err == nil {
+		t.Error("a fit without training pairs was accepted")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := FitForecaster(ctx, ds, 2, measure, ForecasterOptions{}); err == nil {
+		t.Error("a cancelled fit returned no error")
+	}
+}
