@@ -180,8 +180,16 @@ func (s *TableSource) Name() string { return s.path }
 // Channels returns the table's column names.
 func (s *TableSource) Channels() []string { return s.columns }
 
+// unterminated is a table that can tell that its file lacks a final
+// newline (logio.CSVTable).
+type unterminated interface {
+	Unterminated() bool
+	Line() int
+}
+
 // Warnings returns the problems met by Read: a last line cut short (its
-// complete rows are kept) or rows without a valid time.
+// complete rows are kept), a last line without its newline (kept: it may
+// be cut inside its last field) or rows without a valid time.
 func (s *TableSource) Warnings() []string { return s.warnings }
 
 // Close does nothing: Read opens and closes the file.
@@ -218,6 +226,9 @@ func (s *TableSource) Read(names []string) ([]Series, error) {
 	for {
 		err := tbl.Next(row)
 		if errors.Is(err, io.EOF) {
+			if u, ok := tbl.(unterminated); ok && u.Unterminated() && len(data[0]) > 0 {
+				s.warnings = append(s.warnings, fmt.Sprintf("line %d, the last, has no final newline: the file may be cut inside its last field (a value with digits missing); its row was kept, check it or end the file with a newline", u.Line()))
+			}
 			break
 		}
 		if errors.Is(err, logio.ErrTruncated) {

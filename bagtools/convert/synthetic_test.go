@@ -351,6 +351,46 @@ func TestSyntheticTruncatedCSV(t *testing.T) {
 	}
 }
 
+// TestSyntheticUnterminatedCSV: a CSV whose last line lacks its final
+// newline, cut inside its last field (every field there, the value short
+// of digits) or not, converts with a warning naming the line, as a last
+// line cut short does; a file that ends with its newline has none.
+func TestSyntheticUnterminatedCSV(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cut  int  // bytes removed from the end
+		warn bool // a warning about the last line
+	}{
+		{"complete", 0, false},
+		{"no final newline", 1, true},
+		{"cut inside the last field", 4, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := writeSynthCSV(t, dir, "run.csv", 401, 200, nil)
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, raw[:len(raw)-c.cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Convert(context.Background(), synthSpec(p), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := res.Report.Files[0]
+			warned := len(f.Warnings) == 1 && strings.Contains(f.Warnings[0], "line 402, the last, has no final newline")
+			if warned != c.warn || len(f.Warnings) > 1 || (!c.warn && len(f.Warnings) > 0) || f.Rows != 401 {
+				t.Errorf("rows %d, warnings %q; want 401 rows and a last-line warning %v", f.Rows, f.Warnings, c.warn)
+			}
+			if c.warn && !strings.Contains(res.Report.String(), "no final newline") {
+				t.Errorf("report summary does not show the warning:\n%s", res.Report)
+			}
+		})
+	}
+}
+
 func TestSyntheticNoWindows(t *testing.T) {
 	dir := t.TempDir()
 	writeSynthCSV(t, dir, "run.csv", 401, 200, func(i int, r *synthRow) { r.q[0] = nanIf(i%20 == 0, r.q[0]) })

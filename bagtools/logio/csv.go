@@ -200,6 +200,12 @@ func (t *CSVTable) Next(row []float64) error {
 // last starts; 0 before the first row.
 func (t *CSVTable) Line() int { return t.line }
 
+// Unterminated reports whether the file does not end with a newline: its
+// last line, returned as a row when it has every field, may have been cut
+// inside its last field (a value with digits missing), which nothing else
+// in the file can tell.
+func (t *CSVTable) Unterminated() bool { return t.size > 0 && !t.lastNL }
+
 // NaNCounts reports the columns that had empty or non-numeric fields.
 func (t *CSVTable) NaNCounts() []NaNCount { return t.nans.report() }
 
