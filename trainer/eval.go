@@ -337,7 +337,7 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		hist *LogHistory
 		ests []predictor.OffsetEstimator
 		bufs [][]float64
-		fws  []*forecastWorker
+		fws  []*ForecastRoller
 	)
 	if opt.Force != nil || opt.Wrench != nil {
 		hist = NewLogHistory(ds)
@@ -347,10 +347,10 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		if hist == nil {
 			hist = NewLogHistory(ds)
 		}
-		fws = make([]*forecastWorker, workers)
+		fws = make([]*ForecastRoller, workers)
 		for w := range fws {
 			var err error
-			if fws[w], err = newForecastWorker(opt.Forecast, ds, H); err != nil {
+			if fws[w], err = NewForecastRoller(opt.Forecast, ds, H); err != nil {
 				return EvalResult{}, err
 			}
 		}
@@ -389,7 +389,7 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 					x0 := ep.X[win.Start*nx : (win.Start+1)*nx]
 					ports := ep.E[win.Start*ne : (win.Start+H)*ne]
 					if fws != nil {
-						rec.err = fws[w].rollout(r, hist, ds, win.Episode, win.Start, H, out)
+						rec.err = fws[w].Rollout(r, hist, ds, win.Episode, win.Start, H, out)
 					} else {
 						rec.err = r.Rollout(x0, ports, H, out)
 					}

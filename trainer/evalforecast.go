@@ -22,8 +22,11 @@ type Forecast struct {
 	NewPolicy func() forecast.Policy
 }
 
-// forecastWorker is one goroutine's state for Forecast rollouts.
-type forecastWorker struct {
+// ForecastRoller rolls a model out from the windows of a dataset with the
+// ports forecast in the loop (Forecast), as Evaluate does: the live
+// node's prediction from the same sample, bit for bit. It is not safe for
+// concurrent use; make one per goroutine.
+type ForecastRoller struct {
 	loop       *forecast.Loop
 	past       *statemap.PortHistory // nil without a port history
 	measure    forecast.Measure
@@ -33,16 +36,17 @@ type forecastWorker struct {
 	n, ne      int
 }
 
-// newForecastWorker makes a worker for ds's layout; the model's port
-// history is read from the dataset's port names.
-func newForecastWorker(fc *Forecast, ds *dataset.Dataset, horizon int) (*forecastWorker, error) {
+// NewForecastRoller makes a roller of fc over up to horizon steps for
+// ds's layout; the model's port history is read from the dataset's port
+// names.
+func NewForecastRoller(fc *Forecast, ds *dataset.Dataset, horizon int) (*ForecastRoller, error) {
 	pm, err := predictor.PortMeanFromNames(ds.Ports, ds.NU, ds.NC)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: forecast: %w", err)
 	}
 	b := forecast.Binding{N: ds.N, NU: ds.NU, NC: ds.NC, PortMean: pm}
 	nm := b.MeasuredPorts()
-	w := &forecastWorker{measure: forecast.MeasureFunc(b), nm: nm, n: ds.N, ne: ds.PortDim(),
+	w := &ForecastRoller{measure: forecast.MeasureFunc(b), nm: nm, n: ds.N, ne: ds.PortDim(),
 		m0: make([]float64, nm), m: make([]float64, nm), ports: make([]float64, horizon*ds.PortDim())}
 	var fcHist *statemap.PortHistory
 	if pm > 0 {
@@ -60,9 +64,10 @@ func newForecastWorker(fc *Forecast, ds *dataset.Dataset, horizon int) (*forecas
 	return w, nil
 }
 
-// rollout rolls r out from the window (e, start) of ds over horizon steps
-// with the ports forecast in the loop, writing the states into out.
-func (w *forecastWorker) rollout(r Roller, hist *LogHistory, ds *dataset.Dataset, e, start, horizon int, out []float64) error {
+// Rollout rolls r out from sample start of episode e of ds over horizon
+// steps with the ports forecast in the loop, writing the states into out
+// (the ports used: Ports). hist finds the samples before it in its log.
+func (w *ForecastRoller) Rollout(r Roller, hist *LogHistory, ds *dataset.Dataset, e, start, horizon int, out []float64) error {
 	nx, ne := ds.StateDim(), ds.PortDim()
 	ep := &ds.Episodes[e]
 	x0 := ep.X[start*nx : (start+1)*nx]
@@ -88,3 +93,6 @@ func (w *forecastWorker) rollout(r Roller, hist *LogHistory, ds *dataset.Dataset
 	w.loop.Start(x0, w.m0, w.past)
 	return predictor.RolloutLoop(r, w.loop, w.n, w.ne, x0, horizon, w.ports[:horizon*ne], out)
 }
+
+// Ports returns the model ports of the last rollout (horizon × n_e).
+func (w *ForecastRoller) Ports() []float64 { return w.ports }
