@@ -73,8 +73,9 @@ type Result struct {
 // file, and a previous one is removed first: a Save that fails midway
 // leaves no report.json beside the splits it rewrote (and each split's
 // dataset is complete or refused by dataset.Load, see
-// dataset.Dataset.Save).
-func (r *Result) Save(dir string) (removed []string, err error) {
+// dataset.Dataset.Save). A cancelled ctx stops it before the next split
+// and before the report.
+func (r *Result) Save(ctx context.Context, dir string) (removed []string, err error) {
 	stale, foreign, err := r.staleSplits(dir)
 	if err != nil {
 		return nil, err
@@ -99,9 +100,15 @@ func (r *Result) Save(dir string) (removed []string, err error) {
 		removed = append(removed, path)
 	}
 	for _, name := range r.splitNames() {
+		if err := ctx.Err(); err != nil {
+			return removed, fmt.Errorf("convert: interrupted before split %s was written (%s has no report.json): %w", name, dir, err)
+		}
 		if err := r.Splits[name].Save(filepath.Join(dir, name)); err != nil {
 			return removed, fmt.Errorf("convert: split %s: %w", name, err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return removed, fmt.Errorf("convert: interrupted before the report was written (%s has no report.json): %w", dir, err)
 	}
 	raw, err := json.MarshalIndent(r.Report, "", "  ")
 	if err != nil {
@@ -249,7 +256,7 @@ func (c *Converter) Run(ctx context.Context) (*Result, error) {
 		writeSkipped(&b, skipped)
 		return nil, fmt.Errorf("%w: all %d inputs failed:\n%s", ErrAllSkipped, len(skipped), strings.TrimRight(b.String(), "\n"))
 	}
-	return c.assemble(data, skipped)
+	return c.assemble(ctx, data, skipped)
 }
 
 // rel returns path relative to the data root when it lies under it.
@@ -264,27 +271,32 @@ func (c *Converter) rel(path string) string {
 
 // convertFile converts one input file with the configured opener; rel
 // names it in the report.
-func (c *Converter) convertFile(path, rel string) (*fileData, error) {
+func (c *Converter) convertFile(ctx context.Context, path, rel string) (*fileData, error) {
 	src, err := c.opts.Open(path, c.spec)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	return c.process(src, rel)
+	return c.process(ctx, src, rel)
 }
 
 // ConvertSource converts one already opened source into a Result of its
 // own (splits by file use name as the file's path).
 func (c *Converter) ConvertSource(src Source, name string) (*Result, error) {
-	fd, err := c.process(src, name)
+	ctx := context.Background()
+	fd, err := c.process(ctx, src, name)
 	if err != nil {
 		return nil, fmt.Errorf("convert: %s: %w", name, err)
 	}
-	return c.assemble([]*fileData{fd}, nil)
+	return c.assemble(ctx, []*fileData{fd}, nil)
 }
 
-// assemble assigns splits and builds the datasets and the report.
-func (c *Converter) assemble(data []*fileData, skipped []SkippedFile) (*Result, error) {
+// assemble assigns splits and builds the datasets and the report; a
+// cancelled ctx stops it between splits.
+func (c *Converter) assemble(ctx context.Context, data []*fileData, skipped []SkippedFile) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s := c.spec
 	rep := &Report{Robot: s.Robot, Rate: s.Resample.Rate, WindowLen: s.Window.Length, Stride: s.Window.Stride, Splits: map[string]SplitReport{}, Skipped: skipped}
 	for _, fd := range data {
@@ -313,6 +325,9 @@ func (c *Converter) assemble(data []*fileData, skipped []SkippedFile) (*Result, 
 	}
 	res := &Result{Splits: map[string]*dataset.Dataset{}, Report: rep}
 	for name := range splitNames {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		d, sr := c.buildSplit(name, data)
 		res.Splits[name] = d
 		rep.Splits[name] = sr

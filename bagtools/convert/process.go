@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -109,13 +110,17 @@ type working struct {
 // process converts one source, stage by stage: read the channels, build
 // the streams and raw-sample flags, align them on the working clock, code
 // every working sample, cut and filter segments, map the samples at the
-// dataset rate (statemap), flag momentum jumps and cut windows.
-func (c *Converter) process(src Source, rel string) (*fileData, error) {
+// dataset rate (statemap), flag momentum jumps and cut windows. A
+// cancelled ctx stops it between stages and within the mapping.
+func (c *Converter) process(ctx context.Context, src Source, rel string) (*fileData, error) {
 	fd := &fileData{rel: rel}
 	rep := &fd.report
 	rep.Path = rel
 	byName, err := c.read(src, rep)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	outOfRange, err := c.checkBounds(src, byName, rep)
@@ -127,6 +132,9 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 		return nil, err
 	}
 	addRangeFlags(ss, byName, outOfRange)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	w, err := c.align(src, ss, rep)
 	if err != nil {
 		return nil, err
@@ -135,7 +143,13 @@ func (c *Converter) process(src Source, rel string) (*fileData, error) {
 	if err := c.segment(w); err != nil {
 		return nil, err
 	}
-	if err := c.mapSamples(fd, w); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := c.mapSamples(ctx, fd, w); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	jumpStep := c.momentumJumps(fd, w.seg, w.D, c.model.NV())
@@ -379,8 +393,9 @@ func (c *Converter) segment(w *working) error {
 
 // mapSamples maps every valid sample at the dataset rate (statemap):
 // joint positions, base pose, momenta (filtered at the working rate when
-// the filter acts on momenta), ports and energy.
-func (c *Converter) mapSamples(fd *fileData, w *working) error {
+// the filter acts on momenta), ports and energy; a cancelled ctx stops it
+// within a few thousand samples.
+func (c *Converter) mapSamples(ctx context.Context, fd *fileData, w *working) error {
 	s := c.spec
 	al, ss, D := w.al, w.ss, w.D
 	K := len(al.Time)
@@ -418,6 +433,11 @@ func (c *Converter) mapSamples(fd *fileData, w *working) error {
 		}
 	}
 	for j := range J {
+		if j%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		k := j * D
 		fd.t[j] = al.Time[k] - al.Time[0]
 		if w.code[k] != codeOK {

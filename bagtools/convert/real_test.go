@@ -147,7 +147,7 @@ func TestCrazyflieFlight(t *testing.T) {
 
 	// Round trip through the dataset format.
 	dir := t.TempDir()
-	if _, err := res.Save(dir); err != nil {
+	if _, err := res.Save(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	back, err := dataset.Load(filepath.Join(dir, "id"))

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func TestSaveFailedMidway(t *testing.T) {
 	}
 	dir := t.TempDir()
 	res := &Result{Splits: map[string]*dataset.Dataset{"id": ds(5)}, Report: &Report{}}
-	if _, err := res.Save(dir); err != nil {
+	if _, err := res.Save(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	report := filepath.Join(dir, "report.json")
@@ -37,7 +38,7 @@ func TestSaveFailedMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Splits["id"] = ds(7)
-	if _, err := res.Save(dir); err == nil {
+	if _, err := res.Save(context.Background(), dir); err == nil {
 		t.Fatal("Save over a directory named id/e.npy succeeded")
 	}
 	if _, err := os.Stat(report); !os.IsNotExist(err) {

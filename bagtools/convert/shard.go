@@ -103,7 +103,7 @@ func (c *Converter) convertAll(ctx context.Context, files []string) ([]*fileData
 				if errs[i] = ctx.Err(); errs[i] != nil {
 					continue
 				}
-				out[i], errs[i] = w.convertFile(files[i], c.rel(files[i]))
+				out[i], errs[i] = w.convertFile(ctx, files[i], c.rel(files[i]))
 			}
 		})
 	}
@@ -249,8 +249,8 @@ func LoadPartials(dir string) ([]*Partial, error) {
 // Merge assembles the shards of one conversion, every shard of it once,
 // into the Result the unsharded conversion (Run) returns, and whose Save
 // writes the same bytes. The shards must come from this converter's spec
-// and inputs.
-func (c *Converter) Merge(parts []*Partial) (*Result, error) {
+// and inputs. A cancelled ctx stops it.
+func (c *Converter) Merge(ctx context.Context, parts []*Partial) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: no shards to merge", ErrShard)
 	}
@@ -258,7 +258,7 @@ func (c *Converter) Merge(parts []*Partial) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.merge(parts, spec)
+	return c.merge(ctx, parts, spec)
 }
 
 // AssembleShards assembles every shard of one conversion into the Result
@@ -284,11 +284,11 @@ func AssembleShards(parts []*Partial) (*Result, error) {
 			return nil, fmt.Errorf("%w: shard %s has a model of %d velocities, shard %s of %d", ErrShard, q.Shard, q.NV, p.Shard, p.NV)
 		}
 	}
-	return c.merge(parts, p.Spec)
+	return c.merge(context.Background(), parts, p.Spec)
 }
 
 // merge assembles shards converted with the spec (JSON, specJSON).
-func (c *Converter) merge(parts []*Partial, spec string) (*Result, error) {
+func (c *Converter) merge(ctx context.Context, parts []*Partial, spec string) (*Result, error) {
 	n := parts[0].Shard.Count
 	seen := make([]bool, n)
 	var data []*fileData
@@ -330,5 +330,5 @@ func (c *Converter) merge(parts []*Partial, spec string) (*Result, error) {
 		writeSkipped(&b, skipped)
 		return nil, fmt.Errorf("%w: all %d inputs failed:\n%s", ErrAllSkipped, len(skipped), strings.TrimRight(b.String(), "\n"))
 	}
-	return c.assemble(data, skipped)
+	return c.assemble(ctx, data, skipped)
 }

@@ -153,7 +153,7 @@ same bits as the merged OUT/SPLIT.`,
 			if err != nil {
 				return err
 			}
-			removed, err := res.Save(out)
+			removed, err := res.Save(cmd.Context(), out)
 			if err != nil {
 				return err
 			}
@@ -216,11 +216,11 @@ func convertShards(cmd *cobra.Command, c *convert.Converter, shard, merge, out s
 	if err != nil {
 		return err
 	}
-	res, err := c.Merge(parts)
+	res, err := c.Merge(cmd.Context(), parts)
 	if err != nil {
 		return err
 	}
-	removed, err := res.Save(out)
+	removed, err := res.Save(cmd.Context(), out)
 	if err != nil {
 		return err
 	}
