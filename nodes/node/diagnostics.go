@@ -101,6 +101,7 @@ func (nd *Node) publishDiagnostics(now int64) error {
 		Values: []msgs.KeyValue{
 			{Key: "predictions", Value: u(nd.stats.Predictions)},
 			{Key: "suppressed", Value: u(nd.stats.Suppressed)},
+			{Key: "coalesced", Value: u(nd.stats.Coalesced)},
 			{Key: "latency_last_ms", Value: f(float64(nd.stats.LastLatency) / 1e6)},
 			{Key: "latency_p50_ms", Value: f(p50 / 1e6)},
 			{Key: "latency_p99_ms", Value: f(p99 / 1e6)},

@@ -197,7 +197,13 @@ func (nd *Node) noteDropped(topic string) {
 // before it waits for that state: see pairing). Errors are
 // the publisher's; a rejected message is not an error but a diagnostic,
 // which a Tick publishes once it has held (DiagnosticsSettle).
-func (nd *Node) Handle(m Input) error {
+func (nd *Node) Handle(m Input) error { return nd.handle(m, false) }
+
+// handle is Handle; superseded says that a newer message of the same
+// topic waits in Run's queue, so that this one, if a trigger, is taken
+// without predicting: the prediction starts from the newest (Stats.
+// Coalesced).
+func (nd *Node) handle(m Input, superseded bool) error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	now := nd.now()
@@ -230,6 +236,14 @@ func (nd *Node) Handle(m Input) error {
 				return err
 			}
 		}
+	}
+	if accepted && superseded && nd.isTrigger(in) {
+		if nd.observes(in) {
+			nd.observe()
+		}
+		nd.stats.Coalesced++
+		nd.noteStatus(now)
+		return nil
 	}
 	if accepted && nd.waits(in) {
 		nd.pair = pairing{pending: true, stamp: in.last, received: m.Received,

@@ -166,6 +166,10 @@ type Stats struct {
 	// Unpaired counts the waits that ended without that state (lost, or
 	// later than half a state period), predicting from the newest state.
 	Unpaired uint64
+	// Coalesced counts trigger messages taken without a prediction because
+	// a newer one of the same topic was already queued (Run: the
+	// prediction before came late); the newest predicts.
+	Coalesced uint64
 }
 
 // Node is the predictor node. Its methods are safe for concurrent use;

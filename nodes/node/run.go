@@ -97,6 +97,18 @@ func (m *mailbox) take() (q queued, ok bool) {
 	return q, true
 }
 
+// queued reports whether a message on topic waits in the queue.
+func (m *mailbox) queued(topic string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.n {
+		if m.buf[(m.head+i)%len(m.buf)].topic == topic {
+			return true
+		}
+	}
+	return false
+}
+
 // recycle returns a message's buffer for reuse.
 func (m *mailbox) recycle(b []byte) {
 	m.mu.Lock()
@@ -110,6 +122,11 @@ func (m *mailbox) recycle(b []byte) {
 // input, queues what arrives without blocking the subscriber (dropping the
 // oldest message beyond Config.Queue and counting it as dropped for its
 // topic), and processes the queue and the node's timers on one goroutine.
+// A prediction that came late leaves no queue of stale work: of the
+// trigger messages that arrived meanwhile, each is taken (its values, its
+// sample for the port history) but only the newest of its topic predicts
+// (Stats.Coalesced counts the others), so the next prediction starts from
+// the newest state.
 // The node's clock must be the wall clock (Options.Now). Run returns nil
 // when ctx is cancelled, or the first publishing error.
 func (nd *Node) Run(ctx context.Context, t Transport, o RunOptions) error {
@@ -151,7 +168,7 @@ func (nd *Node) Run(ctx context.Context, t Transport, o RunOptions) error {
 						return fmt.Errorf("node: echo %s: %w", q.topic, err)
 					}
 				}
-				err := nd.Handle(Input{Topic: q.topic, Data: q.data, Received: q.received})
+				err := nd.handle(Input{Topic: q.topic, Data: q.data, Received: q.received}, box.queued(q.topic))
 				box.recycle(q.data)
 				if err != nil {
 					return err
