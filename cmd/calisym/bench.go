@@ -295,6 +295,18 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wren
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	if wrench != "" {
+		// refused before any system trains
+		for _, s := range systems {
+			spec, err := experiment.LoadRealSpec(s, opt)
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			if !spec.Floating() {
+				return fmt.Errorf("bench: --wrench: %s has no floating base (convert.state.kind %s): the wrench estimate acts on a floating base's momenta", s, spec.State.Kind)
+			}
+		}
+	}
 	log := cmd.ErrOrStderr()
 	if !quiet {
 		opt.Progress = log

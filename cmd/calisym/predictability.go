@@ -11,6 +11,7 @@ import (
 
 	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/internal/outguard"
+	"github.com/calisym/calisym/statemap"
 )
 
 // newPredictabilityCmd is `calisym bench predictability`: how far ahead a
@@ -72,6 +73,14 @@ as 'calisym bench --variants' writes them) are reported too.`,
 					return fmt.Errorf("bench predictability: --runs: %s matches no directory", pat)
 				}
 				opt.Runs = append(opt.Runs, ms...)
+			}
+			// refused before the data are converted
+			spec, err := experiment.LoadRealSpec(system, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir})
+			if err != nil {
+				return fmt.Errorf("bench predictability: %w", err)
+			}
+			if spec.Model.Kind != statemap.ModelDoublePendulum {
+				return fmt.Errorf("bench predictability: %s has no identified pendulum model to stand in for its dynamics (convert.model.kind %s; %s has one)", system, spec.Model.Kind, experiment.RealDoublePendulumHW)
 			}
 			in := runInputs(opt.Runs, []string{system})
 			if err := checkFileOut("--json", jsonOut, in); err != nil {

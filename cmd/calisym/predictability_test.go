@@ -33,6 +33,14 @@ func TestPredictabilityFlags(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
+	// A system without a pendulum model is refused from its params,
+	// before its data are read (an empty data root: nothing to convert).
+	for _, s := range []string{"crazyflie_gravity", "anymal_sim"} {
+		_, _, err := runCLI(t, "bench", "predictability", "--system", s, "--data", empty, "--params", filepath.Join(fixtures.Root(), "params"))
+		if err == nil || !strings.Contains(err.Error(), s+" has no identified pendulum model") {
+			t.Errorf("--system %s: %v, want a refusal before the conversion", s, err)
+		}
+	}
 	fixtures.Path(t, "double_pendulum_hw", "trajectories")
 	_, _, err := runCLI(t, "bench", "predictability", "--data", fixtures.DataDir(), "--params", filepath.Join(fixtures.Root(), "params"), "--runs", empty, "--seeds", "1", "--scales", "1")
 	if err == nil || !strings.Contains(err.Error(), "holds no model") {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/predictor"
 )
 
@@ -52,6 +54,15 @@ func TestBenchWrenchFlag(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "bench", "--variants", "default", "--wrench", "400"); err == nil || !strings.Contains(err.Error(), "bench: --wrench") {
 		t.Errorf("bench --wrench 400: %v", err)
+	}
+	// A robot without a floating base is refused from its params, before
+	// anything is converted or trained (an empty data root).
+	params := filepath.Join(fixtures.Root(), "params")
+	for _, s := range []string{"double_pendulum_hw", "all"} {
+		_, _, err := runCLI(t, "bench", "--system", s, "--variants", "default", "--wrench", "400,3", "--params", params, "--data", t.TempDir(), "--out", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "--wrench: double_pendulum_hw has no floating base") {
+			t.Errorf("bench --system %s --wrench: %v, want a refusal before training", s, err)
+		}
 	}
 }
 

@@ -478,6 +478,33 @@ func pendulumHWModels(full bool) ([]ModelSpec, error) {
 	return []ModelSpec{grb, base}, nil
 }
 
+// LoadRealSpec loads and checks the params of system (opt.Params, else
+// ParamsDir/<its file>) as PrepareReal does, converting nothing: what a
+// command can check before the work (a floating base, a pendulum model).
+func LoadRealSpec(system string, opt RealOptions) (*convert.Spec, error) {
+	sys, ok := realSystems()[system]
+	if !ok {
+		return nil, fmt.Errorf("experiment: unknown real-robot system %q (known: %s)", system, strings.Join(RealSystemNames(), ", "))
+	}
+	spec, err := convert.LoadSpec(realParams(sys, opt))
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", system, err)
+	}
+	return spec, nil
+}
+
+// realParams is the params file of sys under opt.
+func realParams(sys realSystem, opt RealOptions) string {
+	if opt.Params != "" {
+		return opt.Params
+	}
+	dir := opt.ParamsDir
+	if dir == "" {
+		dir = "params"
+	}
+	return filepath.Join(dir, sys.params)
+}
+
 // PrepareReal converts the logs of a real-robot benchmark and returns the
 // experiment and its datasets. The logs are converted once for the
 // training windows and once for the evaluation windows of Horizon+1
@@ -491,18 +518,11 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if !ok {
 		return nil, fmt.Errorf("experiment: unknown real-robot system %q (known: %s)", system, strings.Join(RealSystemNames(), ", "))
 	}
-	params := opt.Params
-	if params == "" {
-		dir := opt.ParamsDir
-		if dir == "" {
-			dir = "params"
-		}
-		params = filepath.Join(dir, sys.params)
-	}
-	spec, err := convert.LoadSpec(params)
+	spec, err := LoadRealSpec(system, opt)
 	if err != nil {
-		return nil, fmt.Errorf("experiment: %s: %w", system, err)
+		return nil, err
 	}
+	params := realParams(sys, opt)
 	// The port history (convert.history) is part of the long-horizon
 	// default where the params file has one; the paper's and the
 	// one-step configurations convert without it.
