@@ -144,15 +144,18 @@ func (m *Model) FramePoses(q []float64) ([]SE3, error) {
 // body frame, and the composite inertia of the whole tree in the base frame.
 func (m *Model) composite(q []float64) ([]plucker, []Mat6, Mat6) {
 	n := len(m.Bodies)
-	xs := make([]plucker, n)
-	ic := make([]Mat6, n)
+	return m.compositeInto(q, make([]plucker, n), make([]Mat6, n))
+}
+
+// compositeInto is composite into xs and ic, of len(Bodies) each.
+func (m *Model) compositeInto(q []float64, xs []plucker, ic []Mat6) ([]plucker, []Mat6, Mat6) {
 	for i := range m.Bodies {
 		b := &m.Bodies[i]
 		xs[i] = pluckerFromPose(b.jointPose(q[i]))
 		ic[i] = b.Inertia.SpatialInertia()
 	}
 	base := m.Base.SpatialInertia()
-	for i := n - 1; i >= 0; i-- {
+	for i := len(m.Bodies) - 1; i >= 0; i-- {
 		up := xs[i].congruence(&ic[i])
 		dst := &base
 		if p := m.Bodies[i].Parent; p >= 0 {
@@ -215,12 +218,36 @@ func (m *Model) MassMatrix(q []float64) (*mat.SymDense, error) {
 // followed by the joint rates. In these coordinates M does not depend on the
 // base pose. With no joints it equals Base.FloatingMassMatrix().
 func (m *Model) MassMatrixFloating(q []float64) (*mat.SymDense, error) {
+	var c CRBA
+	return c.MassMatrixFloating(m, q)
+}
+
+// CRBA holds the buffers of the composite-rigid-body algorithm, so that
+// the mass matrix of one model is computed again and again without
+// allocating (the live node builds it for every state message). Its zero
+// value is ready; it serves one goroutine at a time.
+type CRBA struct {
+	h  *mat.SymDense
+	xs []plucker
+	ic []Mat6
+}
+
+// MassMatrixFloating is m.MassMatrixFloating in c's buffers: the matrix
+// returned is c's, valid until the next call. After the first call with a
+// model it allocates nothing.
+func (c *CRBA) MassMatrixFloating(m *Model, q []float64) (*mat.SymDense, error) {
 	if err := m.checkQ(q); err != nil {
 		return nil, err
 	}
 	n := len(m.Bodies)
-	h := mat.NewSymDense(6+n, nil)
-	xs, ic, base := m.composite(q)
+	if c.h == nil || c.h.SymmetricDim() != 6+n {
+		c.h = mat.NewSymDense(6+n, nil)
+		c.xs, c.ic = make([]plucker, n), make([]Mat6, n)
+	} else {
+		c.h.Zero()
+	}
+	h := c.h
+	xs, ic, base := m.compositeInto(q, c.xs, c.ic)
 	bb := swapAngularLinear(&base)
 	for r := range 6 {
 		for c := r; c < 6; c++ {

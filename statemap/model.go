@@ -256,6 +256,7 @@ type URDFModel struct {
 	g        float64
 	q        []float64 // URDF-ordered joint buffer
 	drive    []float64 // reflected drive inertia of spec joint i
+	crba     mechanics.CRBA
 }
 
 // NewURDFModel maps the spec's joint names onto the URDF model's movable
@@ -333,7 +334,7 @@ func (m *URDFModel) MassMatrix(dst []float64, qj []float64) error {
 	var err error
 	if m.floating {
 		off = 6
-		h, err = m.model.MassMatrixFloating(m.q)
+		h, err = m.crba.MassMatrixFloating(m.model, m.q)
 	} else {
 		h, err = m.model.MassMatrix(m.q)
 	}
