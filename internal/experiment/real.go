@@ -486,15 +486,15 @@ func LoadRealSpec(system string, opt RealOptions) (*convert.Spec, error) {
 	if !ok {
 		return nil, fmt.Errorf("experiment: unknown real-robot system %q (known: %s)", system, strings.Join(RealSystemNames(), ", "))
 	}
-	spec, err := convert.LoadSpec(realParams(sys, opt))
+	spec, err := convert.LoadSpec(realParamsFile(sys, opt))
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", system, err)
 	}
 	return spec, nil
 }
 
-// realParams is the params file of sys under opt.
-func realParams(sys realSystem, opt RealOptions) string {
+// realParamsFile is the params file of sys under opt.
+func realParamsFile(sys realSystem, opt RealOptions) string {
 	if opt.Params != "" {
 		return opt.Params
 	}
@@ -522,7 +522,7 @@ func PrepareReal(ctx context.Context, system string, opt RealOptions) (*RealBenc
 	if err != nil {
 		return nil, err
 	}
-	params := realParams(sys, opt)
+	params := realParamsFile(sys, opt)
 	// The port history (convert.history) is part of the long-horizon
 	// default where the params file has one; the paper's and the
 	// one-step configurations convert without it.
