@@ -14,25 +14,15 @@ import (
 
 	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/forecast"
+	"github.com/calisym/calisym/internal/experiment"
 	"github.com/calisym/calisym/nodes/node"
-	"github.com/calisym/calisym/predictor"
-	"github.com/calisym/calisym/statemap"
 	"github.com/calisym/calisym/trainer"
 )
 
 // forecastBinding returns what a forecaster used with the model file at
 // modelPath on ds is bound to.
 func forecastBinding(modelPath string, ds *dataset.Dataset) (forecast.Binding, error) {
-	sum, err := forecast.FileDigest(modelPath)
-	if err != nil {
-		return forecast.Binding{}, err
-	}
-	pm, err := predictor.PortMeanFromNames(ds.Ports, ds.NU, ds.NC)
-	if err != nil {
-		return forecast.Binding{}, err
-	}
-	return forecast.Binding{ModelSHA256: sum, PortMap: ds.Source[statemap.PortMapKey],
-		Coordinates: ds.Coordinates, Ports: ds.Ports, N: ds.N, NU: ds.NU, NC: ds.NC, Dt: ds.Dt, PortMean: pm}, nil
+	return experiment.ForecastBinding(modelPath, ds)
 }
 
 // defaultForecasterPath is where train --forecaster writes the forecaster

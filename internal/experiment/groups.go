@@ -63,8 +63,9 @@ func EvalGroups(ctx context.Context, rollers trainer.RollerFactory, groups []Eva
 	return EvalGroupsWith(ctx, rollers, groups, horizons, trainer.EvalOptions{Force: force})
 }
 
-// EvalGroupsWith is EvalGroups with the offset-free estimate of off
-// (trainer.EvalOptions.Force or Wrench; its other fields are ignored).
+// EvalGroupsWith is EvalGroups with the offset-free estimate and the port
+// forecast of off (trainer.EvalOptions.Force or Wrench, Forecast; its
+// other fields are ignored).
 func EvalGroupsWith(ctx context.Context, rollers trainer.RollerFactory, groups []EvalGroup, horizons []int, off trainer.EvalOptions) ([]GroupResult, error) {
 	H := 0
 	for _, h := range horizons {
@@ -72,7 +73,7 @@ func EvalGroupsWith(ctx context.Context, rollers trainer.RollerFactory, groups [
 	}
 	var out []GroupResult
 	for _, g := range groups {
-		r, err := trainer.Evaluate(ctx, rollers, g.Data, trainer.EvalOptions{Horizon: H, Stride: H + 1, Force: off.Force, Wrench: off.Wrench})
+		r, err := trainer.Evaluate(ctx, rollers, g.Data, trainer.EvalOptions{Horizon: H, Stride: H + 1, Force: off.Force, Wrench: off.Wrench, Forecast: off.Forecast})
 		if err != nil {
 			return out, fmt.Errorf("experiment: group %s: %w", g.Name, err)
 		}

@@ -72,8 +72,8 @@ func TestStudyPhysicsRows(t *testing.T) {
 			got = append(got, r)
 		}
 	}
-	want := []StudyRow{{"id_test", "physics", "v", 5, 0.5, 0.5, 0.5, 1, 0}, {"id_test", "physics", "v", 10, 0.6, 0.6, 0.6, 1, 0},
-		{"ood", "physics", "v", 5, 0.7, 0.7, 0.7, 1, 0}, {"ood", "physics", "v", 10, 0.8, 0.8, 0.8, 1, 0}}
+	want := []StudyRow{{"id_test", "physics", "", "v", 5, 0.5, 0.5, 0.5, 1, 0}, {"id_test", "physics", "", "v", 10, 0.6, 0.6, 0.6, 1, 0},
+		{"ood", "physics", "", "v", 5, 0.7, 0.7, 0.7, 1, 0}, {"ood", "physics", "", "v", 10, 0.8, 0.8, 0.8, 1, 0}}
 	if len(got) != len(want) {
 		t.Fatalf("physics rows %v, want %v", got, want)
 	}

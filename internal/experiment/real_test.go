@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/calisym/calisym/bagtools/convert"
+	"github.com/calisym/calisym/forecast"
 	"github.com/calisym/calisym/internal/fixtures"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/trainer"
@@ -92,8 +93,8 @@ func paramsFile(t *testing.T, name string) *convert.Spec {
 	return s
 }
 
-// realParams reads the params file of a real-robot system.
-func realParams(t *testing.T, system string) *convert.Spec {
+// realParamsSpec reads the params file of a real-robot system.
+func realParamsSpec(t *testing.T, system string) *convert.Spec {
 	t.Helper()
 	return paramsFile(t, realSystems()[system].params)
 }
@@ -151,7 +152,7 @@ func TestRealCrazyflieFlight(t *testing.T) {
 			if len(a) != len(g) {
 				t.Fatalf("%d vs %d OOD windows", len(a), len(g))
 			}
-			sameMap := reflect.DeepEqual(realParams(t, RealCrazyflie).Control.Quadrotor, realParams(t, RealCrazyflieGravity).Control.Quadrotor)
+			sameMap := reflect.DeepEqual(realParamsSpec(t, RealCrazyflie).Control.Quadrotor, realParamsSpec(t, RealCrazyflieGravity).Control.Quadrotor)
 			for i := range a {
 				if a[i].Name != g[i].Name || slices.Equal(a[i].E, g[i].E) != sameMap {
 					t.Fatalf("window %d: %s vs %s, the same thrust map %v, the same wrenches %v", i, a[i].Name, g[i].Name, sameMap, slices.Equal(a[i].E, g[i].E))
@@ -443,6 +444,21 @@ func TestAnymalStudy(t *testing.T) {
 			if math.Abs(m.Groups[1].At(H)-m.OOD.MSE) > 1e-12*m.OOD.MSE {
 				t.Errorf("%s seed %d %s: OOD group at %d steps %v, the OOD evaluation %v (same windows)", r.Variant, r.Seed, m.Name, H, m.Groups[1].At(H), m.OOD.MSE)
 			}
+			if m.Kind != "mlp" {
+				if len(m.Live) != 2 || m.Live[0].Forecast != "hold" || m.Live[1].Forecast != "learned" || len(m.Live[1].Groups) != 2 ||
+					!(m.Live[1].Groups[1].At(H) > 0) || m.Forecaster == nil {
+					t.Errorf("%s seed %d %s: live rows %+v", r.Variant, r.Seed, m.Name, m.Live)
+				} else {
+					f, err := forecast.Load(filepath.Join(dir, r.Variant, fmt.Sprintf("seed%d", r.Seed), m.Forecaster.File))
+					if err != nil {
+						t.Error(err)
+					} else if sum, _ := forecast.FileDigest(filepath.Join(dir, r.Variant, fmt.Sprintf("seed%d", r.Seed), m.File)); f.Binding.ModelSHA256 != sum {
+						t.Errorf("%s seed %d: the forecaster is bound to %s, the model file hashes to %s", r.Variant, r.Seed, f.Binding.ModelSHA256, sum)
+					}
+				}
+			} else if len(m.Live) != 0 {
+				t.Errorf("%s seed %d %s: live rows for the MLP", r.Variant, r.Seed, m.Name)
+			}
 			if k := m.History[len(m.History)-1].K; (r.Variant == "k3-select") != (k == 3) {
 				t.Errorf("%s seed %d %s: last epoch K = %d", r.Variant, r.Seed, m.Name, k)
 			}
@@ -460,9 +476,17 @@ func TestAnymalStudy(t *testing.T) {
 	var rows []StudyRow
 	if js, err := os.ReadFile(filepath.Join(dir, "study.json")); err != nil {
 		t.Error(err)
-	} else if err := json.Unmarshal(js, &rows); err != nil || len(rows) != 2*2*3*3 {
-		// groups × variants × (CaLiSym, MLP, hold) × horizons
+	} else if err := json.Unmarshal(js, &rows); err != nil || len(rows) != 2*2*5*3 {
+		// groups × variants × (CaLiSym, CaLiSym live hold, CaLiSym live
+		// learned, MLP, hold) × horizons
 		t.Errorf("study.json: %d rows, %v", len(rows), err)
+	}
+	for _, f := range []string{"hold", "learned"} {
+		if !slices.ContainsFunc(rows, func(r StudyRow) bool {
+			return r.Forecast == f && r.Model == "calisym" && r.Group == "ood" && r.Horizon == H && r.Seeds == 2 && r.Mean > 0
+		}) {
+			t.Errorf("study.json has no live row of the %s forecast", f)
+		}
 	}
 	for _, f := range []string{"study_id.png", "study_ood.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {

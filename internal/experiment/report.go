@@ -305,10 +305,25 @@ func GroupTable(rep *Report) string {
 	for i, hg := range rep.HoldGroups {
 		for _, m := range rep.Models {
 			if i < len(m.Groups) {
-				row(m.Name, m.Groups[i])
+				name := m.Name
+				if len(m.Live) > 0 {
+					name += ", logged ports (a planner's case)"
+				}
+				row(name, m.Groups[i])
+			}
+			for _, l := range m.Live {
+				if i < len(l.Groups) {
+					row(m.Name+", live ("+l.Forecast+" forecast)", l.Groups[i])
+				}
 			}
 		}
 		row("state held constant", hg)
+	}
+	for _, m := range rep.Models {
+		if f := m.Forecaster; f != nil {
+			fmt.Fprintf(&b, "\nLive rows: %s's ports over the horizon as the node forecasts them: held (hold) or by the learned forecaster in the loop (learned, %s: fitted on %d pairs of the training logs, ridge penalty %g chosen on %s), without the offset-free estimate.\n",
+				m.Name, f.File, f.Fit.Rows, f.Fit.Lambda, strings.Join(f.Fit.ValFiles, ", "))
+		}
 	}
 	return b.String()
 }

@@ -104,13 +104,36 @@ type ModelReport struct {
 	ID  trainer.EvalResult `json:"id"`
 	// MultiHorizon holds the Appendix A table rows.
 	MultiHorizon []HorizonRow `json:"multi_horizon"`
-	// Groups is the error on each of the data's evaluation groups.
+	// Groups is the error on each of the data's evaluation groups, with
+	// the logged ports over the horizon (a planner's case).
 	Groups []GroupResult `json:"groups,omitempty"`
+	// Live is the error on each evaluation group with the live node's port
+	// forecasts in the loop instead of the logged ports (CaLiSym models
+	// only; LiveResult).
+	Live []LiveResult `json:"live,omitempty"`
+	// Forecaster is the learned port forecast fitted on the training set
+	// beside the model (File's forecaster), relative to the output
+	// directory, with what its fit chose.
+	Forecaster *ForecasterResult `json:"forecaster,omitempty"`
 	// Diverged is set when training stopped on a non-finite loss.
 	Diverged bool                 `json:"diverged,omitempty"`
 	History  []trainer.EpochStats `json:"history"`
 	// File is the saved model, relative to the output directory.
 	File string `json:"file"`
+}
+
+// LiveResult is a model's error on the evaluation groups with one port
+// forecast in the loop (forecast.KindHold, forecast.KindLearned): what the
+// node publishes, without the offset-free estimate (as Groups).
+type LiveResult struct {
+	Forecast string        `json:"forecast"`
+	Groups   []GroupResult `json:"groups"`
+}
+
+// ForecasterResult is the learned port forecast fitted beside a model.
+type ForecasterResult struct {
+	File string                   `json:"file"`
+	Fit  trainer.ForecasterReport `json:"fit"`
 }
 
 // HorizonRow is one row of the multi-horizon table.
@@ -429,6 +452,11 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		mr.File = "calisym-" + ms.Kind + ".safetensors"
 		if err := m.Save(filepath.Join(outDir, mr.File)); err != nil {
 			return mr, err
+		}
+		if len(data.Groups) > 0 {
+			if err := liveRows(ctx, &mr, tr, data, spec.Horizons, outDir); err != nil {
+				return mr, err
+			}
 		}
 	case tr.mlp != nil:
 		mr.FLOPsPerStep = tr.mlp.Net.FLOPs()

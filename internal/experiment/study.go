@@ -395,6 +395,7 @@ func Variants() []Variant {
 	return []Variant{
 		{Name: "onestep", About: "the one-step configuration: teacher forcing with the α ramp, normalised loss, the last epoch (the default before the long-horizon study)", Apply: func([]ModelSpec, Spec) {}},
 		{Name: "default", About: "the benchmark's default (for the Crazyflie: onestep + LongHorizon; for the quadruped also the params' port history, convert.history)", Apply: func([]ModelSpec, Spec) {}},
+		{Name: "default-calisym", About: "the default's CaLiSym alone (its rows are the default's, without training the MLP): the models the live node serves, for the port-forecast study", Apply: func([]ModelSpec, Spec) {}, OnDefault: true, Only: []string{"gr", "grb"}},
 		{Name: "longhorizon", About: "onestep + LongHorizon on any system (the Crazyflie's default; the quadruped's without the port history)", Apply: LongHorizon},
 		{Name: "select", About: "keep the epoch (from the 5th) of lowest AR MSE at the headline horizon on the ID-test windows", Apply: sel},
 		{Name: "units", About: "state loss in physical units (LossWeights.Units = 1)", Apply: func(ms []ModelSpec, _ Spec) { units(ms) }},

@@ -25,13 +25,18 @@ type StudyRow struct {
 	// state held constant, the same for every variant) or "physics" (the
 	// identified physics model alone, the same for every variant; the
 	// real double pendulum only).
-	Model   string  `json:"model"`
-	Variant string  `json:"variant"`
-	Horizon int     `json:"horizon"`
-	Mean    float64 `json:"mean"`
-	Min     float64 `json:"min"`
-	Max     float64 `json:"max"`
-	Seeds   int     `json:"seeds"`
+	Model string `json:"model"`
+	// Forecast is how the rollouts got the ports over the horizon: empty
+	// for the logged ports (a planner's case, every row before the live
+	// rows existed), "hold" or "learned" for the live node's forecast in
+	// the loop (ModelReport.Live; CaLiSym only).
+	Forecast string  `json:"forecast,omitempty"`
+	Variant  string  `json:"variant"`
+	Horizon  int     `json:"horizon"`
+	Mean     float64 `json:"mean"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	Seeds    int     `json:"seeds"`
 	// Diverged counts the seeds whose error is not finite (left out of
 	// Mean, Min, Max and Seeds); a row with no finite seed is left out.
 	Diverged int `json:"diverged,omitempty"`
@@ -72,6 +77,17 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 					}
 				}
 			}
+			for _, kind := range liveKinds(runs, v.Name) {
+				for _, sm := range liveSeeds(runs, v.Name, kind, hg.Group, hs) {
+					for i, h := range hs {
+						r := StudyRow{Group: hg.Group, Model: studyModel(sm.Kind), Forecast: kind, Variant: v.Name, Horizon: h}
+						r.Mean, r.Min, r.Max, r.Seeds = stats(sm.Vals[i])
+						if r.Diverged = len(sm.Vals[i]) - r.Seeds; r.Seeds > 0 {
+							rows = append(rows, r)
+						}
+					}
+				}
+			}
 			if len(sms) == 0 {
 				continue
 			}
@@ -94,6 +110,45 @@ func StudyRows(runs []StudyRun, variants []Variant) []StudyRow {
 		}
 	}
 	return rows
+}
+
+// liveKinds returns the forecasts of the live rows of a variant's runs,
+// in the order they first appear.
+func liveKinds(runs []StudyRun, variant string) []string {
+	var kinds []string
+	for _, r := range runs {
+		if r.Variant != variant || r.Report == nil {
+			continue
+		}
+		for _, m := range r.Report.Models {
+			for _, l := range m.Live {
+				if !slices.Contains(kinds, l.Forecast) {
+					kinds = append(kinds, l.Forecast)
+				}
+			}
+		}
+	}
+	return kinds
+}
+
+// liveSeeds is groupSeeds for the live rows of one forecast.
+func liveSeeds(runs []StudyRun, variant, kind, group string, hs []int) []seedModel {
+	return variantSeeds(runs, variant, func(m ModelReport) ([]float64, bool) {
+		li := slices.IndexFunc(m.Live, func(l LiveResult) bool { return l.Forecast == kind })
+		if li < 0 {
+			return nil, false
+		}
+		gs := m.Live[li].Groups
+		gi := slices.IndexFunc(gs, func(g GroupResult) bool { return g.Group == group })
+		if gi < 0 {
+			return nil, false
+		}
+		vals := make([]float64, len(hs))
+		for j, h := range hs {
+			vals[j] = gs[gi].At(h)
+		}
+		return vals, true
+	})
 }
 
 // variantGroup returns the physics model's result on the named group

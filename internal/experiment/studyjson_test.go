@@ -40,18 +40,18 @@ func TestStudyRowsWithoutGroups(t *testing.T) {
 	}
 	rows := StudyRows(groups, vs)
 	want := []StudyRow{
-		{"id_test", "calisym", "onestep", 5, 2, 1, 3, 2, 0},
-		{"id_test", "calisym", "onestep", 100, 20, 10, 30, 2, 0},
-		{"id_test", "mlp", "onestep", 5, 6, 3, 9, 2, 0},
-		{"id_test", "mlp", "onestep", 100, 60, 30, 90, 2, 0},
-		{"id_test", "hold", "onestep", 5, 7, 7, 7, 2, 0},
-		{"id_test", "hold", "onestep", 100, 70, 70, 70, 2, 0},
-		{"id_test", "calisym", "wide", 5, 0.5, 0.5, 0.5, 1, 1},
-		{"id_test", "calisym", "wide", 100, 5, 5, 5, 1, 1},
-		{"id_test", "mlp", "wide", 5, 1.5, 1.5, 1.5, 1, 1},
-		{"id_test", "mlp", "wide", 100, 15, 15, 15, 1, 1},
-		{"id_test", "hold", "wide", 5, 7, 7, 7, 2, 0},
-		{"id_test", "hold", "wide", 100, 70, 70, 70, 2, 0},
+		{"id_test", "calisym", "", "onestep", 5, 2, 1, 3, 2, 0},
+		{"id_test", "calisym", "", "onestep", 100, 20, 10, 30, 2, 0},
+		{"id_test", "mlp", "", "onestep", 5, 6, 3, 9, 2, 0},
+		{"id_test", "mlp", "", "onestep", 100, 60, 30, 90, 2, 0},
+		{"id_test", "hold", "", "onestep", 5, 7, 7, 7, 2, 0},
+		{"id_test", "hold", "", "onestep", 100, 70, 70, 70, 2, 0},
+		{"id_test", "calisym", "", "wide", 5, 0.5, 0.5, 0.5, 1, 1},
+		{"id_test", "calisym", "", "wide", 100, 5, 5, 5, 1, 1},
+		{"id_test", "mlp", "", "wide", 5, 1.5, 1.5, 1.5, 1, 1},
+		{"id_test", "mlp", "", "wide", 100, 15, 15, 15, 1, 1},
+		{"id_test", "hold", "", "wide", 5, 7, 7, 7, 2, 0},
+		{"id_test", "hold", "", "wide", 100, 70, 70, 70, 2, 0},
 	}
 	if len(rows) != 2*len(want) {
 		t.Fatalf("%d rows, want %d: %+v", len(rows), 2*len(want), rows)
