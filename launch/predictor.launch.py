@@ -10,7 +10,14 @@ directory its relative paths (parameter files, URDFs) are resolved against;
 bag plays a recorded log with ros2 bag play; foxglove starts foxglove_bridge
 (bound to 127.0.0.1 unless foxglove_address says otherwise); reliable_inputs
 subscribes to the inputs reliably (for reliable publishers whose messages the
-diagnostics count as lost).
+diagnostics count as lost); launch_prefix runs the node under a command, such
+as real-time scheduling on a busy computer:
+
+    ros2 launch calisym anymal.launch.py model:=anymal.safetensors data:=/path/with/urdf launch_prefix:='chrt -f 50'
+
+(SCHED_FIFO priority 50 for every thread of the node: it then runs before
+any normal process on its core; it needs CAP_SYS_NICE or an rtprio limit of
+50 or more for the user, see docs/performance.md).
 
 The optional actions (foxglove_bridge, ros2 bag play) come before the node
 in the description, and launch runs it in order, so what they need that is
@@ -136,6 +143,7 @@ def generate_launch_description():
         executable="calisym_ros2",
         name="calisym_predictor",
         output="screen",
+        prefix=LaunchConfiguration("launch_prefix"),
         arguments=[
             "--params", LaunchConfiguration("params"),
             "--model", LaunchConfiguration("model"),
@@ -151,6 +159,9 @@ def generate_launch_description():
         DeclareLaunchArgument("foxglove_address", default_value="127.0.0.1", description="foxglove_bridge address"),
         DeclareLaunchArgument("foxglove_port", default_value="8765", description="foxglove_bridge port"),
         DeclareLaunchArgument("bag", default_value="", description="log to play as the robot (ros2 bag play)"),
+        DeclareLaunchArgument("launch_prefix", default_value="",
+                              description="a command the node runs under, e.g. 'chrt -f 50' for real-time priority "
+                                          "(needs CAP_SYS_NICE or an rtprio limit: docs/performance.md)"),
         DeclareLaunchArgument("reliable_inputs", default_value="false",
                               description="subscribe to the inputs reliably (default best effort, REP 2003's sensor-data "
                                           "QoS, which every publisher matches; see docs/live-prediction.md)"),

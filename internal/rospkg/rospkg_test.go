@@ -414,7 +414,7 @@ func TestLaunchFiles(t *testing.T) {
 			t.Errorf("%s: %d LaunchDescriptions", name, types["LaunchDescription"])
 		}
 		if name == "predictor.launch.py" {
-			for _, a := range []string{"model", "params", "data", "foxglove", "foxglove_address", "foxglove_port", "bag", "reliable_inputs"} {
+			for _, a := range []string{"model", "params", "data", "foxglove", "foxglove_address", "foxglove_port", "bag", "reliable_inputs", "launch_prefix"} {
 				if _, ok := args[a]; !ok {
 					t.Errorf("%s declares no argument %s", name, a)
 				}
@@ -425,6 +425,14 @@ func TestLaunchFiles(t *testing.T) {
 			var exes []string
 			for _, n := range nodes {
 				exes = append(exes, fmt.Sprint(n["package"], "/", n["executable"]))
+				// the real-time option: the node runs under launch_prefix
+				// ('chrt -f 50'), empty by default
+				if n["executable"] == "calisym_ros2" && !strings.Contains(fmt.Sprint(n["prefix"]), "launch_prefix") {
+					t.Errorf("%s: calisym_ros2's prefix is %v, want LaunchConfiguration(\"launch_prefix\")", name, n["prefix"])
+				}
+				if d := args["launch_prefix"]["default_value"]; d != "" {
+					t.Errorf("%s: launch_prefix defaults to %q, want nothing", name, d)
+				}
 			}
 			// foxglove_bridge first: an optional package that is missing
 			// stops the launch before the node starts (TestLaunchArguments).
