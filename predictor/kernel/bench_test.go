@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/calisym/calisym/internal/cputime"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -222,4 +225,72 @@ func addChain(x, y float64, n int) float64 {
 		x += y
 	}
 	return x
+}
+
+// BenchmarkFloor measures what bounds the quadruped's step from below on
+// this core, for the two layouts of GR-SympNet 18×66: the paper's
+// (132 columns, rows padded to 136: 1.29 MB of fused layer matrices) and
+// params/anymal.yaml's with the port history (192 columns: 1.82 MB).
+// "peak" is the FLOP rate of the Gemm kernel on blocks that stay in L1
+// (48×48×48), the most this code gets from the core's FMA units; "stream"
+// reads the 18 matrices once each with MatVec, in order, as a step does
+// (the bytes a step must bring from beyond L2 when they do not fit it),
+// and reports GB/s; "resident" reads one matrix 18 times (from L1/L2).
+// The floor of a step is the larger of its FLOPs at the peak and its
+// bytes at the stream rate (docs/performance.md). The rates are per
+// second of the process's CPU time (wall time where that is unavailable),
+// which a machine shared with other work disturbs less than wall time.
+func BenchmarkFloor(b *testing.B) {
+	const layers, k = 18, 66
+	b.Run("peak", func(b *testing.B) {
+		eachSetB(b, func(b *testing.B) {
+			const n = 48
+			rng := rand.New(rand.NewPCG(3, 3))
+			a, bb, c := randSlice(rng, n*n), randSlice(rng, n*n), make([]float64, n*n)
+			b.ReportAllocs()
+			c0 := cputime.Process()
+			for b.Loop() {
+				Gemm(false, false, n, n, n, 1, a, n, bb, n, 0, c, n)
+			}
+			b.ReportMetric(2*n*n*n*float64(b.N)/cpuSeconds(b, c0)/1e9, "GFLOPS")
+		})
+	})
+	for _, c := range []struct {
+		name  string
+		n, ld int
+	}{{"paper", 132, 136}, {"port_history", 192, 192}} {
+		rng := rand.New(rand.NewPCG(2, 2))
+		ms := make([][]float64, layers)
+		for l := range ms {
+			ms[l] = alignedPadded(rng, k, c.n, c.ld)
+		}
+		x, y := randSlice(rng, c.n), make([]float64, k)
+		for _, mode := range []string{"stream", "resident"} {
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				eachSetB(b, func(b *testing.B) {
+					b.ReportAllocs()
+					c0 := cputime.Process()
+					for b.Loop() {
+						for l := range ms {
+							m := ms[l]
+							if mode == "resident" {
+								m = ms[0]
+							}
+							MatVec(k, c.n, m, c.ld, x, y)
+						}
+					}
+					b.ReportMetric(float64(layers*k*c.ld*8)*float64(b.N)/cpuSeconds(b, c0)/1e9, "GB/s")
+				})
+			})
+		}
+	}
+}
+
+// cpuSeconds returns the process's CPU time since c0 in seconds, or the
+// benchmark's wall time where the CPU time is unavailable.
+func cpuSeconds(b *testing.B, c0 time.Duration) float64 {
+	if c := cputime.Process() - c0; c > 0 {
+		return c.Seconds()
+	}
+	return b.Elapsed().Seconds()
 }
