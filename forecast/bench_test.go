@@ -1,0 +1,97 @@
+package forecast
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/calisym/calisym/predictor"
+	"github.com/calisym/calisym/statemap"
+)
+
+// BenchmarkQuadrupedForecast measures one 100-step prediction of the
+// ANYmal's default layout (params/anymal.yaml: n = 18, 30 measured ports
+// and their means over 10 samples, n_u = 48, n_c = 12: the 192-dim lift;
+// GR-SympNet of the quadruped preset, 18 layers of width 66, random
+// weights) on one goroutine: "hold", the node's hold forecast (the held
+// ports and their means, then one Rollout), and "learned", the learned
+// forecast in the loop (256 random features; the ports of every step from
+// the state reached, then one step). The difference is the forecaster's
+// cost per prediction; neither allocates.
+func BenchmarkQuadrupedForecast(b *testing.B) {
+	const n, a, nc, m, H = 18, 18, 12, 10, 100
+	nm := a + nc
+	preset, err := predictor.LookupPreset("quadruped")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	model, err := predictor.New(predictor.Layout{N: n, NU: 2*a + nc, NC: nc}, preset.Arch, rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	predictor.NewTrainable(model).Init(rng, 0.1)
+	plan, err := model.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := plan.NewRoller()
+	ne := model.Layout.PortDim()
+	x0 := make([]float64, 2*n)
+	for i := range x0 {
+		x0[i] = 0.1 * rng.NormFloat64()
+	}
+	m0 := make([]float64, nm)
+	for i := range m0 {
+		m0[i] = rng.NormFloat64()
+	}
+	past, _ := statemap.NewPortHistory(m, a, nc)
+	for range m {
+		past.Push(m0)
+	}
+	ports, out := make([]float64, H*ne), make([]float64, H*2*n)
+	b.Run("hold", func(b *testing.B) {
+		fc, _ := statemap.NewPortHistory(m, a, nc)
+		b.ReportAllocs()
+		for b.Loop() {
+			fc.CopyFrom(past)
+			for k := range H {
+				fc.Ports(m0, ports[k*ne:(k+1)*ne])
+				fc.Push(m0)
+			}
+			if err := r.Rollout(x0, ports, H, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("learned", func(b *testing.B) {
+		ni := Inputs(n, nm)
+		mean, scale := make([]float64, ni), make([]float64, ni)
+		for i := range scale {
+			scale[i] = 1
+		}
+		oscale := make([]float64, nm)
+		for i := range oscale {
+			oscale[i] = 1
+		}
+		pol := NewLearned(n, nm, 256, 1, mean, scale, make([]float64, nm), oscale)
+		w := make([]float64, len(pol.W))
+		for i := range w {
+			w[i] = 0.01 * rng.NormFloat64()
+		}
+		if err := pol.SetWeights(w); err != nil {
+			b.Fatal(err)
+		}
+		fc, _ := statemap.NewPortHistory(m, a, nc)
+		loop, err := NewLoop(pol, nm, H, fc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			loop.Start(x0, m0, past)
+			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
