@@ -302,7 +302,7 @@ func (c PortChannel) String() string {
 	}
 	var extra []string
 	if c.Unit != "" {
-		extra = append(extra, "unit "+c.Unit)
+		extra = append(extra, "unit "+unitName(c.Unit))
 	}
 	if c.Scale != 1 {
 		extra = append(extra, "scale "+num(c.Scale))
@@ -314,6 +314,17 @@ func (c PortChannel) String() string {
 		return c.Name
 	}
 	return c.Name + " (" + strings.Join(extra, ", ") + ")"
+}
+
+// unitName spells a port map's unit (lower case) as UnitNames does:
+// "mn*m" is "mN*m".
+func unitName(u string) string {
+	for _, n := range UnitNames() {
+		if strings.EqualFold(n, u) {
+			return n
+		}
+	}
+	return u
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

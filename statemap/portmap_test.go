@@ -184,3 +184,15 @@ func FuzzParsePortMap(f *testing.F) {
 		}
 	})
 }
+
+// TestPortChannelUnitNames: a port map stores units in lower case, and
+// its descriptions spell them as the params do (mN*m, not mn*m).
+func TestPortChannelUnitNames(t *testing.T) {
+	for _, c := range []struct{ unit, want string }{
+		{"mN*m", "tau (unit mN*m)"}, {"MN*M", "tau (unit mN*m)"}, {"deg", "tau (unit deg)"}, {"mA", "tau (unit mA)"}, {"N*m", "tau"},
+	} {
+		if got := portChannel(Channel{Name: "tau", Unit: c.unit}).String(); got != c.want {
+			t.Errorf("unit %q: %q, want %q", c.unit, got, c.want)
+		}
+	}
+}

@@ -249,3 +249,21 @@ func TestStopAgreement(t *testing.T) {
 		t.Errorf("the next exchange: cause %v, err %v; want to stop", cause, err)
 	}
 }
+
+// TestSettingsDiff: a resume refusal names each side once, the
+// checkpoint's settings then this run's.
+func TestSettingsDiff(t *testing.T) {
+	for _, c := range []struct {
+		old  string
+		new  []string
+		want string
+	}{
+		{"a 1; b 2; c 3", []string{"a 1", "b 5", "c 6"}, "checkpoint: b 2; c 3 — this run: b 5; c 6"},
+		{"a 1", []string{"a 1", "d 4", "e 5"}, "this run: d 4; e 5"},
+		{"a 1; f 6", []string{"a 1"}, "checkpoint: f 6"},
+	} {
+		if got := settingsDiff(c.old, c.new); got != c.want {
+			t.Errorf("settingsDiff(%q, %q) = %q, want %q", c.old, c.new, got, c.want)
+		}
+	}
+}

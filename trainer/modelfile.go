@@ -180,7 +180,7 @@ func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 	}
 	if data := ds.Source[statemap.PortMapKey]; s.PortMap != "" && data != "" {
 		if err := statemap.CheckPortMap(s.PortMap, data); err != nil {
-			return fmt.Errorf("%w: model %s on dataset %s (the params below: those the dataset was converted with): %w", ErrModelData, s.Path, dsPath, err)
+			return fmt.Errorf("%w: model %s on dataset %s (\"params\" there: the params the dataset was converted with): %w", ErrModelData, s.Path, dsPath, err)
 		}
 	}
 	return nil

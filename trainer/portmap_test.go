@@ -41,7 +41,7 @@ func TestMLPPortMap(t *testing.T) {
 	scaled.Control.Channels = []statemap.Channel{{Name: "tau", Unit: "mN*m"}}
 	other := *ds
 	other.Source = map[string]string{statemap.PortMapKey: scaled.PortMap()}
-	if err := sv.CheckDataset(&other, "other"); !errors.Is(err, ErrModelData) || !errors.Is(err, statemap.ErrPortMap) || !strings.Contains(err.Error(), "params give tau (unit mn*m)") {
+	if err := sv.CheckDataset(&other, "other"); !errors.Is(err, ErrModelData) || !errors.Is(err, statemap.ErrPortMap) || !strings.Contains(err.Error(), "params give tau (unit mN*m)") || !strings.Contains(err.Error(), `("params" there: the params the dataset was converted with)`) {
 		t.Errorf("a dataset with the torque in mN·m: %v", err)
 	}
 	raw, err := os.ReadFile(good)

@@ -205,21 +205,29 @@ func learnerSettings(l Learner) []string {
 func joinSettings(s []string) string { return strings.Join(s, "; ") }
 
 // settingsDiff describes how the settings a checkpoint recorded (old, as
-// joinSettings wrote them) differ from a run's (new).
+// joinSettings wrote them) differ from a run's (new): "checkpoint: A; B —
+// this run: C; D", each side named once.
 func settingsDiff(old string, new []string) string {
 	was := strings.Split(old, "; ")
-	var d []string
+	var gone, added []string
 	for _, w := range was {
 		if !slices.Contains(new, w) {
-			d = append(d, "checkpoint: "+w)
+			gone = append(gone, w)
 		}
 	}
 	for _, n := range new {
 		if !slices.Contains(was, n) {
-			d = append(d, "this run: "+n)
+			added = append(added, n)
 		}
 	}
-	return strings.Join(d, "; ")
+	var d []string
+	if len(gone) > 0 {
+		d = append(d, "checkpoint: "+strings.Join(gone, "; "))
+	}
+	if len(added) > 0 {
+		d = append(d, "this run: "+strings.Join(added, "; "))
+	}
+	return strings.Join(d, " — ")
 }
 
 // alphaAt returns the teacher-forcing probability of an epoch.

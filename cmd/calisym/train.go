@@ -653,8 +653,8 @@ may come out above the model's own error).`,
 			}
 			var twinRep *twinReport
 			if f.Changed("twin") {
-				if !(twin > 0) || math.IsInf(twin, 0) {
-					return fmt.Errorf("eval: --twin %v: want a positive scale of the one-step residual (1: its size)", twin)
+				if !(twin > 0 && twin <= maxTwinScale) {
+					return fmt.Errorf("eval: --twin %v: want a positive scale of the one-step residual up to %g (1: its size)", twin, maxTwinScale)
 				}
 				if opt.Force != nil || opt.Wrench != nil {
 					return errors.New("eval: --twin scores the model's own rollouts: without --force or --wrench")
@@ -900,6 +900,11 @@ func evalTwin(ctx context.Context, rollers trainer.RollerFactory, ds *dataset.Da
 
 // print writes the twin's table beside the model's errors against the
 // logs (res at its horizon, multi at the others).
+// maxTwinScale bounds eval --twin: perturbations a thousand times the
+// one-step residual already swamp any model; far larger ones overflow
+// (--twin 1e300 gave +Inf).
+const maxTwinScale = 1000.0
+
 func (t *twinReport) print(w io.Writer, res trainer.EvalResult, multi []trainer.EvalResult) error {
 	fmt.Fprintf(w, "twin: the model as the exact dynamics, every step off by %g × its one-step residual σ = %.3g (lag-1 autocorrelation %.3f; near 1: a drifting error, near 0 or below: noise), against its own rollouts, mean [min, max] of seeds 1–3:\n", t.Scale, t.Sigma, t.Autocorr)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -229,7 +229,7 @@ func TestEvalHoldAndNames(t *testing.T) {
 		!regexp.MustCompile(`(?m)^ *50  +\S+  +\S+ \[\S+, \S+\]\s*$`).MatchString(out) {
 		t.Errorf("eval --twin 0.5: %v\n%s", err, out)
 	}
-	for _, args := range [][]string{{"--twin", "0"}, {"--twin", "-1"}, {"--twin", "1", "--force", "10,0.9"}} {
+	for _, args := range [][]string{{"--twin", "0"}, {"--twin", "-1"}, {"--twin", "1e300"}, {"--twin", "1001"}, {"--twin", "NaN"}, {"--twin", "1", "--force", "10,0.9"}} {
 		if _, _, err := runCLI(t, append([]string{"eval", "--model", model, "--data", ood, "--horizon", "50", "--horizons", "5"}, args...)...); err == nil || !strings.Contains(err.Error(), "--twin") {
 			t.Errorf("eval %v: %v, want an error naming --twin", args, err)
 		}

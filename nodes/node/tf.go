@@ -60,7 +60,7 @@ func (nd *Node) newView(root string) error {
 	}
 	if v == nil {
 		if cfg.Ghost > 0 {
-			return fmt.Errorf("node: %w: ghost: a lookahead of %g s, but the robot has no frames to draw (no URDF, no floating base, or tf.topic \"-\")", ErrConfig, cfg.Ghost)
+			return configError("tf.ghost", "a lookahead of %g s, but the robot has no frames to draw (no URDF, no floating base, or tf.topic \"-\")", cfg.Ghost)
 		}
 		return nil
 	}
