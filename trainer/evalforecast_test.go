@@ -184,6 +184,25 @@ func TestFitForecaster(t *testing.T) {
 	if _, _, err := FitForecaster(context.Background(), one, 2, measure, ForecasterOptions{Validation: []string{"f0.mcap"}}); err == nil {
 		t.Error("a fit without training pairs was accepted")
 	}
+	// one long episode of a single log: starts every stride samples, the
+	// last quarter's validate
+	long := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 2, Dt: 0.01, WindowLen: 10, Stride: 5}}
+	ep := dataset.Episode{Name: "g.mcap@0", Len: 200}
+	for range ep.Len {
+		q, p := rng.NormFloat64(), rng.NormFloat64()
+		ep.X = append(ep.X, q, p)
+		ep.E = append(ep.E, q+p, q-p)
+	}
+	long.Episodes = []dataset.Episode{ep}
+	_, rep, err = FitForecaster(context.Background(), long, 2, measure, ForecasterOptions{Steps: 10, NoFeatures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// starts 0, 5, … 195: 40 starts, those at 150 and after validate
+	// (the last two reach the episode's end after 9 and 4 steps)
+	if rep.ValRows != 8*10+9+4 || rep.Rows != 30*10 || rep.ValFiles[0] != "g.mcap" || rep.Files[0] != "g.mcap" {
+		t.Errorf("one episode: %d training and %d validation pairs, files %v / %v", rep.Rows, rep.ValRows, rep.Files, rep.ValFiles)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, _, err := FitForecaster(ctx, ds, 2, measure, ForecasterOptions{}); err == nil {

@@ -71,12 +71,15 @@ type ForecasterReport struct {
 	Lambda float64 `json:"lambda"`
 }
 
-// FitForecaster fits a forecast.Learned policy of measured ports to the windows of ds: for
-// every episode (a window, for window-stored datasets) the pairs
-// z = (x_k, x_0, m_0) → m_k for k = 1 … Steps, m = measure(e). Episodes
-// must start at the state a prediction starts from (window storage, or a
-// fixed base). The penalty is chosen on the validation files' pairs
-// (FitOptions.Validation), then the policy refitted on all of them.
+// FitForecaster fits a forecast.Learned policy of measured ports to ds:
+// the pairs z = (x_k, x_s, m_s) → m_k for k = s+1 … s+Steps after every
+// start s, m = measure(e). Window-stored data (every episode one window,
+// its base relative to its first sample, where a prediction starts) give
+// one start per window, its first sample; episodes give a start every
+// ds.Stride samples. The penalty is chosen on the validation pairs
+// (ForecasterOptions.Validation: whole files; by default every fourth
+// file, or with fewer than four files the last quarter of the windows or
+// of each episode's starts), then the policy is refitted on every pair.
 func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure forecast.Measure, opt ForecasterOptions) (*forecast.Learned, ForecasterReport, error) {
 	opt.Defaults()
 	if nm < 1 {
@@ -103,8 +106,17 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 		}
 		fileOf[e] = k
 	}
-	val := make([]bool, len(ds.Episodes))
+	// Window-stored data (every episode one window) give one start per
+	// window, its first sample, where a prediction starts; episodes give
+	// a start every stride samples.
+	windowed := true
+	for _, ep := range ds.Episodes {
+		windowed = windowed && ep.Len == ds.WindowLen
+	}
+	stride := max(ds.Stride, 1)
 	var rep ForecasterReport
+	// isVal says whether the pairs from start s of episode e validate.
+	var isVal func(e, s int) bool
 	switch {
 	case len(opt.Validation) > 0:
 		for _, f := range opt.Validation {
@@ -112,41 +124,21 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 				return nil, rep, fmt.Errorf("trainer: forecaster: validation file %q is not one of the dataset's %q", f, files)
 			}
 		}
-		for e := range val {
-			val[e] = slices.Contains(opt.Validation, files[fileOf[e]])
-		}
+		isVal = func(e, _ int) bool { return slices.Contains(opt.Validation, files[fileOf[e]]) }
 	case len(files) >= 4:
-		for e := range val {
-			val[e] = fileOf[e]%4 == 3
-		}
+		isVal = func(e, _ int) bool { return fileOf[e]%4 == 3 }
+	case windowed:
+		isVal = func(e, _ int) bool { return e >= len(ds.Episodes)*3/4 }
 	default:
-		for e := range val {
-			val[e] = e >= len(val)*3/4
-		}
+		isVal = func(e, s int) bool { return s >= ds.Episodes[e].Len*3/4 }
 	}
-	for i, f := range files {
-		var isVal bool
-		for e := range val {
-			if fileOf[e] == i && val[e] {
-				isVal = true
-				break
-			}
-		}
-		if isVal {
-			rep.ValFiles = append(rep.ValFiles, f)
-		} else {
-			rep.Files = append(rep.Files, f)
-		}
-	}
+	trainFile, valFile := make([]bool, len(files)), make([]bool, len(files))
 
-	// pairs calls f with z and m_k of every pair of the episodes sel keeps.
+	// pairs calls f with z and m_k of every pair from the starts sel keeps.
 	m0, mk := make([]float64, nm), make([]float64, nm)
 	z := make([]float64, ni)
-	pairs := func(sel func(e int) bool, f func(z, y []float64)) error {
+	pairs := func(sel func(e, s int) bool, f func(z, y []float64)) error {
 		for e := range ds.Episodes {
-			if !sel(e) {
-				continue
-			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -154,18 +146,32 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 			if len(ep.X) < ep.Len*nx || len(ep.E) < ep.Len*ne {
 				return fmt.Errorf("trainer: forecaster: episode %q is not loaded", ep.Name)
 			}
-			measure(ep.E[:ne], m0)
-			for k := 1; k <= opt.Steps && k < ep.Len; k++ {
-				copy(z[:nx], ep.X[k*nx:(k+1)*nx])
-				copy(z[nx:2*nx], ep.X[:nx])
-				copy(z[2*nx:], m0)
-				measure(ep.E[k*ne:(k+1)*ne], mk)
-				f(z, mk)
+			for s := 0; s < ep.Len-1; s += stride {
+				if windowed && s > 0 {
+					break
+				}
+				if !sel(e, s) {
+					continue
+				}
+				if isVal(e, s) {
+					valFile[fileOf[e]] = true
+				} else {
+					trainFile[fileOf[e]] = true
+				}
+				measure(ep.E[s*ne:(s+1)*ne], m0)
+				x0 := ep.X[s*nx : (s+1)*nx]
+				for k := s + 1; k <= s+opt.Steps && k < ep.Len; k++ {
+					copy(z[:nx], ep.X[k*nx:(k+1)*nx])
+					copy(z[nx:2*nx], x0)
+					copy(z[2*nx:], m0)
+					measure(ep.E[k*ne:(k+1)*ne], mk)
+					f(z, mk)
+				}
 			}
 		}
 		return nil
 	}
-	all := func(int) bool { return true }
+	all := func(int, int) bool { return true }
 
 	// Standardisation over every pair.
 	var cnt float64
@@ -246,15 +252,23 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 			}
 		}
 	}
-	if err := pairs(func(e int) bool { return !val[e] }, add(tr)); err != nil {
+	if err := pairs(func(e, s int) bool { return !isVal(e, s) }, add(tr)); err != nil {
 		return nil, rep, err
 	}
-	if err := pairs(func(e int) bool { return val[e] }, add(va)); err != nil {
+	if err := pairs(isVal, add(va)); err != nil {
 		return nil, rep, err
 	}
 	flush(tr)
 	flush(va)
 	rep.Rows, rep.ValRows = tr.rows, va.rows
+	for i, f := range files {
+		if trainFile[i] {
+			rep.Files = append(rep.Files, f)
+		}
+		if valFile[i] {
+			rep.ValFiles = append(rep.ValFiles, f)
+		}
+	}
 	if tr.rows == 0 || va.rows == 0 {
 		return nil, rep, fmt.Errorf("trainer: forecaster: %d training and %d validation pairs: both need some (files %q, validation %q)", tr.rows, va.rows, rep.Files, rep.ValFiles)
 	}

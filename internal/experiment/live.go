@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/calisym/calisym/dataset"
@@ -18,8 +20,10 @@ import (
 // training set (trainer.FitForecaster; written beside the model as
 // MODEL.forecaster.json, bound to it) and evaluates the model on every
 // group with each of the node's forecasts in the loop: mr.Live,
-// mr.Forecaster.
-func liveRows(ctx context.Context, mr *ModelReport, tr *trained, data Datasets, horizons []int, outDir string) error {
+// mr.Forecaster. A benchmark without groups is evaluated on its ID-test
+// and OOD sets at every horizon, as its multi-horizon rows are (the
+// groups "id_test" and "ood" of its study).
+func liveRows(ctx context.Context, mr *ModelReport, tr *trained, data Datasets, spec Spec, outDir string) error {
 	modelPath := filepath.Join(outDir, mr.File)
 	b, err := ForecastBinding(modelPath, data.Train)
 	if err != nil {
@@ -42,13 +46,43 @@ func liveRows(ctx context.Context, mr *ModelReport, tr *trained, data Datasets, 
 		{Kind: forecast.KindHold, NewPolicy: func() forecast.Policy { return forecast.Hold{} }},
 		{Kind: forecast.KindLearned, NewPolicy: func() forecast.Policy { return pol.Clone() }},
 	} {
-		gs, err := EvalGroupsWith(ctx, tr.rollers, data.Groups, horizons, trainer.EvalOptions{Forecast: fc})
+		var gs []GroupResult
+		if len(data.Groups) > 0 {
+			gs, err = EvalGroupsWith(ctx, tr.rollers, data.Groups, spec.Horizons, trainer.EvalOptions{Forecast: fc})
+		} else {
+			gs, err = liveSplit(ctx, tr.rollers, data, spec, fc)
+		}
 		if err != nil {
 			return fmt.Errorf("experiment: %s, forecast %s: %w", mr.Name, fc.Kind, err)
 		}
 		mr.Live = append(mr.Live, LiveResult{Forecast: fc.Kind, Groups: gs})
 	}
 	return nil
+}
+
+// liveSplit evaluates rollers with the forecast fc on the ID-test and OOD
+// sets at every horizon of spec, with the windows of the multi-horizon
+// rows.
+func liveSplit(ctx context.Context, rollers trainer.RollerFactory, data Datasets, spec Spec, fc *trainer.Forecast) ([]GroupResult, error) {
+	var out []GroupResult
+	for _, set := range []struct {
+		name string
+		ds   *dataset.Dataset
+	}{{splitIDTest, data.ID}, {splitOOD, data.OOD}} {
+		g := GroupResult{Group: set.name, Horizons: slices.Clone(spec.Horizons)}
+		for _, h := range spec.Horizons {
+			r, err := trainer.Evaluate(ctx, rollers, set.ds, trainer.EvalOptions{Horizon: h, Stride: spec.EvalStride, MaxWindows: spec.MaxEvalWindows, Forecast: fc})
+			if err != nil {
+				// a horizon longer than the set's windows, as multiHorizonRows
+				g.MSE = append(g.MSE, math.NaN())
+				continue
+			}
+			g.MSE = append(g.MSE, r.MSE)
+			g.Windows = r.Windows
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // ForecastBinding returns what a forecaster of the model file at

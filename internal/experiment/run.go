@@ -453,10 +453,8 @@ func evaluate(ctx context.Context, spec Spec, tr *trained, data Datasets, outDir
 		if err := m.Save(filepath.Join(outDir, mr.File)); err != nil {
 			return mr, err
 		}
-		if len(data.Groups) > 0 {
-			if err := liveRows(ctx, &mr, tr, data, spec.Horizons, outDir); err != nil {
-				return mr, err
-			}
+		if err := liveRows(ctx, &mr, tr, data, spec, outDir); err != nil {
+			return mr, err
 		}
 	case tr.mlp != nil:
 		mr.FLOPsPerStep = tr.mlp.Net.FLOPs()
