@@ -119,6 +119,9 @@ the model file in docs/model-format.md.`,
 			if err != nil {
 				return err
 			}
+			if err := m.Check(); err != nil {
+				return fmt.Errorf("%w: internal error, the graph is not valid ONNX (%s not written): %w", errExport, onnxOut, err)
+			}
 			if err := cmd.Context().Err(); err != nil {
 				return fmt.Errorf("export: interrupted, %s not written: %w", onnxOut, err)
 			}

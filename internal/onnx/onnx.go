@@ -4,7 +4,8 @@
 // their parts), written by hand from onnx.proto's field numbers so that
 // the project needs no protobuf code generator. It writes float64
 // (DOUBLE) or float32 (FLOAT, a graph made with NewFloat32Graph) and int64
-// tensors only, and never reads ONNX.
+// tensors only, and never reads ONNX; Model.Check validates what it
+// built as onnx.checker would.
 package onnx
 
 import (

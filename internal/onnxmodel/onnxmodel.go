@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/calisym/calisym/internal/onnx"
@@ -435,9 +436,31 @@ func (m *model) build(opt Options, extra [][2]string) (*onnx.Model, error) {
 		{"calisym.dtype", dtype},
 		{"calisym.jacobian", strconv.FormatBool(opt.Jacobian)},
 	}
-	meta = append(append(meta, extra...), opt.Meta...)
+	meta, err := metadata(append(meta, extra...), opt.Meta)
+	if err != nil {
+		return nil, err
+	}
 	return &onnx.Model{Graph: g, ProducerName: "calisym", ProducerVersion: strconv.Itoa(Version),
 		Doc: "calisym model exported by calisym export (docs/model-format.md)", Metadata: meta}, nil
+}
+
+// metadata returns a graph's own metadata followed by the caller's
+// (Options.Meta), each key once: an entry of extra whose key own already
+// has is dropped when it says the same (the port-history graph records
+// its m, and export passes the model file's), and an error when it
+// contradicts it. metadata_props with a key twice fails onnx.checker.
+func metadata(own, extra [][2]string) ([][2]string, error) {
+	out := slices.Clone(own)
+	for _, kv := range extra {
+		i := slices.IndexFunc(out, func(o [2]string) bool { return o[0] == kv[0] })
+		switch {
+		case i < 0:
+			out = append(out, kv)
+		case out[i][1] != kv[1]:
+			return nil, fmt.Errorf("onnxmodel: metadata %s is %q in the graph and %q in the options", kv[0], out[i][1], kv[1])
+		}
+	}
+	return out, nil
 }
 
 // unrolled builds the rollout as h copies of the step and returns the

@@ -89,7 +89,11 @@ func PortHistory(m, a, nc int, opt Options) (*onnx.Model, error) {
 		{"calisym.port_mean", strconv.Itoa(m)},
 		{"calisym.dtype", dtype},
 	}
+	meta, err := metadata(meta, opt.Meta)
+	if err != nil {
+		return nil, err
+	}
 	return &onnx.Model{Graph: g, ProducerName: "calisym", ProducerVersion: strconv.Itoa(Version),
 		Doc:      "calisym port-history graph exported by calisym export --port-history (docs/model-format.md)",
-		Metadata: append(meta, opt.Meta...)}, nil
+		Metadata: meta}, nil
 }
