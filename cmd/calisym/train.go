@@ -140,6 +140,13 @@ func newTrainCmd() *cobra.Command {
 		Long: `train fits one model by one-step teacher forcing in FP64 on the windows of
 --data and writes it to --out (.safetensors for CaLiSym, default
 model.safetensors; .json for the MLP, default model.json).
+With --forecaster MODEL it fits instead the learned port forecast of a
+trained model (the node's forecast: learned): the next measured ports
+regressed by ridge regression on random tanh features of the predicted
+state, the first state and the first ports, on every window of --data
+(the penalty chosen on whole validation files), written to --out
+(default MODEL.forecaster.json) bound to the model file, the dataset's
+port map and layout; node, replay and eval refuse it with anything else.
 --data and --val name a dataset directory, or a split of a sharded
 conversion as DIR/SPLIT, where DIR holds the shards of 'convert --shard
 i/N --out DIR': the split that 'convert --merge DIR' would write, the same
@@ -572,6 +579,17 @@ window, in a world frame, each component kept as far as its mean stands
 out of its standard error over B blocks (gate z), translate the
 predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
 --force and --wrench exclude each other.
+
+--forecast hold|learned scores what the live node publishes, beside the
+logged ports: every window starts from its first sample's measured
+ports and the port history of the samples before it in its log, and the
+ports of each later step are the node's forecast: the first ports held
+(hold), or the learned forecaster in the loop (learned: the next
+measured ports from the predicted state, the first state and the first
+ports; --forecaster FILE, default MODEL.forecaster.json, fitted by
+'calisym train --forecaster MODEL'), the same predictions the node
+would publish from that sample, bit for bit. The default, logged, rolls
+out with the ports the robot actually applied (a planner's case).
 
 --twin S asks how much of the error at each horizon errors of the
 model's own one-step size explain: with the model standing in for the
