@@ -58,7 +58,8 @@ func (p *Phases) list() []phase {
 }
 
 // String reports the phases per optimiser step, in milliseconds, and their
-// shares of the total.
+// shares of the total, then the serial fraction (SerialFraction) and the
+// speedups Amdahl's law gives for it at 2 and 16 processes.
 func (p *Phases) String() string {
 	steps := max(p.Steps, 1)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(steps) }
@@ -67,7 +68,25 @@ func (p *Phases) String() string {
 	for _, ph := range p.list() {
 		fmt.Fprintf(&b, " %s %.2f ms (%.1f%%)", ph.name, ms(ph.d), 100*ph.d.Seconds()/max(p.Total.Seconds(), 1e-12))
 	}
+	f := p.SerialFraction()
+	amdahl := func(n float64) float64 { return 1 / (f + (1-f)/n) }
+	fmt.Fprintf(&b, "; serial fraction f = %.1f%% (reduce, optimizer, selection, checkpoint and other, of the total without the exchanges): Amdahl's law gives %.2f× at 2 processes, %.2f× at 16", 100*f, amdahl(2), amdahl(16))
 	return b.String()
+}
+
+// SerialFraction is the share of the run that more processes do not
+// shrink, as docs/training.md computes it from the phases: the tree's
+// root (Reduce), the optimiser step, the selection, the checkpoints and
+// the rest (Other), which every process repeats, over the total without
+// the exchanges (Samples, Exchange, Stop), which exist only with several
+// processes and grow with them. The shards and the validation loss are
+// shared out. 0 for a run with no time.
+func (p *Phases) SerialFraction() float64 {
+	base := p.Total - p.Samples - p.Exchange - p.Stop
+	if base <= 0 {
+		return 0
+	}
+	return (p.Reduce + p.Optimizer + p.Selection + p.Checkpoint + p.Other).Seconds() / base.Seconds()
 }
 
 // finish sets Other to the part of Total the phases do not cover.

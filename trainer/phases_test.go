@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -92,5 +93,30 @@ func TestPhasesSumToTotal(t *testing.T) {
 				t.Errorf("%d processes, process %d: the phases sum to %v, total %v", procs, r, sum, p.Total)
 			}
 		}
+	}
+}
+
+// TestPhasesSerialFraction: the serial fraction is computed as
+// docs/training.md computes it from its table (18.4%, 1.69× at 2
+// processes, 4.25× at 16), the exchanges left out, and train --timing's
+// line (Phases.String) prints it.
+func TestPhasesSerialFraction(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	p := Phases{Steps: 1, Shards: ms(127.2), Validation: ms(120.7), Selection: ms(40.8), Optimizer: ms(13.4), Reduce: ms(0.85), Other: ms(0.95)}
+	p.Total = p.Shards + p.Validation + p.Selection + p.Optimizer + p.Reduce + p.Other
+	if f := p.SerialFraction(); math.Abs(f-0.184) > 5e-4 {
+		t.Errorf("f = %.4f, want 0.184", f)
+	}
+	q := p
+	q.Exchange, q.Samples, q.Stop = ms(10), ms(5), ms(1)
+	q.Total += q.Exchange + q.Samples + q.Stop
+	if f, g := q.SerialFraction(), p.SerialFraction(); math.Abs(f-g) > 1e-12 {
+		t.Errorf("with exchanges f = %.6f, want %.6f (the exchanges left out)", f, g)
+	}
+	if s := p.String(); !strings.Contains(s, "serial fraction f = 18.4%") || !strings.Contains(s, "1.69× at 2 processes, 4.25× at 16") {
+		t.Errorf("String() = %q, want the serial fraction and Amdahl's speedups", s)
+	}
+	if f := (&Phases{}).SerialFraction(); f != 0 {
+		t.Errorf("no time: f = %v", f)
 	}
 }
