@@ -366,10 +366,24 @@ class SympNet:
 
 
 def _step_inputs(x, e, state_dim, port_dim):
-    """x as (N, 2n) and e as (N, n_u+n_c), checked as check_inputs checks
-    a rollout's (one state and one port vector are a batch of one)."""
-    x, p = check_inputs(x, np.asarray(e, dtype=np.float64)[..., None, :], state_dim, port_dim)
-    return x, p[:, 0, :]
+    """x as (N, 2n) and e as (N, n_u+n_c) float64 arrays, or raises
+    InputError naming the array, its shape and the one a step wants (one
+    state and one port vector are a batch of one)."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.asarray(e, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[None]
+    if x.ndim != 2 or x.shape[1] != state_dim:
+        raise InputError("x has shape %s, want (N, %d): N states of 2n = %d values" % (x.shape, state_dim, state_dim))
+    if e.ndim == 1:
+        e = e[None]
+    if e.ndim != 2 or e.shape != (x.shape[0], port_dim):
+        raise InputError("e has shape %s, want (%d, %d): for each of x's %d states, n_u + n_c = %d port values"
+                         % (e.shape, x.shape[0], port_dim, x.shape[0], port_dim))
+    for name, a in (("x", x), ("e", e)):
+        if not np.all(np.isfinite(a)):
+            raise InputError("%s has a non-finite value at %s" % (name, tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])))
+    return x, e
 
 
 def _rollout_jac(states, A, B, dense):
@@ -571,8 +585,17 @@ def port_means(plan, history=(), m=1):
     their count: the bits of conversion and the node (statemap.PortHistory).
     Returns (H, a + n_c)."""
     plan = np.atleast_2d(np.asarray(plan, dtype=np.float64))
+    if plan.ndim != 2:
+        raise InputError("plan has shape %s, want (H, a + n_c): H steps of the measured ports" % (plan.shape,))
     ne = plan.shape[1]
-    hist = np.asarray(history, dtype=np.float64).reshape(-1, ne)
+    hist = np.asarray(history, dtype=np.float64)
+    if hist.ndim == 1 and hist.shape[0] == ne:
+        hist = hist[None]  # one sample
+    if hist.size == 0:
+        hist = np.zeros((0, ne))
+    elif hist.ndim != 2 or hist.shape[1] != ne:
+        raise InputError("history has shape %s, want (K, %d): the measured ports of the K samples before the plan, oldest first, as wide as the plan's"
+                         % (hist.shape, ne))
     seq = np.concatenate([hist, plan])
     out = np.empty_like(plan)
     for k in range(plan.shape[0]):
@@ -594,8 +617,15 @@ def model_ports(model, plan, history=()):
     A model without a port history takes the plan as it is."""
     plan = np.atleast_2d(np.asarray(plan, dtype=np.float64))
     if not model.port_mean:
+        if plan.ndim != 2 or plan.shape[1] != model.port_dim:
+            raise InputError("plan has shape %s, want (H, %d): H steps of the model's n_u + n_c = %d ports"
+                             % (plan.shape, model.port_dim, model.port_dim))
         return plan
     a = (model.nu - model.nc) // 2
+    nm = a + model.nc
+    if plan.ndim != 2 or plan.shape[1] != nm:
+        raise InputError("plan has shape %s, want (H, %d): H steps of the %d measured ports (u, f_c), without the port history's %d means"
+                         % (plan.shape, nm, nm, nm))
     means = port_means(plan, history, model.port_mean)
     return np.concatenate([plan[:, :a], means, plan[:, a:]], axis=1)
 

@@ -122,3 +122,50 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// TestReferencePortInputs: the numpy reference's model_ports checks the
+// plan's width, port_means the history's (a history of another width was
+// reshaped silently, or failed with a bare reshape error), and step names
+// its own arrays (x, e) and shapes, not a rollout's (x0, ports); right
+// inputs still work.
+func TestReferencePortInputs(t *testing.T) {
+	py := python(t)
+	model := writePresetModels(t, t.TempDir())[0] // the pendulum: 2n = 4, n_u = 2, no port history
+	script := `import sys, json, numpy as np
+sys.path.insert(0, sys.argv[2])
+import calisym_ref as r
+m = r.load(sys.argv[1])
+def err(f):
+    try:
+        f()
+        return ""
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e)
+print(json.dumps({
+    "plan": err(lambda: r.model_ports(m, np.zeros((3, 3)))),
+    "history": err(lambda: r.port_means(np.zeros((3, 2)), np.zeros((2, 3)), 2)),
+    "history flat": err(lambda: r.port_means(np.zeros((3, 2)), np.zeros(3), 2)),
+    "step": err(lambda: m.step(np.zeros((1, 4)), np.zeros((1, 3)))),
+    "ok": err(lambda: (r.model_ports(m, np.zeros((3, 2))), r.port_means(np.zeros((3, 2)), np.zeros((2, 2)), 2),
+                       r.port_means(np.zeros((3, 2)), np.zeros(2), 2), m.step(np.zeros(4), np.zeros(2)))),
+}))`
+	out, err := exec.Command(py, "-c", script, model.path, filepath.Join(fixtures.Root(), "python")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for k, want := range map[string]string{
+		"plan":         "InputError: plan has shape (3, 3), want (H, 2)",
+		"history":      "InputError: history has shape (2, 3), want (K, 2)",
+		"history flat": "InputError: history has shape (3,), want (K, 2)",
+		"step":         "InputError: e has shape (1, 3), want (1, 2)",
+		"ok":           "",
+	} {
+		if g := got[k]; (want == "" && g != "") || !strings.HasPrefix(g, want) {
+			t.Errorf("%s: %q, want %q", k, g, want)
+		}
+	}
+}
