@@ -67,8 +67,8 @@ func TestDamagedLogCommands(t *testing.T) {
 
 	t.Run("corrupt chunk", func(t *testing.T) {
 		out := filepath.Join(dir, "corrupt_replay.mcap")
-		if _, _, err := runCLI(t, "replay", "--params", params, "--model", model, logs.Corrupt, "--out", out); err == nil || !strings.Contains(err.Error(), "exceeds the size limit") {
-			t.Errorf("replay: %v, want the corrupt record named", err)
+		if _, _, err := runCLI(t, "replay", "--params", params, "--model", model, logs.Corrupt, "--out", out); err == nil || !strings.Contains(err.Error(), "exceeds the size limit") || !strings.Contains(err.Error(), logs.Corrupt) {
+			t.Errorf("replay: %v, want the corrupt record and the file named", err)
 		}
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("replay of a corrupt log left %s (%v)", out, err)
@@ -76,8 +76,8 @@ func TestDamagedLogCommands(t *testing.T) {
 		if _, _, err := runCLI(t, "convert", "--quiet", "--params", params, "--out", filepath.Join(dir, "conv_corrupt"), logs.Corrupt); err == nil || !strings.Contains(err.Error(), "corrupt.mcap") {
 			t.Errorf("convert: %v, want an error naming the file", err)
 		}
-		if _, _, err := runCLI(t, "topics", logs.Corrupt); err == nil {
-			t.Errorf("topics of a corrupt log: no error")
+		if _, _, err := runCLI(t, "topics", logs.Corrupt); err == nil || !strings.Contains(err.Error(), logs.Corrupt) {
+			t.Errorf("topics of a corrupt log: %v, want an error naming the file", err)
 		}
 		var n atomic.Int64
 		var warn bytes.Buffer

@@ -267,9 +267,9 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			stopped := err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 			if err != nil && !stopped {
 				if out != "" {
-					return fmt.Errorf("%w (%s not written)", err, out)
+					return fmt.Errorf("%w (%s not written)", namedErr(args[0], err), out)
 				}
-				return err
+				return namedErr(args[0], err)
 			}
 			if w != nil {
 				if err := w.Close(); err != nil {

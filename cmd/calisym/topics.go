@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -37,10 +38,10 @@ was cut short is summarised up to the damage, with a warning on stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			infos, err := logio.Summarize(args[0], nil)
 			if err != nil && !(errors.Is(err, logio.ErrTruncated) && infos != nil) {
-				return err
+				return namedErr(args[0], err)
 			}
 			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", namedErr(args[0], err))
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
@@ -82,6 +83,15 @@ was cut short is summarised up to the damage, with a warning on stderr.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
+}
+
+// namedErr names the file path in err where err does not already (a
+// corrupt record deep in a log: "mcap: record 102 near offset 14296: …").
+func namedErr(path string, err error) error {
+	if err == nil || strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // stampString formats a log time (ns since the Unix epoch) in UTC.
