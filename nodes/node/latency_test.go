@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -96,8 +97,9 @@ func (p *pacedPub) Publish(topic string, _ int64, data []byte) error {
 // each). It reports the latency from a state's sending to the
 // publication of the prediction that starts from it (p50, p99), the
 // fraction of the states predicted from, the states suppressed (stale,
-// warming up) and coalesced per state, the port history's restarts, and
-// the process's CPU time per prediction. Sub-benchmarks: the two layouts
+// warming up) and coalesced per state, the port history's restarts, the
+// garbage collections during the run (the process's: the sender's
+// messages included), and the process's CPU time per prediction. Sub-benchmarks: the two layouts
 // of BenchmarkQuadrupedLatency, "paper" and "port_history" (the default).
 // b.N is the number of states sent after a second of warm-up (b.N × 10
 // ms of wall time); GOMAXPROCS is the -cpu flag's. Run it with the other
@@ -150,6 +152,8 @@ func quadrupedPaced(b *testing.B, paper bool) {
 	pub.lat = pub.lat[:0]
 	pub.mu.Unlock()
 	st0 := nd.Stats()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	c0 := cputime.Process()
 	b.ResetTimer()
 	for range b.N {
@@ -158,6 +162,7 @@ func quadrupedPaced(b *testing.B, paper bool) {
 	time.Sleep(100 * time.Millisecond) // the last prediction
 	b.StopTimer()
 	cpu := cputime.Process() - c0
+	runtime.ReadMemStats(&ms1)
 	pub.mu.Lock()
 	pub.stop = true
 	lat := slices.Clone(pub.lat)
@@ -172,6 +177,7 @@ func quadrupedPaced(b *testing.B, paper bool) {
 	b.ReportMetric(float64(st.Suppressed-st0.Suppressed)/float64(b.N), "suppressed/state")
 	b.ReportMetric(float64(st.Coalesced-st0.Coalesced)/float64(b.N), "coalesced/state")
 	b.ReportMetric(float64(st.HistoryRestarts-st0.HistoryRestarts), "restarts")
+	b.ReportMetric(float64(ms1.NumGC-ms0.NumGC), "GCs")
 	if preds == 0 || len(lat) == 0 {
 		return
 	}
