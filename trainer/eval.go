@@ -334,14 +334,15 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	rollers := make([]Roller, workers)
 	outs := make([][]float64, workers)
 	var (
-		hist *LogHistory
-		ests []predictor.OffsetEstimator
-		bufs [][]float64
-		fws  []*ForecastRoller
+		hist  *LogHistory
+		ests  []predictor.OffsetEstimator
+		lasts []FeedPos // where each worker's estimator was fed up to
+		bufs  [][]float64
+		fws   []*ForecastRoller
 	)
 	if opt.Force != nil || opt.Wrench != nil {
 		hist = NewLogHistory(ds)
-		ests, bufs = make([]predictor.OffsetEstimator, workers), make([][]float64, workers)
+		ests, bufs, lasts = make([]predictor.OffsetEstimator, workers), make([][]float64, workers), make([]FeedPos, workers)
 	}
 	if opt.Forecast != nil {
 		if hist == nil {
@@ -381,7 +382,7 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 					}
 					win := ws[i]
 					if ests != nil {
-						if rec.err = hist.Feed(ests[w], win.Episode, win.Start, bufs[w]); rec.err != nil {
+						if rec.err = hist.FeedFrom(ests[w], win.Episode, win.Start, bufs[w], &lasts[w]); rec.err != nil {
 							return
 						}
 					}

@@ -84,6 +84,65 @@ func (h *LogHistory) Sample(e, row, back int) (x, ports []float64, ok bool) {
 	return src.X[ref.row*nx : (ref.row+1)*nx], src.E[ref.row*ne : (ref.row+1)*ne], true
 }
 
+// FeedPos is the sample of a log an estimator was last fed up to
+// (LogHistory.FeedFrom); the zero value is none.
+type FeedPos struct {
+	file string
+	at   int
+	ok   bool
+}
+
+// FeedFrom leaves est as Feed(est, e, start, buf) does. Where est was last
+// fed up to an earlier sample of the same log (*last), at most
+// est.History() samples before, with every sample from there to start in
+// ds, it observes only the samples after that one: the estimators'
+// estimates depend only on the residuals they hold (summed oldest first),
+// so the bits are Feed's, for far less work when windows start a few
+// samples apart (a wrench estimate recomputes its statistics over the
+// whole window at every sample, so that Feed costs O(W²) a window and
+// FeedFrom O(W) a sample advanced). *last is updated; an error unsets it.
+func (h *LogHistory) FeedFrom(est predictor.OffsetEstimator, e, start int, buf []float64, last *FeedPos) error {
+	prev := *last
+	*last = FeedPos{}
+	file, a, indexed := episodeStart(h.ds.Episodes[e].Name)
+	at := a + start
+	step := at - prev.at
+	stream := indexed && prev.ok && prev.file == file && step > 0 && step <= est.History()
+	for back := 0; stream && back < step; back++ {
+		_, _, stream = h.Sample(e, start, back)
+	}
+	if !stream {
+		if err := h.Feed(est, e, start, buf); err != nil {
+			return err
+		}
+	} else {
+		for back := step - 1; back >= 0; back-- {
+			if err := h.observe(est, e, start, back, buf); err != nil {
+				return err
+			}
+		}
+	}
+	if indexed {
+		*last = FeedPos{file: file, at: at, ok: true}
+	}
+	return nil
+}
+
+// observe feeds est the sample back steps before row start of episode e,
+// its origin coordinates zeroed; a non-finite prediction restarts the
+// history (Observe resets) and is not an error.
+func (h *LogHistory) observe(est predictor.OffsetEstimator, e, start, back int, buf []float64) error {
+	x, ports, _ := h.Sample(e, start, back)
+	copy(buf, x)
+	for _, j := range h.origin {
+		buf[j] = 0
+	}
+	if err := est.Observe(buf, ports); err != nil && !errors.Is(err, predictor.ErrNotFinite) {
+		return err
+	}
+	return nil
+}
+
 // Feed resets est and observes the last est.History()+1 samples up
 // to and including row start of episode e (fewer where the log has no
 // earlier sample in ds), each with its origin coordinates zeroed. buf is
@@ -99,13 +158,7 @@ func (h *LogHistory) Feed(est predictor.OffsetEstimator, e, start int, buf []flo
 		back++
 	}
 	for ; back >= 0; back-- {
-		x, ports, _ := h.Sample(e, start, back)
-		copy(buf, x)
-		for _, j := range h.origin {
-			buf[j] = 0
-		}
-		// a non-finite prediction restarts the history (Observe resets)
-		if err := est.Observe(buf, ports); err != nil && !errors.Is(err, predictor.ErrNotFinite) {
+		if err := h.observe(est, e, start, back, buf); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +185,103 @@ func TestMeanRollers(t *testing.T) {
 	}
 	if _, err := StateMean(&dataset.Dataset{Meta: dataset.Meta{N: 1}}); err == nil {
 		t.Error("the mean of no samples")
+	}
+}
+
+// countingEstimator counts the samples an estimator observes.
+type countingEstimator struct {
+	predictor.OffsetEstimator
+	observed int
+}
+
+func (c *countingEstimator) Observe(x, e []float64) error {
+	c.observed++
+	return c.OffsetEstimator.Observe(x, e)
+}
+
+// TestFeedFromIsFeed: an estimator fed window after window by FeedFrom,
+// which observes only the samples since the last window where it can,
+// predicts bit for bit as one that Feed refills for every window — force
+// and wrench estimates, windows a few samples apart, further apart than
+// the estimate's window, across an episode boundary of one stretch of log,
+// after a gap, around a non-finite sample, in an unindexed episode — and
+// observes far fewer samples when the windows start close together.
+func TestFeedFromIsFeed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ds := &dataset.Dataset{Meta: dataset.Meta{N: 6, NU: 1, Dt: 0.01,
+		Coordinates: []string{"rho_x", "rho_y", "rho_z", "phi_x", "phi_y", "phi_z"}}}
+	for _, ep := range []struct {
+		name string
+		len  int
+	}{{"w.mcap@0", 40}, {"w.mcap@40", 30}, {"w.mcap@90", 40}, {"other.mcap", 20}} {
+		e := dataset.Episode{Name: ep.name, Len: ep.len}
+		for range ep.len {
+			x := make([]float64, 12)
+			for j := range x {
+				x[j] = 0.3 * rng.NormFloat64()
+			}
+			e.X = append(e.X, x...)
+			e.E = append(e.E, rng.NormFloat64())
+		}
+		ds.Episodes = append(ds.Episodes, e)
+	}
+	ds.Episodes[2].X[12*17+8] = math.NaN() // a non-finite sample in the third stretch
+	var starts [][2]int                    // episode, row
+	for e, ep := range ds.Episodes {
+		for _, stride := range []int{1, 3, 12} {
+			for r := 0; r+5 < ep.Len; r += stride {
+				starts = append(starts, [2]int{e, r})
+			}
+		}
+	}
+	h := NewLogHistory(ds)
+	for _, est := range []struct {
+		name string
+		make func() (predictor.OffsetEstimator, error)
+	}{
+		{"force", func() (predictor.OffsetEstimator, error) {
+			return predictor.NewForceEstimator(holdRoller{}, 6, 1, predictor.ForceEstimate{Window: 7, Decay: 0.9})
+		}},
+		{"wrench", func() (predictor.OffsetEstimator, error) {
+			return predictor.NewWrenchEstimator(holdRoller{}, 6, 1, predictor.WrenchBaseSE3, predictor.WrenchEstimate{Window: 8, Gate: 0.5, Decay: 1, Blocks: 2})
+		}},
+	} {
+		t.Run(est.name, func(t *testing.T) {
+			a, err := est.make()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := est.make()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fed, from := &countingEstimator{OffsetEstimator: a}, &countingEstimator{OffsetEstimator: b}
+			buf := make([]float64, 12)
+			outA, outB := make([]float64, 4*12), make([]float64, 4*12)
+			var last FeedPos
+			for _, s := range starts {
+				if err := h.Feed(fed, s[0], s[1], buf); err != nil {
+					t.Fatal(err)
+				}
+				if err := h.FeedFrom(from, s[0], s[1], buf, &last); err != nil {
+					t.Fatal(err)
+				}
+				ep := &ds.Episodes[s[0]]
+				x0, ports := ep.X[s[1]*12:(s[1]+1)*12], ep.E[s[1]:s[1]+4]
+				errA, errB := fed.Rollout(x0, ports, 4, outA), from.Rollout(x0, ports, 4, outB)
+				if (errA == nil) != (errB == nil) || fed.Residuals() != from.Residuals() {
+					t.Fatalf("%s row %d: errors %v, %v; residuals %d, %d", ep.Name, s[1], errA, errB, fed.Residuals(), from.Residuals())
+				}
+				for i := range outA {
+					if math.Float64bits(outA[i]) != math.Float64bits(outB[i]) {
+						t.Fatalf("%s row %d: value %d is %v fed whole, %v fed from the last window", ep.Name, s[1], i, outA[i], outB[i])
+					}
+				}
+			}
+			t.Logf("%d windows: Feed observed %d samples, FeedFrom %d", len(starts), fed.observed, from.observed)
+			if 2*from.observed > fed.observed {
+				t.Errorf("FeedFrom observed %d samples, Feed %d: want half or fewer", from.observed, fed.observed)
+			}
+		})
 	}
 }

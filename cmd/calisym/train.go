@@ -578,9 +578,10 @@ residuals of the six base momenta over the last W samples before each
 window, in a world frame, each component kept as far as its mean stands
 out of its standard error over B blocks (gate z), translate the
 predicted base momenta, times λ^(k−1) at step k (defaults λ 1, B 8).
-It is slow: every window start feeds the estimator the W samples before
-it, and each sample recomputes the block statistics over the window, so
---wrench 400,… costs about 140 times a plain eval.
+Each sample the estimator is fed recomputes its statistics over the
+window; each window start feeds it only the samples since the previous
+one's in the same log (the same bits as feeding it the W samples afresh,
+some W/stride times the work).
 --force and --wrench exclude each other.
 
 --forecast hold|learned scores what the live node publishes, beside the
