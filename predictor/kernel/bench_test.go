@@ -235,7 +235,11 @@ func addChain(x, y float64, n int) float64 {
 // (48×48×48), the most this code gets from the core's FMA units; "stream"
 // reads the 18 matrices once each with MatVec, in order, as a step does
 // (the bytes a step must bring from beyond L2 when they do not fit it),
-// and reports GB/s; "resident" reads one matrix 18 times (from L1/L2).
+// and reports GB/s; "resident" reads one matrix 18 times (from L1/L2);
+// "step" runs the fused layer (TanhRidgeStep, as Plan does) over the 18
+// matrices in order and "step-resident" over one of them 18 times, and
+// report the CPU time per layer: what a layer costs streaming its
+// weights, and what it would cost were they all in L2.
 // The floor of a step is the larger of its FLOPs at the peak and its
 // bytes at the stream rate (docs/performance.md). The rates are per
 // second of the process's CPU time (wall time where that is unavailable),
@@ -265,6 +269,26 @@ func BenchmarkFloor(b *testing.B) {
 			ms[l] = alignedPadded(rng, k, c.n, c.ld)
 		}
 		x, y := randSlice(rng, c.n), make([]float64, k)
+		bb, a, g, t := randSlice(rng, k), randSlice(rng, k), make([]float64, k), make([]float64, c.n)
+		for _, mode := range []string{"step", "step-resident"} {
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				eachSetB(b, func(b *testing.B) {
+					z := randSlice(rand.New(rand.NewPCG(4, 4)), c.n)
+					b.ReportAllocs()
+					c0 := cputime.Process()
+					for b.Loop() {
+						for l := range ms {
+							m, next := ms[l], ms[(l+1)%layers]
+							if mode == "step-resident" {
+								m, next = ms[0], ms[0]
+							}
+							TanhRidgeStep(k, c.n/2, m, c.ld, bb, a, 1e-3, z, g, t, next)
+						}
+					}
+					b.ReportMetric(cpuSeconds(b, c0)*1e9/float64(b.N*layers), "cpu-ns/layer")
+				})
+			})
+		}
 		for _, mode := range []string{"stream", "resident"} {
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
 				eachSetB(b, func(b *testing.B) {
