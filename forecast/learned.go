@@ -18,9 +18,14 @@ import (
 // It reads its own forecasts only through the state, so it does not
 // drift as an autoregression of its own output does.
 //
-// Fit estimates W by ridge regression (R and b are drawn from Seed). A
-// Learned does not allocate in Begin and Next and is not safe for
-// concurrent use (Clone gives each goroutine its own).
+// With Steps > 0 the policy is direct instead: z = (x_0, m_0) only, and W
+// holds one map per step k = 1 … Steps (the ports of later steps are step
+// Steps'): the conditional mean of the coming ports given the start, open
+// loop, which no state the rollout reaches can drive off.
+//
+// trainer.FitForecaster estimates W by ridge regression (R and b are
+// drawn from Seed). A Learned does not allocate in Begin and Next and is
+// not safe for concurrent use (Clone gives each goroutine its own).
 type Learned struct {
 	// N is the model's configuration coordinates (the state has 2N).
 	N int `json:"n"`
@@ -30,7 +35,9 @@ type Learned struct {
 	Features int `json:"features"`
 	// Seed draws R and b.
 	Seed uint64 `json:"seed"`
-	// InMean, InScale standardise z (4N + Measured values).
+	// Steps is the number of steps of a direct policy (0: state feedback).
+	Steps int `json:"steps,omitempty"`
+	// InMean, InScale standardise z (Inputs values).
 	InMean  []float64 `json:"in_mean"`
 	InScale []float64 `json:"in_scale"`
 	// OutMean, OutScale unstandardise the ports (Measured values).
@@ -39,7 +46,8 @@ type Learned struct {
 	// R (Features × len(z)) and B (Features) are the random features'.
 	R []float64 `json:"r"`
 	B []float64 `json:"b"`
-	// W (Measured × (1 + len(z) + Features)) maps the features to the
+	// W (Measured × (1 + len(z) + Features), or Steps × Measured rows
+	// of a direct policy, step 1's first) maps the features to the
 	// standardised ports.
 	W []float64 `json:"w"`
 
@@ -48,18 +56,38 @@ type Learned struct {
 }
 
 // inputs returns len(z).
-func (l *Learned) inputs() int { return Inputs(l.N, l.Measured) }
+func (l *Learned) inputs() int {
+	if l.Steps > 0 {
+		return DirectInputs(l.N, l.Measured)
+	}
+	return Inputs(l.N, l.Measured)
+}
+
+// rows returns W's rows.
+func (l *Learned) rows() int { return max(l.Steps, 1) * l.Measured }
 
 // Inputs returns the length of z = (x_k, x_0, m_0) for n configuration
 // coordinates and nm measured ports.
 func Inputs(n, nm int) int { return 4*n + nm }
 
+// DirectInputs returns the length of a direct policy's z = (x_0, m_0).
+func DirectInputs(n, nm int) int { return 2*n + nm }
+
+// NewDirect is NewLearned for a direct policy of steps steps.
+func NewDirect(n, nm, steps, features int, seed uint64, inMean, inScale, outMean, outScale []float64) *Learned {
+	return newLearned(&Learned{N: n, Measured: nm, Steps: steps, Features: features, Seed: seed}, inMean, inScale, outMean, outScale)
+}
+
 // NewLearned returns a policy of n coordinates and nm measured ports with
 // the standardisation given and features random tanh features drawn from
 // seed, and zero weights (SetWeights sets them).
 func NewLearned(n, nm, features int, seed uint64, inMean, inScale, outMean, outScale []float64) *Learned {
-	l := &Learned{N: n, Measured: nm, Features: features, Seed: seed,
-		InMean: slices.Clone(inMean), InScale: slices.Clone(inScale), OutMean: slices.Clone(outMean), OutScale: slices.Clone(outScale)}
+	return newLearned(&Learned{N: n, Measured: nm, Features: features, Seed: seed}, inMean, inScale, outMean, outScale)
+}
+
+func newLearned(l *Learned, inMean, inScale, outMean, outScale []float64) *Learned {
+	features, seed := l.Features, l.Seed
+	l.InMean, l.InScale, l.OutMean, l.OutScale = slices.Clone(inMean), slices.Clone(inScale), slices.Clone(outMean), slices.Clone(outScale)
 	ni := l.inputs()
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	l.R, l.B = make([]float64, features*ni), make([]float64, features)
@@ -70,16 +98,16 @@ func NewLearned(n, nm, features int, seed uint64, inMean, inScale, outMean, outS
 	for i := range l.B {
 		l.B[i] = 2*rng.Float64() - 1
 	}
-	l.W = make([]float64, nm*l.Cols())
+	l.W = make([]float64, l.rows()*l.Cols())
 	l.init()
 	return l
 }
 
-// SetWeights sets W (Measured × Cols values, row major) and checks the
-// policy.
+// SetWeights sets W (Measured × Cols values, row major; Steps times as
+// many for a direct policy) and checks the policy.
 func (l *Learned) SetWeights(w []float64) error {
 	if len(w) != len(l.W) {
-		return fmt.Errorf("forecast: %d weights for %d ports × %d features", len(w), l.Measured, l.Cols())
+		return fmt.Errorf("forecast: %d weights for %d rows × %d features", len(w), l.rows(), l.Cols())
 	}
 	copy(l.W, w)
 	return l.check()
@@ -92,16 +120,16 @@ func (l *Learned) Cols() int { return 1 + l.inputs() + l.Features }
 func (l *Learned) check() error {
 	ni := l.inputs()
 	switch {
-	case l.N < 1 || l.Measured < 1 || l.Features < 0 || l.Features > MaxFeatures:
-		return fmt.Errorf("forecast: learned policy of n = %d, %d measured ports and %d features", l.N, l.Measured, l.Features)
+	case l.N < 1 || l.Measured < 1 || l.Features < 0 || l.Features > MaxFeatures || l.Steps < 0 || l.Steps > maxSteps:
+		return fmt.Errorf("forecast: learned policy of n = %d, %d measured ports, %d features and %d direct steps", l.N, l.Measured, l.Features, l.Steps)
 	case len(l.InMean) != ni || len(l.InScale) != ni:
 		return fmt.Errorf("forecast: learned policy: %d and %d input standardisation values for %d inputs", len(l.InMean), len(l.InScale), ni)
 	case len(l.OutMean) != l.Measured || len(l.OutScale) != l.Measured:
 		return fmt.Errorf("forecast: learned policy: %d and %d output standardisation values for %d ports", len(l.OutMean), len(l.OutScale), l.Measured)
 	case len(l.R) != l.Features*ni || len(l.B) != l.Features:
 		return fmt.Errorf("forecast: learned policy: random features of %d and %d values for %d features of %d inputs", len(l.R), len(l.B), l.Features, ni)
-	case len(l.W) != l.Measured*l.Cols():
-		return fmt.Errorf("forecast: learned policy: %d weights for %d ports × %d features", len(l.W), l.Measured, l.Cols())
+	case len(l.W) != l.rows()*l.Cols():
+		return fmt.Errorf("forecast: learned policy: %d weights for %d rows × %d features", len(l.W), l.rows(), l.Cols())
 	}
 	for _, v := range [][]float64{l.InMean, l.InScale, l.OutMean, l.OutScale, l.R, l.B, l.W} {
 		for _, x := range v {
@@ -118,8 +146,12 @@ func (l *Learned) check() error {
 	return nil
 }
 
-// MaxFeatures bounds the random features of a policy.
-const MaxFeatures = 1 << 14
+// MaxFeatures bounds the random features of a policy, maxSteps a direct
+// policy's steps.
+const (
+	MaxFeatures = 1 << 14
+	maxSteps    = 1 << 12
+)
 
 // init allocates the scratch.
 func (l *Learned) init() {
@@ -138,18 +170,33 @@ func (l *Learned) Clone() *Learned {
 func (l *Learned) Begin(x0, m0 []float64) {
 	copy(l.x0, x0)
 	copy(l.m0, m0)
+	if l.Steps > 0 {
+		copy(l.z, x0)
+		copy(l.z[2*l.N:], m0)
+		l.Featurize(l.z, l.phi)
+	}
 }
 
 // Next implements Policy.
-func (l *Learned) Next(_ int, x, _, out []float64) {
+func (l *Learned) Next(k int, x, _, out []float64) {
+	if l.Steps > 0 {
+		l.apply(min(max(k, 1), l.Steps)-1, out)
+		return
+	}
 	n2 := 2 * l.N
 	copy(l.z[:n2], x)
 	copy(l.z[n2:2*n2], l.x0)
 	copy(l.z[2*n2:], l.m0)
 	l.Featurize(l.z, l.phi)
-	nc := l.Cols()
-	for i := range l.Measured {
-		w := l.W[i*nc : (i+1)*nc]
+	l.apply(0, out)
+}
+
+// apply writes the ports of W's block r (a direct policy's step r+1) from
+// the features in phi.
+func (l *Learned) apply(r int, out []float64) {
+	nc, nm := l.Cols(), l.Measured
+	for i := range nm {
+		w := l.W[(r*nm+i)*nc : (r*nm+i+1)*nc]
 		var s float64
 		for j, f := range l.phi {
 			s += w[j] * f

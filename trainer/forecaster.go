@@ -21,6 +21,9 @@ type ForecasterOptions struct {
 	Features int
 	// NoFeatures fits the linear policy (no random features).
 	NoFeatures bool
+	// Direct fits a direct policy (forecast.Learned.Steps): the ports of
+	// steps 1 … Steps from the start alone, open loop.
+	Direct bool
 	// Seed draws the random features (default 1).
 	Seed uint64
 	// Steps is the largest step k of the pairs (x_k, m_k) fitted after
@@ -91,6 +94,20 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	n := ds.N
 	ni := forecast.Inputs(n, nm)
 	nx, ne := ds.StateDim(), ds.PortDim()
+	// ny: the targets of one pair, the ports of one step, or of K steps
+	K, ny := 1, nm
+	if opt.Direct {
+		ni = forecast.DirectInputs(n, nm)
+		longest := 0
+		for _, ep := range ds.Episodes {
+			longest = max(longest, ep.Len)
+		}
+		K = min(opt.Steps, longest-1)
+		if K < 1 {
+			return nil, ForecasterReport{}, fmt.Errorf("trainer: forecaster: episodes of %d samples: a direct policy needs two or more", longest)
+		}
+		ny = K * nm
+	}
 
 	// The episodes' files and the validation split.
 	var files []string
@@ -135,9 +152,9 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	trainFile, valFile := make([]bool, len(files)), make([]bool, len(files))
 
 	// pairs calls f with z and m_k of every pair from the starts sel keeps.
-	m0, mk := make([]float64, nm), make([]float64, nm)
+	m0, mk := make([]float64, nm), make([]float64, ny)
 	z := make([]float64, ni)
-	pairs := func(sel func(e, s int) bool, f func(z, y []float64)) error {
+	pairs := func(sel func(e, s int) bool, f func(z, y, m0 []float64)) error {
 		for e := range ds.Episodes {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -150,7 +167,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 				if windowed && s > 0 {
 					break
 				}
-				if !sel(e, s) {
+				if !sel(e, s) || opt.Direct && s+K >= ep.Len {
 					continue
 				}
 				if isVal(e, s) {
@@ -160,12 +177,21 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 				}
 				measure(ep.E[s*ne:(s+1)*ne], m0)
 				x0 := ep.X[s*nx : (s+1)*nx]
+				if opt.Direct {
+					copy(z[:nx], x0)
+					copy(z[nx:], m0)
+					for k := range K {
+						measure(ep.E[(s+k+1)*ne:(s+k+2)*ne], mk[k*nm:(k+1)*nm])
+					}
+					f(z, mk, m0)
+					continue
+				}
 				for k := s + 1; k <= s+opt.Steps && k < ep.Len; k++ {
 					copy(z[:nx], ep.X[k*nx:(k+1)*nx])
 					copy(z[nx:2*nx], x0)
 					copy(z[2*nx:], m0)
 					measure(ep.E[k*ne:(k+1)*ne], mk)
-					f(z, mk)
+					f(z, mk, m0)
 				}
 			}
 		}
@@ -178,15 +204,15 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	inMean, inScale := make([]float64, ni), make([]float64, ni)
 	outMean, outScale := make([]float64, nm), make([]float64, nm)
 	sq, osq := make([]float64, ni), make([]float64, nm)
-	if err := pairs(all, func(z, y []float64) {
+	if err := pairs(all, func(z, y, _ []float64) {
 		cnt++
 		for j, v := range z {
 			inMean[j] += v
 			sq[j] += v * v
 		}
 		for j, v := range y {
-			outMean[j] += v
-			osq[j] += v * v
+			outMean[j%nm] += v / float64(K)
+			osq[j%nm] += v * v / float64(K)
 		}
 	}); err != nil {
 		return nil, rep, err
@@ -207,11 +233,14 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	standard(inMean, inScale, sq)
 	standard(outMean, outScale, osq)
 	l := forecast.NewLearned(n, nm, opt.Features, opt.Seed, inMean, inScale, outMean, outScale)
+	if opt.Direct {
+		l = forecast.NewDirect(n, nm, K, opt.Features, opt.Seed, inMean, inScale, outMean, outScale)
+	}
 
 	// Normal equations of the training and the validation pairs.
 	p := l.Cols()
 	type gram struct {
-		a, b   []float64 // p×p (upper), p×nm
+		a, b   []float64 // p×p (upper), p×ny
 		yy     float64   // Σ |y|² (standardised)
 		hold   float64   // Σ |m_0 − m_k|² (standardised)
 		rows   int
@@ -220,7 +249,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	}
 	const chunk = 512
 	newGram := func() *gram {
-		return &gram{a: make([]float64, p*p), b: make([]float64, p*nm), phi: make([]float64, chunk*p), y: make([]float64, chunk*nm)}
+		return &gram{a: make([]float64, p*p), b: make([]float64, p*ny), phi: make([]float64, chunk*p), y: make([]float64, chunk*ny)}
 	}
 	flush := func(g *gram) {
 		if g.fill == 0 {
@@ -228,22 +257,23 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 		}
 		ph := blas64.General{Rows: g.fill, Cols: p, Stride: p, Data: g.phi[:g.fill*p]}
 		blas64.Syrk(blas.Trans, 1, ph, 1, blas64.Symmetric{N: p, Stride: p, Uplo: blas.Upper, Data: g.a})
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ph, blas64.General{Rows: g.fill, Cols: nm, Stride: nm, Data: g.y[:g.fill*nm]},
-			1, blas64.General{Rows: p, Cols: nm, Stride: nm, Data: g.b})
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ph, blas64.General{Rows: g.fill, Cols: ny, Stride: ny, Data: g.y[:g.fill*ny]},
+			1, blas64.General{Rows: p, Cols: ny, Stride: ny, Data: g.b})
 		g.fill = 0
 	}
 	tr, va := newGram(), newGram()
 	zs := make([]float64, ni)
-	add := func(g *gram) func(z, y []float64) {
-		return func(z, y []float64) {
+	add := func(g *gram) func(z, y, m0 []float64) {
+		return func(z, y, m0 []float64) {
 			copy(zs, z)
 			row := g.phi[g.fill*p : (g.fill+1)*p]
 			l.Featurize(zs, row)
-			yr := g.y[g.fill*nm : (g.fill+1)*nm]
+			yr := g.y[g.fill*ny : (g.fill+1)*ny]
 			for j, v := range y {
-				yr[j] = (v - outMean[j]) / l.OutScale[j]
+				i := j % nm
+				yr[j] = (v - outMean[i]) / outScale[i]
 				g.yy += yr[j] * yr[j]
-				d := (z[2*nx+j] - v) / outScale[j]
+				d := (m0[i] - v) / outScale[i]
 				g.hold += d * d
 			}
 			g.rows++
@@ -272,9 +302,9 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	if tr.rows == 0 || va.rows == 0 {
 		return nil, rep, fmt.Errorf("trainer: forecaster: %d training and %d validation pairs: both need some (files %q, validation %q)", tr.rows, va.rows, rep.Files, rep.ValFiles)
 	}
-	rep.HoldMSE = va.hold / float64(va.rows*nm)
+	rep.HoldMSE = va.hold / float64(va.rows*ny)
 
-	// solve writes into w (nm × p, row major) the ridge solution of the
+	// solve writes into w (ny × p, row major) the ridge solution of the
 	// normal equations a, b with penalty lam times the mean diagonal.
 	solve := func(a, b []float64, lam float64, w []float64) error {
 		var diag float64
@@ -298,38 +328,40 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 			return fmt.Errorf("trainer: forecaster: the ridge system with penalty %g is not positive definite", lam)
 		}
 		var sol mat.Dense
-		if err := ch.SolveTo(&sol, mat.NewDense(p, nm, slices.Clone(b))); err != nil {
+		if err := ch.SolveTo(&sol, mat.NewDense(p, ny, slices.Clone(b))); err != nil {
 			return fmt.Errorf("trainer: forecaster: ridge solve: %w", err)
 		}
-		for i := range nm {
+		for i := range ny {
 			for j := range p {
 				w[i*p+j] = sol.At(j, i)
 			}
 		}
 		return nil
 	}
-	// valMSE is the validation error of w from the validation Gram.
+	// valMSE is the validation error of w from the validation Gram:
+	// Σ|y − Wφ|² = yy − 2 Σ_i w_iᵀ b_i + Σ_i w_iᵀ A w_i.
+	full := make([]float64, p*p) // the validation Gram, both triangles
+	for j := range p {
+		for k := range p {
+			full[j*p+k] = va.a[min(j, k)*p+max(j, k)]
+		}
+	}
+	aw := make([]float64, ny*p)
 	valMSE := func(w []float64) float64 {
-		// Σ|y − Wφ|² = yy − 2 Σ_i w_iᵀ b_i + Σ_i w_iᵀ A w_i
+		// aw = W A (ny × p)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: ny, Cols: p, Stride: p, Data: w},
+			blas64.General{Rows: p, Cols: p, Stride: p, Data: full}, 0, blas64.General{Rows: ny, Cols: p, Stride: p, Data: aw})
 		s := va.yy
-		for i := range nm {
-			wi := w[i*p : (i+1)*p]
+		for i := range ny {
+			wi, ai := w[i*p:(i+1)*p], aw[i*p:(i+1)*p]
 			for j := range p {
-				s -= 2 * wi[j] * va.b[j*nm+i]
-			}
-			for j := range p {
-				var r float64
-				for k := range p {
-					a := va.a[min(j, k)*p+max(j, k)]
-					r += a * wi[k]
-				}
-				s += wi[j] * r
+				s += wi[j] * (ai[j] - 2*va.b[j*ny+i])
 			}
 		}
-		return s / float64(va.rows*nm)
+		return s / float64(va.rows*ny)
 	}
 	best := -1
-	w := make([]float64, nm*p)
+	w := make([]float64, ny*p)
 	for i, lam := range opt.Lambdas {
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
@@ -355,7 +387,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	for i := range tr.b {
 		tr.b[i] += va.b[i]
 	}
-	w = make([]float64, nm*p)
+	w = make([]float64, ny*p)
 	if err := solve(tr.a, tr.b, rep.Lambda, w); err != nil {
 		return nil, rep, err
 	}

@@ -24,6 +24,7 @@ var ErrStudyRows = errors.New("bad study rows")
 type studyRowJSON struct {
 	Group    *string  `json:"group"`
 	Model    *string  `json:"model"`
+	Forecast string   `json:"forecast"`
 	Variant  *string  `json:"variant"`
 	Horizon  *int     `json:"horizon"`
 	Mean     *float64 `json:"mean"`
@@ -39,7 +40,8 @@ var studyGroupName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // ReadStudyRows decodes a study's rows as StudyRows writes them (a
 // study.json, docs/results/<system>_study.json) and checks each: every
-// field present (diverged may be left out) and no other, model "calisym",
+// field present (diverged and forecast may be left out) and no other,
+// forecast "", "hold" or "learned" (a live row: calisym only), model "calisym",
 // "mlp", "hold" or "physics", a group usable in a file name, a non-empty variant,
 // horizon ≥ 1, seeds ≥ 1, diverged ≥ 0, 0 ≤ min ≤ mean ≤ max, and no two
 // rows of the same group, model, variant and horizon. An error wraps
@@ -69,13 +71,17 @@ func ReadStudyRows(data []byte) ([]StudyRow, error) {
 				return nil, bad("no %q (every row has group, model, variant, horizon, mean, min, max and seeds)", f.name)
 			}
 		}
-		row := StudyRow{Group: *r.Group, Model: *r.Model, Variant: *r.Variant, Horizon: *r.Horizon,
+		row := StudyRow{Group: *r.Group, Model: *r.Model, Forecast: r.Forecast, Variant: *r.Variant, Horizon: *r.Horizon,
 			Mean: *r.Mean, Min: *r.Min, Max: *r.Max, Seeds: *r.Seeds, Diverged: r.Diverged}
 		switch {
 		case !studyGroupName.MatchString(row.Group):
 			return nil, bad("group %q: letters, digits, '_' and '-' only (it names study_<group>.png)", row.Group)
 		case row.Model != "calisym" && row.Model != "mlp" && row.Model != "hold" && row.Model != "physics":
 			return nil, bad("model %q: one of calisym, mlp, hold, physics", row.Model)
+		case row.Forecast != "" && row.Forecast != "hold" && row.Forecast != "learned":
+			return nil, bad("forecast %q: empty (the logged ports), hold or learned", row.Forecast)
+		case row.Forecast != "" && row.Model != "calisym":
+			return nil, bad("forecast %q for model %s: live rows are CaLiSym's", row.Forecast, row.Model)
 		case strings.TrimSpace(row.Variant) == "":
 			return nil, bad("variant is empty")
 		case row.Horizon < 1:
@@ -89,7 +95,7 @@ func ReadStudyRows(data []byte) ([]StudyRow, error) {
 		case row.Mean < row.Min || row.Mean > row.Max:
 			return nil, bad("%s %s %s at horizon %d: mean %g outside [min %g, max %g]", row.Group, row.Variant, row.Model, row.Horizon, row.Mean, row.Min, row.Max)
 		}
-		key := StudyRow{Group: row.Group, Model: row.Model, Variant: row.Variant, Horizon: row.Horizon}
+		key := StudyRow{Group: row.Group, Model: row.Model, Forecast: row.Forecast, Variant: row.Variant, Horizon: row.Horizon}
 		if j, dup := seen[key]; dup {
 			return nil, bad("%s %s %s at horizon %d again (row %d)", row.Group, row.Variant, row.Model, row.Horizon, j)
 		}
@@ -122,6 +128,8 @@ func RealSystemTitle(system string) (string, error) {
 // whose values are all the same).
 // It returns the files written.
 func StudyPlots(rows []StudyRow, system, outDir string, variants, groups []string) ([]string, error) {
+	// the figures show the logged ports' rows; the live rows are tables
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r StudyRow) bool { return r.Forecast != "" })
 	allGroups, allVariants := firstSeen(rows, func(r StudyRow) string { return r.Group }), firstSeen(rows, func(r StudyRow) string { return r.Variant })
 	for _, v := range variants {
 		if !slices.Contains(allVariants, v) {
