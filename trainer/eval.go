@@ -116,6 +116,9 @@ type EvalOptions struct {
 	// Force is; the dataset's coordinates must start with a floating base
 	// (statemap.BaseKind). Force and Wrench exclude each other.
 	Wrench *predictor.WrenchEstimate
+	// Episodes, when set, keeps only the windows of the episodes it
+	// accepts (the others still give the samples before a window).
+	Episodes func(episode int) bool
 	// Forecast, when set, forecasts the ports of every step in the loop
 	// from the window's first measured ports, as the live node does,
 	// instead of reading the logged ports over the horizon.
@@ -278,6 +281,9 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 		return EvalResult{}, fmt.Errorf("trainer: evaluation horizon %d < 1", opt.Horizon)
 	}
 	ws := EvalWindows(ds, opt.Horizon, opt.Stride, opt.MaxWindows)
+	if opt.Episodes != nil {
+		ws = slices.DeleteFunc(ws, func(w dataset.Window) bool { return !opt.Episodes(w.Episode) })
+	}
 	if len(ws) == 0 {
 		return EvalResult{}, fmt.Errorf("trainer: no episode of the evaluation set is longer than the horizon %d", opt.Horizon)
 	}

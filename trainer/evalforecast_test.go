@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/calisym/calisym/dataset"
@@ -202,6 +203,24 @@ func TestFitForecaster(t *testing.T) {
 	// (the last two reach the episode's end after 9 and 4 steps)
 	if rep.ValRows != 8*10+9+4 || rep.Rows != 30*10 || rep.ValFiles[0] != "g.mcap" || rep.Files[0] != "g.mcap" {
 		t.Errorf("one episode: %d training and %d validation pairs, files %v / %v", rep.Rows, rep.ValRows, rep.Files, rep.ValFiles)
+	}
+	// closed-loop selection: the penalty of least AR MSE on the
+	// validation windows, with the model in the loop
+	pl, _ := portLog(t, 80, 8, 4, 3, 9)
+	pm := func(e, m []float64) { m[0], m[1] = e[0], e[3] }
+	for _, direct := range []bool{false, true} {
+		_, crep, err := FitForecaster(context.Background(), pl, 2, pm, ForecasterOptions{Features: 4, Direct: direct, Lambdas: []float64{1e-3, 1, 100},
+			Rollers: func() (Roller, error) { return portSum{}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(crep.ValARMSE) != 3 || crep.ValHorizon != 7 || !(crep.HoldARMSE > 0) || crep.Direct != direct {
+			t.Fatalf("direct %v: closed-loop report %+v", direct, crep)
+		}
+		i := slices.Index(crep.Lambdas, crep.Lambda)
+		if slices.Min(crep.ValARMSE) != crep.ValARMSE[i] {
+			t.Errorf("direct %v: chose λ %v of AR MSE %v, the least is %v", direct, crep.Lambda, crep.ValARMSE[i], slices.Min(crep.ValARMSE))
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

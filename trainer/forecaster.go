@@ -24,6 +24,14 @@ type ForecasterOptions struct {
 	// Direct fits a direct policy (forecast.Learned.Steps): the ports of
 	// steps 1 … Steps from the start alone, open loop.
 	Direct bool
+	// Rollers, when set, are the dynamics model's: the penalty is then
+	// chosen by the AR MSE of the model rolled out with each candidate in
+	// the loop from the validation windows (ForecasterReport.ValARMSE),
+	// what the node's predictions make of it, instead of by the ports'
+	// one-step error. Needs window-stored data or validation files.
+	Rollers RollerFactory
+	// Workers are the evaluation's goroutines (default 2).
+	Workers int
 	// Seed draws the random features (default 1).
 	Seed uint64
 	// Steps is the largest step k of the pairs (x_k, m_k) fitted after
@@ -70,6 +78,15 @@ type ForecasterReport struct {
 	Lambdas []float64 `json:"lambdas"`
 	ValMSE  []float64 `json:"val_mse"`
 	HoldMSE float64   `json:"hold_mse"`
+	// ValARMSE is the AR MSE at ValHorizon of the model rolled out with
+	// each penalty's forecaster in the loop from the validation windows
+	// (ForecasterOptions.Rollers; empty without), HoldARMSE that of the
+	// hold forecast on the same windows.
+	ValARMSE   []float64 `json:"val_ar_mse,omitempty"`
+	HoldARMSE  float64   `json:"hold_ar_mse,omitempty"`
+	ValHorizon int       `json:"val_horizon,omitempty"`
+	// Direct says the policy is direct (open loop).
+	Direct bool `json:"direct,omitempty"`
 	// Lambda is the penalty chosen, refitted on every file.
 	Lambda float64 `json:"lambda"`
 }
@@ -360,6 +377,39 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 		}
 		return s / float64(va.rows*ny)
 	}
+	// closedLoop is the AR MSE of the model with the policy of weights w
+	// in the loop on the validation windows (one per window, from its
+	// first sample; windows in episodes).
+	var closedLoop func(w []float64) (float64, error)
+	if opt.Rollers != nil {
+		if !windowed && len(opt.Validation) == 0 && len(files) < 4 {
+			return nil, rep, fmt.Errorf("trainer: forecaster: closed-loop selection needs window-stored data or validation files")
+		}
+		longest := 0
+		for _, ep := range ds.Episodes {
+			longest = max(longest, ep.Len)
+		}
+		rep.ValHorizon = min(opt.Steps, longest-1)
+		valEp := func(e int) bool { return isVal(e, 0) }
+		eval := func(newPol func() forecast.Policy) (float64, error) {
+			r, err := Evaluate(ctx, opt.Rollers, ds, EvalOptions{Horizon: rep.ValHorizon, Stride: max(ds.Stride, 1), Workers: opt.Workers,
+				Episodes: valEp, Forecast: &Forecast{Kind: forecast.KindLearned, NewPolicy: newPol}})
+			if err != nil {
+				return 0, fmt.Errorf("trainer: forecaster: closed-loop validation: %w", err)
+			}
+			return r.MSE, nil
+		}
+		var err error
+		if rep.HoldARMSE, err = eval(func() forecast.Policy { return forecast.Hold{} }); err != nil {
+			return nil, rep, err
+		}
+		closedLoop = func(w []float64) (float64, error) {
+			c := l.Clone()
+			c.W = slices.Clone(w)
+			return eval(func() forecast.Policy { return c.Clone() })
+		}
+	}
+	rep.Direct = opt.Direct
 	best := -1
 	w := make([]float64, ny*p)
 	for i, lam := range opt.Lambdas {
@@ -375,7 +425,16 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 		mse := valMSE(w)
 		rep.Lambdas = append(rep.Lambdas, lam)
 		rep.ValMSE = append(rep.ValMSE, mse)
-		if best < 0 || mse < rep.ValMSE[best] {
+		score := rep.ValMSE
+		if closedLoop != nil {
+			ar, err := closedLoop(w)
+			if err != nil {
+				return nil, rep, err
+			}
+			rep.ValARMSE = append(rep.ValARMSE, ar)
+			score = rep.ValARMSE
+		}
+		if best < 0 || score[i] < score[best] {
 			best = i
 		}
 	}

@@ -60,6 +60,7 @@ func fitForecaster(cmd *cobra.Command, modelPath, dataDir, out string, opt train
 	start := time.Now()
 	w := cmd.ErrOrStderr()
 	fmt.Fprintf(w, "fitting the port forecaster of %s on %s (%d episodes, %d measured ports)\n", modelPath, dataDir, len(ds.Episodes), b.MeasuredPorts())
+	opt.Rollers = sv.Rollers
 	pol, rep, err := trainer.FitForecaster(cmd.Context(), ds, b.MeasuredPorts(), forecast.MeasureFunc(b), opt)
 	if err != nil {
 		return fmt.Errorf("train --forecaster: %w", err)
@@ -83,6 +84,12 @@ func printFitReport(w io.Writer, rep trainer.ForecasterReport) {
 	fmt.Fprintf(w, "validation MSE of the standardised ports (holding the first ports: %.4g):", rep.HoldMSE)
 	for i, l := range rep.Lambdas {
 		fmt.Fprintf(w, " λ %g: %.4g;", l, rep.ValMSE[i])
+	}
+	if len(rep.ValARMSE) > 0 {
+		fmt.Fprintf(w, "\nthe model's AR MSE at %d steps on the validation windows with each in the loop (holding the first ports: %.4g):", rep.ValHorizon, rep.HoldARMSE)
+		for i, l := range rep.Lambdas {
+			fmt.Fprintf(w, " λ %g: %.4g;", l, rep.ValARMSE[i])
+		}
 	}
 	fmt.Fprintf(w, " chosen λ %g\n", rep.Lambda)
 }
