@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calisym/calisym/internal/livetest"
 	"github.com/calisym/calisym/internal/outguard"
@@ -114,5 +115,28 @@ func TestReplayInterrupted(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "topics", filepath.Join(dir, "r.interrupted.mcap")); err != nil {
 		t.Errorf("the partial replay does not read: %v", err)
+	}
+}
+
+// TestReplayServedStopped: Ctrl-C ends a replay served to Foxglove in real
+// time, as it ends node: exit 0, nothing at --out, what was replayed kept
+// as OUT.interrupted.mcap.
+func TestReplayServedStopped(t *testing.T) {
+	dir := t.TempDir()
+	model := randomPendulumModel(t, dir)
+	log := filepath.Join(dir, "run.mcap")
+	livetest.PendulumLog(t, log, livetest.PendulumTrajectories(t, 1, 400))
+	out := filepath.Join(dir, "r.mcap")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	stdout, _, err := runCLICtx(t, ctx, "replay", "--params", livetest.PendulumParams(), "--model", model, log, "--out", out, "--foxglove", "127.0.0.1:0")
+	if err != nil || !strings.Contains(stdout, "r.interrupted.mcap") {
+		t.Errorf("a served replay stopped by Ctrl-C: %v\n%s", err, stdout)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a stopped replay left %s (%v)", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.interrupted.mcap")); err != nil {
+		t.Errorf("the partial replay: %v", err)
 	}
 }

@@ -170,7 +170,9 @@ advance while the node computes. The file appears only when the replay
 succeeds: a replay that fails, or in which the node made no prediction
 (every input rejected: the counts say why), exits non-zero and writes none.
 An interrupted replay (Ctrl-C) exits non-zero too and keeps what it
-replayed so far, a valid MCAP, as OUT.interrupted.mcap, never at --out.
+replayed so far, a valid MCAP, as OUT.interrupted.mcap, never at --out;
+with --foxglove, Ctrl-C is how a replay served in real time ends: it
+keeps the same file and exits 0.
 
 --every K (default 10) predicts on every K-th trigger, 10 Hz for the robots
 whose inputs arrive at 100 Hz: a prediction is about 60 KB for a quadruped,
@@ -263,8 +265,10 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			}
 			// Interrupted (Ctrl-C): what was replayed so far is kept as
 			// a valid MCAP under a name that says it is partial, never
-			// at --out, and the command fails.
+			// at --out, and the command fails, unless it was serving
+			// Foxglove in real time, which Ctrl-C ends as it ends node.
 			stopped := err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+			served := stopped && fox != ""
 			if err != nil && !stopped {
 				if out != "" {
 					return fmt.Errorf("%w (%s not written)", namedErr(args[0], err), out)
@@ -280,6 +284,10 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 					if err := file.CommitTo(partial); err != nil {
 						return fmt.Errorf("replay: interrupted: %w", err)
 					}
+					if served {
+						fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s not written; the messages replayed so far are in %s\n", out, partial)
+						return nil
+					}
 					return fmt.Errorf("replay: interrupted: %s not written; the messages replayed so far are in %s: %w", out, partial, err)
 				}
 				if err := file.Commit(); err != nil {
@@ -287,7 +295,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
 			}
-			if stopped {
+			if stopped && !served {
 				return fmt.Errorf("replay: interrupted: %w", err)
 			}
 			return nil
