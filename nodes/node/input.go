@@ -270,9 +270,10 @@ func (nd *Node) handle(m Input, superseded bool) error {
 // reading the state) pairs with the state stamped before it; a transport
 // that delivers each topic from its own thread (rclgo's wait set per
 // subscription) may hand the node the command before that state. When
-// the newest message of an input that carries state channels is a full
-// measured period or more older than the trigger's stamp, the next one
-// (stamped before the trigger) is due: the trigger's observation and
+// the newest message of an input that carries state channels is three
+// quarters of its measured period or more older than the trigger's stamp
+// (a period, less the jitter of a publisher whose states come early), the
+// next one (stamped before the trigger) is due: the trigger's observation and
 // prediction wait for it, up to half a state period on the node's clock
 // (Tick ends the wait), and then start from the newest state, counted in
 // Stats.Unpaired when it did not come. A trigger handled after its state
@@ -293,10 +294,10 @@ func (nd *Node) waits(in *input) bool {
 
 // stateDue reports whether an input that carries state channels has a
 // message due at or before stamp t that the node has not handled: its
-// newest stamp is one measured period or more before t.
+// newest stamp is three quarters of its measured period or more before t.
 func (nd *Node) stateDue(t int64) bool {
 	for _, in := range nd.inputs {
-		if in.feeds && in.have && in.period > 0 && t-in.last >= in.period {
+		if in.feeds && in.have && in.period > 0 && t-in.last >= in.period-in.period/4 {
 			return true
 		}
 	}

@@ -38,7 +38,9 @@ func shippedPendulum(t *testing.T) (*node.Node, *memPub, *int64) {
 // on its own thread: 9–16 % of the predictions on ROS 2 started from the
 // state before). States are stamped every 10 ms and arrive 0.2 ms after
 // their stamp (0.4 ms when the command overtakes them); the command of
-// state k carries (k, −k) and arrives 0.3 ms after its stamp. A command handled before its state waits for it; when the
+// state k carries (k, −k) and arrives 0.3 ms after its stamp (one case
+// sends every other state 1.5 ms early, with its command: 8.8 ms after
+// the state before, less than the measured period of 10 ms). A command handled before its state waits for it; when the
 // state never comes, the wait ends half a state period later (Tick) and
 // the command predicts from the newest state, counted as unpaired; a
 // next command that comes first ends the wait the same way.
@@ -68,6 +70,7 @@ func TestTriggerPairsWithItsState(t *testing.T) {
 		{"state first", func(int) string { return "sc" }, all(), 0, 0},
 		{"command first", func(int) string { return "cs" }, all(), steps - 3, 0},
 		{"alternating", func(k int) string { return [2]string{"sc", "cs"}[k%2] }, all(), 5, 0}, // k = 3, 5, … 11
+		{"command first, states early", func(int) string { return "cs early" }, all(), steps - 3, 0},
 		{"state lost", func(k int) string {
 			if k == 6 {
 				return "c"
@@ -83,6 +86,7 @@ func TestTriggerPairsWithItsState(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nd, pub, now := shippedPendulum(t)
+			earlyStamp := map[int]int64{}
 			handle := func(topic string, at int64, data []byte) {
 				t.Helper()
 				*now = at
@@ -114,6 +118,20 @@ func TestTriggerPairsWithItsState(t *testing.T) {
 				case "cs":
 					command(k)
 					state(k, true)
+				case "cs early":
+					// every other state stamped and sent 1.5 ms early: intervals of
+					// 8.5 and 11.5 ms (a measured period of 10 ms), the command
+					// of an early one 8.8 ms after the state before
+					if k%2 == 1 {
+						early := stamp(k) - 3*ms/2
+						handle("/torque_command", early+3*ms/10, torque(float64(k), -float64(k)))
+						q := [2]float64{0.1 + 0.01*float64(k), -0.2}
+						handle("/joint_states", stamp(k)+4*ms/10, jointState(early, pendulumJoints, q, [2]float64{0.5, 0}))
+						earlyStamp[k] = early
+						break
+					}
+					command(k)
+					state(k, true)
 				case "c":
 					command(k)
 					*now = stamp(k) + 9*ms
@@ -133,9 +151,13 @@ func TestTriggerPairsWithItsState(t *testing.T) {
 			}
 			for i, w := range c.want {
 				p := preds[i]
-				if got := p.Header.Stamp.Nanos(); got != stamp(w.state) {
+				want := stamp(w.state)
+				if e, ok := earlyStamp[w.state]; ok {
+					want = e
+				}
+				if got := p.Header.Stamp.Nanos(); got != want {
 					t.Errorf("prediction %d starts from the state stamped %+.1f ms, want state %d (%+.1f ms)", i,
-						float64(got-t0)/1e6, w.state, float64(stamp(w.state)-t0)/1e6)
+						float64(got-t0)/1e6, w.state, float64(want-t0)/1e6)
 				}
 				if u := p.Ports[:2]; u[0] != float64(w.command) || u[1] != -float64(w.command) {
 					t.Errorf("prediction %d holds the torques %v, want command %d's", i, u, w.command)
