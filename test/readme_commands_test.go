@@ -145,6 +145,13 @@ func smokeArgs(args []string, out string) []string {
 		r = append(r, a)
 	}
 	has := func(f string) bool { return slices.Contains(r, f) }
+	// A command left at its default --out (out/demo, out/pendulum-data,
+	// out/bench, out/mpc) writes into the test's directory too, not into
+	// the repository's out/; and a bench line without --out is then the
+	// same run as one into out/bench, which the test does not repeat.
+	if def, ok := readmeDefaultOut[r[0]]; ok && !has("--out") && (r[0] != "bench" || len(r) < 2 || strings.HasPrefix(r[1], "-")) {
+		r = append(r, "--out", filepath.Join(out, def))
+	}
 	switch r[0] {
 	case "demo", "sim", "mpc":
 		if !has("--preset") {
@@ -162,6 +169,10 @@ func smokeArgs(args []string, out string) []string {
 	}
 	return r
 }
+
+// readmeDefaultOut is the default --out of the commands that write a
+// folder, under out/.
+var readmeDefaultOut = map[string]string{"demo": "demo", "sim": "pendulum-data", "bench": "bench", "mpc": "mpc"}
 
 // benchSystems returns the systems a bench command line runs and its
 // --out.
@@ -386,8 +397,11 @@ func TestReadmeCommandsExtraction(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"train --data out/d --epochs 30", "train --data T/d --epochs 1"},
 		{"demo --out out/demo", "demo --out T/demo --preset smoke"},
-		{"sim --preset default --mcap", "sim --preset smoke --mcap"},
+		{"sim --preset default --mcap", "sim --preset smoke --mcap --out T/pendulum-data"},
 		{"bench --out out/bench --check docs/benchmarks.md", "bench --out T/bench --epochs 1"},
+		{"bench --system crazyflie_gravity", "bench --system crazyflie_gravity --out T/bench --epochs 1"},
+		{"demo", "demo --out T/demo --preset smoke"},
+		{"mpc --preset smoke", "mpc --preset smoke --out T/mpc"},
 		{"bench plot docs/results/s.json --out out/figs", "bench plot docs/results/s.json --out T/figs"},
 		{"replay x --foxglove 127.0.0.1:8765", "replay x --foxglove 127.0.0.1:0"},
 		{"node --params p --transport foxglove", "node --params p --transport foxglove --addr 127.0.0.1:0"},
