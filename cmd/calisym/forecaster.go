@@ -27,9 +27,7 @@ func forecastBinding(modelPath string, ds *dataset.Dataset) (forecast.Binding, e
 
 // defaultForecasterPath is where train --forecaster writes the forecaster
 // of a model file without --out: beside it, MODEL.forecaster.json.
-func defaultForecasterPath(modelPath string) string {
-	return strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + ".forecaster.json"
-}
+func defaultForecasterPath(modelPath string) string { return node.DefaultForecaster(modelPath) }
 
 // fitForecaster is train --forecaster MODEL: it fits the learned port
 // forecast (forecast.Fit) on the windows of dataDir for the model file
@@ -61,6 +59,7 @@ func fitForecaster(cmd *cobra.Command, modelPath, dataDir, out string, opt train
 	w := cmd.ErrOrStderr()
 	fmt.Fprintf(w, "fitting the port forecaster of %s on %s (%d episodes, %d measured ports)\n", modelPath, dataDir, len(ds.Episodes), b.MeasuredPorts())
 	opt.Rollers = sv.Rollers
+	opt.NoFeatures = opt.Features == 0 // --forecaster-features 0: the linear policy
 	pol, rep, err := trainer.FitForecaster(cmd.Context(), ds, b.MeasuredPorts(), forecast.MeasureFunc(b), opt)
 	if err != nil {
 		return fmt.Errorf("train --forecaster: %w", err)
@@ -166,8 +165,9 @@ func (g *forecastFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&g.path, "forecaster", "", "the forecaster file of --forecast learned (default node.ports.forecaster of the params, else MODEL.forecaster.json beside the model)")
 }
 
-// apply sets the given flags in the params' node.ports and checks them.
-func (g *forecastFlags) apply(p *node.Params, modelPath string) error {
+// apply sets the given flags in the params' node.ports and checks them
+// (the node defaults the forecaster to MODEL.forecaster.json).
+func (g *forecastFlags) apply(p *node.Params) error {
 	ports := &p.Node.Ports
 	if g.kind != "" {
 		if err := forecast.CheckKind(g.kind, node.ForecastHold, node.ForecastLearned, node.ForecastTopic); err != nil {
@@ -180,13 +180,6 @@ func (g *forecastFlags) apply(p *node.Params, modelPath string) error {
 			return fmt.Errorf("--forecaster %s is for the forecast %s, not %s", g.path, node.ForecastLearned, ports.Forecast)
 		}
 		abs, err := filepath.Abs(g.path)
-		if err != nil {
-			return fmt.Errorf("--forecaster: %w", err)
-		}
-		ports.Forecaster = abs
-	}
-	if ports.Forecast == node.ForecastLearned && ports.Forecaster == "" {
-		abs, err := filepath.Abs(defaultForecasterPath(modelPath))
 		if err != nil {
 			return fmt.Errorf("--forecaster: %w", err)
 		}

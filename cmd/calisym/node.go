@@ -86,7 +86,7 @@ where the node would; it reads no log.`,
 			if err := ghost.apply(ls.params); err != nil {
 				return err
 			}
-			if err := fcFlags.apply(ls.params, ls.modelPath); err != nil {
+			if err := fcFlags.apply(ls.params); err != nil {
 				return err
 			}
 			switch {
@@ -111,7 +111,7 @@ where the node would; it reads no log.`,
 				}
 			}
 			now := func() int64 { return time.Now().UnixNano() }
-			nd, err := node.New(node.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Types: types, Now: now, Publisher: pub})
+			nd, err := node.New(node.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, ModelPath: ls.modelPath, DataRoot: ls.root, Types: types, Now: now, Publisher: pub})
 			if err != nil {
 				return err
 			}

@@ -212,7 +212,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			if err := ghost.apply(ls.params); err != nil {
 				return err
 			}
-			if err := fcFlags.apply(ls.params, ls.modelPath); err != nil {
+			if err := fcFlags.apply(ls.params); err != nil {
 				return err
 			}
 			if every < 1 {
@@ -225,7 +225,7 @@ say otherwise) and paces the replay in real time (--speed changes the rate).`,
 			}
 			defer r.Close()
 			ctx := cmd.Context()
-			o := replay.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, DataRoot: ls.root, Speed: speed}
+			o := replay.Options{Params: ls.params, Model: ls.model, ModelSHA256: ls.sha, ModelPath: ls.modelPath, DataRoot: ls.root, Speed: speed}
 			// The MCAP is written under a temporary name and renamed onto
 			// --out only when the replay succeeded: a failed replay leaves
 			// no file that looks like a complete one.

@@ -351,7 +351,7 @@ by default).`,
 	f.Float64Var(&w.StepDecay, "rollout-decay", 0, "weigh step k of a multi-step loss by (k+1)^-decay (0: all steps alike)")
 	f.Float64Var(&w.Units, "loss-units", 0, "state loss from normalised (0) towards physical units (1: the units of the reported AR MSE)")
 	f.StringVar(&forecasterFor, "forecaster", "", "fit the port forecast of this model file instead (forecast: learned; see docs/live-prediction.md): the next measured ports regressed on the predicted state, the first state and the first ports, on --data; --out defaults to MODEL.forecaster.json")
-	f.IntVar(&fitOpt.Features, "forecaster-features", 256, "with --forecaster: random tanh features of the regression")
+	f.IntVar(&fitOpt.Features, "forecaster-features", 256, "with --forecaster: random tanh features of the regression (0: a linear policy)")
 	f.BoolVar(&fitOpt.Direct, "forecaster-direct", false, "with --forecaster: the ports of every step from the first state and ports alone (open loop), instead of from the state the rollout reached")
 	_ = cmd.MarkFlagRequired("data")
 	run := cmd.RunE

@@ -213,7 +213,8 @@ type PortsConfig struct {
 	// ForecastTopic.
 	Forecast string `yaml:"forecast"`
 	// Forecaster is the forecaster file of ForecastLearned (relative to
-	// the params file's directory; the node's --forecaster overrides it).
+	// the params file's directory; default: MODEL.forecaster.json beside
+	// the model file; the node's --forecaster overrides it).
 	Forecaster string `yaml:"forecaster"`
 	// Topic is the port trajectory topic of ForecastTopic
 	// (std_msgs/msg/Float64MultiArray, steps × measured ports row-major:
@@ -557,9 +558,6 @@ func (c *Config) Check(spec *statemap.Spec) error {
 	switch c.Ports.Forecast {
 	case ForecastHold:
 	case ForecastLearned:
-		if c.Ports.Forecaster == "" {
-			return configError("ports.forecaster", "forecast %q needs the forecaster file (calisym train --forecaster MODEL writes MODEL.forecaster.json)", ForecastLearned)
-		}
 	case ForecastTopic:
 		if !strings.HasPrefix(c.Ports.Topic, "/") || seen[c.Ports.Topic] {
 			return configError("ports.topic", "forecast %q needs an absolute topic name that is not an input, got %q", ForecastTopic, c.Ports.Topic)

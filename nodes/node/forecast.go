@@ -1,22 +1,46 @@
 package node
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 
 	"github.com/calisym/calisym/forecast"
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
 
-// newForecast loads the learned port forecast (Ports.Forecaster) for
-// ForecastLearned and checks that it was fitted for this model file
-// (modelSHA256), the params' port map and the mapping's layout.
-func (nd *Node) newForecast(modelSHA256 string) error {
+// DefaultForecaster returns where the learned port forecast of a model
+// file is by default: MODEL.forecaster.json beside it (what calisym train
+// --forecaster and calisym bench write).
+func DefaultForecaster(modelPath string) string {
+	return strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + ".forecaster.json"
+}
+
+// newForecast loads the learned port forecast (Ports.Forecaster, default
+// DefaultForecaster of modelPath) for ForecastLearned and checks that it
+// was fitted for this model file (modelSHA256), the params' port map and
+// the mapping's layout. A forecaster that does not exist leaves the node
+// holding the ports, with a warning (ModelWarning, /diagnostics); one that
+// cannot be used is an error.
+func (nd *Node) newForecast(modelSHA256, modelPath string) error {
 	if nd.cfg.Ports.Forecast != ForecastLearned {
 		return nil
 	}
 	path := nd.params.Resolve(nd.cfg.Ports.Forecaster)
+	if nd.cfg.Ports.Forecaster == "" {
+		if modelPath == "" {
+			return configError("ports.forecaster", "forecast %q needs the forecaster file (or the model file's path, beside which it defaults to MODEL.forecaster.json)", ForecastLearned)
+		}
+		path = DefaultForecaster(modelPath)
+	}
 	f, err := forecast.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		nd.modelWarning = strings.TrimPrefix(nd.modelWarning+"; ", "; ") + fmt.Sprintf("forecast %s: no forecaster %s, so the node holds the latest ports over the horizon (fit one with `calisym train --forecaster MODEL --data DIR`)", ForecastLearned, path)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("node: ports.forecaster: %w", err)
 	}

@@ -119,6 +119,9 @@ type Options struct {
 	ModelID string
 	// ModelSHA256 is the hex SHA-256 of the model file.
 	ModelSHA256 string
+	// ModelPath is the model file's path: the learned port forecast's
+	// file defaults to MODEL.forecaster.json beside it.
+	ModelPath string
 	// DataRoot resolves the spec's parameter files and URDFs (default: the
 	// params file's directory).
 	DataRoot string
@@ -286,7 +289,7 @@ func New(o Options) (*Node, error) {
 	if err := nd.newHistory(p.Spec, cfg); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	if err := nd.newForecast(o.ModelSHA256); err != nil {
+	if err := nd.newForecast(o.ModelSHA256, o.ModelPath); err != nil {
 		return nil, err
 	}
 	nd.modelID = firstNonEmpty(o.ModelID, cfg.ModelID, o.Model.Meta.Name, "calisym")

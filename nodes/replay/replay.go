@@ -41,6 +41,8 @@ type Options struct {
 	Model *predictor.Model
 	// ModelID and ModelSHA256 identify the model in predictions.
 	ModelID, ModelSHA256 string
+	// ModelPath is the model file's path (node.Options.ModelPath).
+	ModelPath string
 	// DataRoot resolves the spec's parameter files and URDFs (default: the
 	// params file's directory).
 	DataRoot string
@@ -123,7 +125,7 @@ func Run(ctx context.Context, r logio.MessageReader, o Options) (*Result, error)
 	var now int64
 	out := &tee{now: func() int64 { return now }, w: o.Out, live: o.Live}
 	nd, err := node.New(node.Options{
-		Params: o.Params, Model: o.Model, ModelID: o.ModelID, ModelSHA256: o.ModelSHA256, DataRoot: o.DataRoot,
+		Params: o.Params, Model: o.Model, ModelID: o.ModelID, ModelSHA256: o.ModelSHA256, ModelPath: o.ModelPath, DataRoot: o.DataRoot,
 		Types: types, Now: func() int64 { return now }, Publisher: out,
 	})
 	if err != nil {

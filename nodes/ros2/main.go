@@ -89,7 +89,7 @@ func run(ctx context.Context, argv []string) error {
 	t := &transport{ctx: rctx, node: rn, pubs: map[string]*rclgo.Publisher{}, reliable: *reliable}
 	defer t.close()
 	nd, err := node.New(node.Options{
-		Params: p, Model: model, ModelSHA256: hex.EncodeToString(sum[:]), DataRoot: *dataRoot,
+		Params: p, Model: model, ModelSHA256: hex.EncodeToString(sum[:]), ModelPath: mp, DataRoot: *dataRoot,
 		Now: func() int64 { return time.Now().UnixNano() }, Publisher: t,
 	})
 	if err != nil {
