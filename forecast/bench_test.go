@@ -15,8 +15,9 @@ import (
 // weights) on one goroutine: "hold", the node's hold forecast (the held
 // ports and their means, then one Rollout), and "learned", the learned
 // forecast in the loop (256 random features; the ports of every step from
-// the state reached, then one step). The difference is the forecaster's
-// cost per prediction; neither allocates.
+// the state reached, then one step), and "direct", the linear direct
+// policy (the ports of every step from the first state and ports). The
+// difference is the forecaster's cost per prediction; none allocates.
 func BenchmarkQuadrupedForecast(b *testing.B) {
 	const n, a, nc, m, H = 18, 18, 12, 10, 100
 	nm := a + nc
@@ -59,6 +60,37 @@ func BenchmarkQuadrupedForecast(b *testing.B) {
 				fc.Push(m0)
 			}
 			if err := r.Rollout(x0, ports, H, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		// the shipped kind: a linear direct policy over the horizon
+		ni := DirectInputs(n, nm)
+		scale, oscale := make([]float64, ni), make([]float64, nm)
+		for i := range scale {
+			scale[i] = 1
+		}
+		for i := range oscale {
+			oscale[i] = 1
+		}
+		pol := NewDirect(n, nm, H-1, 0, 1, make([]float64, ni), scale, make([]float64, nm), oscale)
+		w := make([]float64, len(pol.W))
+		for i := range w {
+			w[i] = 0.01 * rng.NormFloat64()
+		}
+		if err := pol.SetWeights(w); err != nil {
+			b.Fatal(err)
+		}
+		fc, _ := statemap.NewPortHistory(m, a, nc)
+		loop, err := NewLoop(pol, nm, H, fc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			loop.Start(x0, m0, past)
+			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
 				b.Fatal(err)
 			}
 		}
