@@ -37,6 +37,7 @@ Nothing here starts or stops the node; the test does.
 import base64
 import importlib
 import json
+import os
 import struct
 import sys
 import threading
@@ -105,7 +106,8 @@ def main():
     latched_qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
                              reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     latched_types = {"/robot_description": "std_msgs/msg/String", "/tf_static": "tf2_msgs/msg/TFMessage"}
-    for topic in plan.get("latched", []) + [t for t in latched_types if t not in plan.get("latched", [])]:
+    required = plan.get("latched") or []
+    for topic in required + [t for t in latched_types if t not in required]:
         def on_latched(m, topic=topic):
             with lock:
                 if topic in latched:
@@ -157,7 +159,7 @@ def main():
     deadline = time.time() + plan.get("latched_wait_s", 20)
     while time.time() < deadline:
         with lock:
-            if all(t in latched for t in plan.get("latched", [])):
+            if all(t in latched for t in required):
                 break
         time.sleep(0.05)
     deadline = time.time() + plan.get("match_wait_s", 20)
@@ -193,7 +195,6 @@ def main():
             if first_state_wall[0] is None:
                 first_state_wall[0] = now
     time.sleep(plan.get("drain_s", 2.0))
-    executor.shutdown(timeout_sec=1)
 
     with lock:
         lat = sorted((w - sent[ns]) * 1e3 for ns, w, _, _, _, _ in received if ns in sent)
@@ -208,7 +209,8 @@ def main():
             "predictions": len(received),
             "predicted_states": len(set(stamps) & set(sent)),
             "predictions_unknown_stamp": unknown,
-            "predictions_out_of_order": sum(1 for a, b in zip(stamps, stamps[1:]) if b <= a),
+            "predictions_out_of_order": sum(1 for a, b in zip(stamps, stamps[1:]) if b < a),
+            "predictions_repeated_stamp": sum(1 for a, b in zip(stamps, stamps[1:]) if b == a),
             "predictions_malformed": sum(1 for r in received if not r[3]),
             "horizon": received[-1][2] if received else None,
             "model_sha256": received[-1][5] if received else None,
@@ -223,8 +225,11 @@ def main():
         })
     with open(result_path, "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)
-    node.destroy_node()
-    rclpy.shutdown()
+    # The spinning thread is not joined: ending the process here is what
+    # the node sees of a peer that goes away (rclpy aborts in a destructor
+    # when the interpreter ends around a running executor).
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
