@@ -33,9 +33,13 @@ func TestForecastParity(t *testing.T) {
 	for _, tc := range []struct {
 		kind   string
 		wrench bool
-	}{{node.ForecastHold, false}, {node.ForecastLearned, false}, {node.ForecastHold, true}, {node.ForecastLearned, true}} {
+		direct bool
+	}{{node.ForecastHold, false, false}, {node.ForecastLearned, false, false}, {node.ForecastLearned, false, true}, {node.ForecastHold, true, false}, {node.ForecastLearned, true, true}} {
 		kind := tc.kind
 		name := kind
+		if tc.direct {
+			name += "-direct"
+		}
 		if tc.wrench {
 			name += "+wrench"
 		}
@@ -61,7 +65,7 @@ func TestForecastParity(t *testing.T) {
 				smp := newParitySampler(t, p, root)
 				nn, nu, nc := smp.Layout()
 				f := &forecast.File{Binding: forecast.Binding{ModelSHA256: sha, PortMap: p.Spec.PortMap(), Coordinates: smp.Coordinates(), Ports: smp.Ports(),
-					N: nn, NU: nu, NC: nc, Dt: 1 / p.Rate, PortMean: m}, Policy: randomPolicy(nn, smp.Measured())}
+					N: nn, NU: nu, NC: nc, Dt: 1 / p.Rate, PortMean: m}, Policy: randomPolicy(nn, smp.Measured(), tc.direct)}
 				path := filepath.Join(t.TempDir(), "parity.forecaster.json")
 				if err := f.Save(path); err != nil {
 					t.Fatal(err)
@@ -156,8 +160,11 @@ func TestForecastParity(t *testing.T) {
 
 // randomPolicy is a learned policy of random weights: its forecast
 // changes from step to step with the state.
-func randomPolicy(n, nm int) *forecast.Learned {
+func randomPolicy(n, nm int, direct bool) *forecast.Learned {
 	ni := forecast.Inputs(n, nm)
+	if direct {
+		ni = forecast.DirectInputs(n, nm)
+	}
 	mean, scale := make([]float64, ni), make([]float64, ni)
 	for i := range scale {
 		scale[i] = 10
@@ -167,6 +174,9 @@ func randomPolicy(n, nm int) *forecast.Learned {
 		outScale[i] = 1
 	}
 	l := forecast.NewLearned(n, nm, 16, 3, mean, scale, outMean, outScale)
+	if direct {
+		l = forecast.NewDirect(n, nm, 7, 16, 3, mean, scale, outMean, outScale)
+	}
 	rng := rand.New(rand.NewPCG(4, 5))
 	w := make([]float64, len(l.W))
 	for i := range w {

@@ -160,7 +160,7 @@ func TestFitForecaster(t *testing.T) {
 		}
 	}
 	measure := func(e, m []float64) { copy(m, e) }
-	l, rep, err := FitForecaster(context.Background(), ds, 2, measure, ForecasterOptions{Features: 8, Lambdas: []float64{1e-8, 1e-2}})
+	l, rep, err := FitForecaster(context.Background(), ds, 2, measure, ForecasterOptions{Features: 8, Feedback: true, Lambdas: []float64{1e-8, 1e-2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestFitForecaster(t *testing.T) {
 		ep.E = append(ep.E, q+p, q-p)
 	}
 	long.Episodes = []dataset.Episode{ep}
-	_, rep, err = FitForecaster(context.Background(), long, 2, measure, ForecasterOptions{Steps: 10, NoFeatures: true})
+	_, rep, err = FitForecaster(context.Background(), long, 2, measure, ForecasterOptions{Steps: 10, Feedback: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,12 +204,46 @@ func TestFitForecaster(t *testing.T) {
 	if rep.ValRows != 8*10+9+4 || rep.Rows != 30*10 || rep.ValFiles[0] != "g.mcap" || rep.Files[0] != "g.mcap" {
 		t.Errorf("one episode: %d training and %d validation pairs, files %v / %v", rep.Rows, rep.ValRows, rep.Files, rep.ValFiles)
 	}
+	// the direct policy: ports that are a fixed function of the start and
+	// the step, m_k = m_0 + k·q_0, fitted exactly, and the last step's
+	// map held beyond its steps
+	dd := &dataset.Dataset{Meta: dataset.Meta{N: 1, NU: 1, Dt: 0.01, WindowLen: 5, Stride: 5}}
+	for f := range 4 {
+		for w := range 40 {
+			ep := dataset.Episode{Name: fmt.Sprintf("d%d.mcap@%d", f, 5*w), Len: 5}
+			q0, m0 := rng.NormFloat64(), rng.NormFloat64()
+			for k := range 5 {
+				q := q0 // the start's q; later states anything
+				if k > 0 {
+					q = rng.NormFloat64()
+				}
+				ep.X = append(ep.X, q, rng.NormFloat64())
+				ep.E = append(ep.E, m0+float64(k)*q0)
+			}
+			dd.Episodes = append(dd.Episodes, ep)
+		}
+	}
+	dl, drep, err := FitForecaster(context.Background(), dd, 1, func(e, m []float64) { m[0] = e[0] }, ForecasterOptions{Lambdas: []float64{1e-9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !drep.Direct || dl.Steps != 4 || !(drep.ValMSE[0] < 1e-9) {
+		t.Fatalf("direct: %d steps, report %+v", dl.Steps, drep)
+	}
+	dl.Begin([]float64{0.5, 9}, []float64{2})
+	for k, want := range map[int]float64{1: 2.5, 4: 4, 7: 4} {
+		out := []float64{0}
+		dl.Next(k, []float64{100, 100}, []float64{-1}, out)
+		if math.Abs(out[0]-want) > 1e-6 {
+			t.Errorf("direct step %d: %v, want %v", k, out[0], want)
+		}
+	}
 	// closed-loop selection: the penalty of least AR MSE on the
 	// validation windows, with the model in the loop
 	pl, _ := portLog(t, 80, 8, 4, 3, 9)
 	pm := func(e, m []float64) { m[0], m[1] = e[0], e[3] }
 	for _, direct := range []bool{false, true} {
-		_, crep, err := FitForecaster(context.Background(), pl, 2, pm, ForecasterOptions{Features: 4, Direct: direct, Lambdas: []float64{1e-3, 1, 100},
+		_, crep, err := FitForecaster(context.Background(), pl, 2, pm, ForecasterOptions{Features: 4, Feedback: !direct, Lambdas: []float64{1e-3, 1, 100},
 			Rollers: func() (Roller, error) { return portSum{}, nil }})
 		if err != nil {
 			t.Fatal(err)

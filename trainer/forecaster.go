@@ -16,14 +16,16 @@ import (
 
 // ForecasterOptions configure FitForecaster.
 type ForecasterOptions struct {
-	// Features is the number of random tanh features (default 256; 0
-	// after Defaults only when NoFeatures: a linear policy).
+	// Features is the number of random tanh features (0, the default: a
+	// linear policy).
 	Features int
-	// NoFeatures fits the linear policy (no random features).
-	NoFeatures bool
-	// Direct fits a direct policy (forecast.Learned.Steps): the ports of
-	// steps 1 … Steps from the start alone, open loop.
-	Direct bool
+	// Feedback fits the state-feedback policy (the ports of step k from
+	// the state the rollout reached, the first state and the first ports)
+	// instead of the direct one (forecast.Learned.Steps: the ports of
+	// steps 1 … Steps from the start alone, open loop). The direct linear
+	// policy is the default: it was chosen on the ANYmal's validation
+	// files (docs/live-prediction.md#the-port-forecast).
+	Feedback bool
 	// Rollers, when set, are the dynamics model's: the penalty is then
 	// chosen by the AR MSE of the model rolled out with each candidate in
 	// the loop from the validation windows (ForecasterReport.ValARMSE),
@@ -49,9 +51,6 @@ type ForecasterOptions struct {
 
 // Defaults fills unset fields.
 func (o *ForecasterOptions) Defaults() {
-	if o.Features == 0 && !o.NoFeatures {
-		o.Features = 256
-	}
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
@@ -113,7 +112,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	nx, ne := ds.StateDim(), ds.PortDim()
 	// ny: the targets of one pair, the ports of one step, or of K steps
 	K, ny := 1, nm
-	if opt.Direct {
+	if !opt.Feedback {
 		ni = forecast.DirectInputs(n, nm)
 		longest := 0
 		for _, ep := range ds.Episodes {
@@ -184,7 +183,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 				if windowed && s > 0 {
 					break
 				}
-				if !sel(e, s) || opt.Direct && s+K >= ep.Len {
+				if !sel(e, s) || !opt.Feedback && s+K >= ep.Len {
 					continue
 				}
 				if isVal(e, s) {
@@ -194,7 +193,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 				}
 				measure(ep.E[s*ne:(s+1)*ne], m0)
 				x0 := ep.X[s*nx : (s+1)*nx]
-				if opt.Direct {
+				if !opt.Feedback {
 					copy(z[:nx], x0)
 					copy(z[nx:], m0)
 					for k := range K {
@@ -250,7 +249,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	standard(inMean, inScale, sq)
 	standard(outMean, outScale, osq)
 	l := forecast.NewLearned(n, nm, opt.Features, opt.Seed, inMean, inScale, outMean, outScale)
-	if opt.Direct {
+	if !opt.Feedback {
 		l = forecast.NewDirect(n, nm, K, opt.Features, opt.Seed, inMean, inScale, outMean, outScale)
 	}
 
@@ -409,7 +408,7 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 			return eval(func() forecast.Policy { return c.Clone() })
 		}
 	}
-	rep.Direct = opt.Direct
+	rep.Direct = !opt.Feedback
 	best := -1
 	w := make([]float64, ny*p)
 	for i, lam := range opt.Lambdas {

@@ -59,7 +59,6 @@ func fitForecaster(cmd *cobra.Command, modelPath, dataDir, out string, opt train
 	w := cmd.ErrOrStderr()
 	fmt.Fprintf(w, "fitting the port forecaster of %s on %s (%d episodes, %d measured ports)\n", modelPath, dataDir, len(ds.Episodes), b.MeasuredPorts())
 	opt.Rollers = sv.Rollers
-	opt.NoFeatures = opt.Features == 0 // --forecaster-features 0: the linear policy
 	pol, rep, err := trainer.FitForecaster(cmd.Context(), ds, b.MeasuredPorts(), forecast.MeasureFunc(b), opt)
 	if err != nil {
 		return fmt.Errorf("train --forecaster: %w", err)

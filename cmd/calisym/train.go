@@ -142,9 +142,12 @@ func newTrainCmd() *cobra.Command {
 model.safetensors; .json for the MLP, default model.json).
 With --forecaster MODEL it fits instead the learned port forecast of a
 trained model (the node's forecast: learned): the next measured ports
-regressed by ridge regression on random tanh features of the predicted
-state, the first state and the first ports, on every window of --data
-(the penalty chosen on whole validation files), written to --out
+of every step of the horizon regressed by ridge regression on the first
+state and the first measured ports (a linear map per step; with
+--forecaster-features F also F random tanh features of them, with
+--forecaster-feedback on the state the rollout reaches instead), on
+every window of --data, the penalty chosen by the model's AR MSE with
+the forecaster in the loop on whole validation files, written to --out
 (default MODEL.forecaster.json) bound to the model file, the dataset's
 port map and layout; node, replay and eval refuse it with anything else.
 --data and --val name a dataset directory, or a split of a sharded
@@ -350,9 +353,9 @@ by default).`,
 	f.Float64Var(&w.Fc, "w-fc", w.Fc, "contact port weight")
 	f.Float64Var(&w.StepDecay, "rollout-decay", 0, "weigh step k of a multi-step loss by (k+1)^-decay (0: all steps alike)")
 	f.Float64Var(&w.Units, "loss-units", 0, "state loss from normalised (0) towards physical units (1: the units of the reported AR MSE)")
-	f.StringVar(&forecasterFor, "forecaster", "", "fit the port forecast of this model file instead (forecast: learned; see docs/live-prediction.md): the next measured ports regressed on the predicted state, the first state and the first ports, on --data; --out defaults to MODEL.forecaster.json")
-	f.IntVar(&fitOpt.Features, "forecaster-features", 256, "with --forecaster: random tanh features of the regression (0: a linear policy)")
-	f.BoolVar(&fitOpt.Direct, "forecaster-direct", false, "with --forecaster: the ports of every step from the first state and ports alone (open loop), instead of from the state the rollout reached")
+	f.StringVar(&forecasterFor, "forecaster", "", "fit the port forecast of this model file instead (forecast: learned; see docs/live-prediction.md): the measured ports of every step regressed on the first state and ports, on --data; --out defaults to MODEL.forecaster.json")
+	f.IntVar(&fitOpt.Features, "forecaster-features", 0, "with --forecaster: random tanh features of the regression (0: a linear policy, the default)")
+	f.BoolVar(&fitOpt.Feedback, "forecaster-feedback", false, "with --forecaster: the ports of each step from the state the rollout reached, the first state and the first ports (state feedback) instead of from the first state and ports alone (open loop, the default)")
 	_ = cmd.MarkFlagRequired("data")
 	run := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

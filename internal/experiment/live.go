@@ -29,7 +29,7 @@ func liveRows(ctx context.Context, mr *ModelReport, tr *trained, data Datasets, 
 	if err != nil {
 		return fmt.Errorf("experiment: %s: forecaster: %w", mr.Name, err)
 	}
-	pol, rep, err := trainer.FitForecaster(ctx, data.Train, b.MeasuredPorts(), forecast.MeasureFunc(b), trainer.ForecasterOptions{Direct: true, Rollers: tr.rollers})
+	pol, rep, err := trainer.FitForecaster(ctx, data.Train, b.MeasuredPorts(), forecast.MeasureFunc(b), trainer.ForecasterOptions{Rollers: tr.rollers})
 	if err != nil {
 		return fmt.Errorf("experiment: %s: %w", mr.Name, err)
 	}
