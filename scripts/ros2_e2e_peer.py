@@ -117,7 +117,7 @@ def main():
                     info["bytes"] = len(m.data.encode())
                 if hasattr(m, "transforms"):
                     info["transforms"] = len(m.transforms)
-                    info["frames"] = ["%s->%s" % (t.header.frame_id, t.child_frame_id) for t in m.transforms]
+                    info["frames"] = ["%s->%s" % (t.header.frame_id, t.child_frame_id) for t in m.transforms[:6]]
                 latched[topic] = info
         node.create_subscription(msg_class(latched_types[topic]), topic, on_latched, latched_qos)
 
