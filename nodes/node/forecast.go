@@ -22,23 +22,27 @@ func DefaultForecaster(modelPath string) string {
 // newForecast loads the learned port forecast (Ports.Forecaster, default
 // DefaultForecaster of modelPath) for ForecastLearned and checks that it
 // was fitted for this model file (modelSHA256), the params' port map and
-// the mapping's layout. A forecaster that does not exist leaves the node
-// holding the ports, with a warning (ModelWarning, /diagnostics); one that
-// cannot be used is an error.
+// the mapping's layout. A forecaster that does not exist (or none named,
+// and no model path) leaves the node holding the ports, with a warning
+// (ModelWarning, /diagnostics); one that cannot be used is an error.
 func (nd *Node) newForecast(modelSHA256, modelPath string) error {
 	if nd.cfg.Ports.Forecast != ForecastLearned {
 		return nil
 	}
+	hold := func(why string) {
+		nd.modelWarning = strings.TrimPrefix(nd.modelWarning+"; ", "; ") + fmt.Sprintf("forecast %s: %s, so the node holds the latest ports over the horizon (fit one with `calisym train --forecaster MODEL --data DIR`)", ForecastLearned, why)
+	}
 	path := nd.params.Resolve(nd.cfg.Ports.Forecaster)
 	if nd.cfg.Ports.Forecaster == "" {
 		if modelPath == "" {
-			return configError("ports.forecaster", "forecast %q needs the forecaster file (or the model file's path, beside which it defaults to MODEL.forecaster.json)", ForecastLearned)
+			hold("no forecaster file (ports.forecaster) and no model file beside which to look for one")
+			return nil
 		}
 		path = DefaultForecaster(modelPath)
 	}
 	f, err := forecast.Load(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		nd.modelWarning = strings.TrimPrefix(nd.modelWarning+"; ", "; ") + fmt.Sprintf("forecast %s: no forecaster %s, so the node holds the latest ports over the horizon (fit one with `calisym train --forecaster MODEL --data DIR`)", ForecastLearned, path)
+		hold("no forecaster " + path)
 		return nil
 	}
 	if err != nil {
