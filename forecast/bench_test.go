@@ -4,9 +4,19 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/calisym/calisym/internal/cputime"
+
 	"github.com/calisym/calisym/predictor"
 	"github.com/calisym/calisym/statemap"
 )
+
+// reportCPU reports the process's CPU time per operation ("cpu-ms/op")
+// when the returned function runs: on shared cores, where wall time
+// measures the other work as much as this one.
+func reportCPU(b *testing.B) func() {
+	c0 := cputime.Process()
+	return func() { b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N)/1e6, "cpu-ms/op") }
+}
 
 // BenchmarkQuadrupedForecast measures one 100-step prediction of the
 // ANYmal's default layout (params/anymal.yaml: n = 18, 30 measured ports
@@ -53,6 +63,7 @@ func BenchmarkQuadrupedForecast(b *testing.B) {
 	b.Run("hold", func(b *testing.B) {
 		fc, _ := statemap.NewPortHistory(m, a, nc)
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			fc.CopyFrom(past)
 			for k := range H {
@@ -88,6 +99,7 @@ func BenchmarkQuadrupedForecast(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			loop.Start(x0, m0, past)
 			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
@@ -119,6 +131,7 @@ func BenchmarkQuadrupedForecast(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			loop.Start(x0, m0, past)
 			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
