@@ -80,7 +80,11 @@ func TestROS2EndToEnd(t *testing.T) {
 	cfParquet := fixtures.Path(t, "crazyflie", "train", "square_20251017_run3.parquet")
 	tmp := t.TempDir()
 	ws := filepath.Join(tmp, "ws")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// go test puts the go that runs it first on PATH: CMake gets that one.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH: %v", err)
+	}
 	if os.Getenv("ROS_DOMAIN_ID") == "" {
 		t.Setenv("ROS_DOMAIN_ID", strconv.Itoa(100+os.Getpid()%100))
 	}
@@ -317,6 +321,26 @@ func checkRun(t *testing.T, name string, run *e2eRun, latched []string) {
 	}
 	if !found {
 		t.Errorf("%s: no /diagnostics status reports predictions: %v", name, diag)
+	}
+	// Every plan publishes one message per input topic a step, so an
+	// input's `lost` (messages that never reached the node) is at most the
+	// steps sent less the messages it received.
+	for st, v := range diag {
+		topic, ok := strings.CutPrefix(st, "calisym: input ")
+		if !ok {
+			continue
+		}
+		vals, _ := v.(map[string]any)["values"].(map[string]any)
+		received, err1 := strconv.Atoi(fmt.Sprint(vals["received"]))
+		lost, err2 := strconv.Atoi(fmt.Sprint(vals["lost"]))
+		if err1 != nil || err2 != nil {
+			t.Errorf("%s: %s: no received or lost count in /diagnostics: %v", name, topic, vals)
+			continue
+		}
+		if sent := int(num("sent")); lost > sent-received {
+			t.Errorf("%s: %s: /diagnostics says lost %d, but %d of the %d messages sent were received (at most %d lost)",
+				name, topic, lost, received, sent, sent-received)
+		}
 	}
 	if l, ok := latency(run, "p50"); ok {
 		p99, _ := latency(run, "p99")
