@@ -2,6 +2,7 @@ package test
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -247,7 +248,13 @@ func launchAndPlay(t *testing.T, install, peer, tmp, name, file string, args []s
 		syscall.Kill(-launch.Process.Pid, syscall.SIGKILL)
 	}()
 
-	pr := exec.Command("bash", append(append([]string{"-c", `source "$0" && exec "$@"`, setup}, prefix...), "python3", peer, planFile, resFile)...)
+	// The peer's waits are bounded (latched 30 s, matching 30 s, the plan,
+	// drain 2 s); the deadline only ends a peer that hangs.
+	steps, _ := p["steps"].([][]map[string]any)
+	period, _ := p["period_s"].(float64)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(float64(len(steps))*period*float64(time.Second)))
+	defer cancel()
+	pr := exec.CommandContext(ctx, "bash", append(append([]string{"-c", `source "$0" && exec "$@"`, setup}, prefix...), "python3", peer, planFile, resFile)...)
 	peerOut, err := pr.CombinedOutput()
 	run.LoadavgTo = loadavg()
 	if err != nil {
