@@ -74,16 +74,25 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			}
 			log := cmd.ErrOrStderr()
 			w := cmd.OutOrStdout()
+			if seeds != "" && variants == "" {
+				// a study's seeds: without --variants they once ran the
+				// study of the default variant unasked, into
+				// <out>/<system>/default/seed<S>/ and not report.json
+				return errors.New("bench: --seeds are a study's training seeds: give --variants too (--variants default: the system's default, each seed in --out/<system>/default/seed<S>); a single run without a study takes --seed")
+			}
 			if reports {
-				return checkStoredReports(w, systems, out, full, check)
+				if variants != "" {
+					return errors.New("bench: --reports checks the report.json of runs without --variants (--out/<system>/report.json), not a study's runs")
+				}
+				return checkStoredReports(w, systems, out, full, check, !cmd.Flags().Changed("system"))
 			}
 			if err := outguard.CheckDir("--out", out, "bench"); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			if wrench != "" && variants == "" && seeds == "" {
-				return errors.New("bench: --wrench evaluates a study's saved models: give --variants (default) or --seeds")
+			if wrench != "" && variants == "" {
+				return errors.New("bench: --wrench evaluates a study's saved models: give --variants (--variants default: the system's default)")
 			}
-			if variants != "" || seeds != "" {
+			if variants != "" {
 				if err := runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet); err != nil {
 					return err
 				}
@@ -184,11 +193,11 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
-	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the report.json files a run left in --out instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it)")
+	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the reports a run without --variants left in --out, --out/<system>/report.json, instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it); without --system, those of the systems that have one")
 	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
 	cmd.Flags().StringVar(&force, "force", "", "with --variants: also evaluate every run's models with offset-free rollouts, reported as <variant>+force: the force estimate's window and decay, \"10,0.9\"; several settings separated by ';' (\"10,0.9;32,1\") are reported as <variant>+force(10,0.9) and so on")
 	cmd.Flags().StringVar(&wrench, "wrench", "", "with --variants: also evaluate every run's models with rollouts offset-free by the wrench estimate on the floating base, reported as <variant>+wrench: "+wrenchFlagHelp+"; several settings separated by ';' are reported as <variant>+wrench(W,z,λ,B) each")
-	cmd.Flags().StringVar(&seeds, "seeds", "", "the study's training seeds (comma-separated; default 1,2,3)")
+	cmd.Flags().StringVar(&seeds, "seeds", "", "with --variants: the study's training seeds (comma-separated; default 1,2,3); a run without a study takes --seed")
 	cmd.AddCommand(newNanodroneCmd(), newStudyPlotCmd(), newPredictabilityCmd())
 	cmd.Flags().StringVar(&check, "check", "", "after the run, check that the results tables of this Markdown file (its \""+benchHeading+"\" section: "+publishedPage+") hold the regenerated numbers; fail if not")
 	return cmd
@@ -235,9 +244,13 @@ func removeCheckpoints(dir string, models []experiment.ModelSpec) error {
 }
 
 // checkStoredReports checks the tables of the document at check against
-// the reports of systems stored under out, as --check does after a run.
-// Each report must be of the configuration asked for (--full or not).
-func checkStoredReports(w io.Writer, systems []string, out string, full bool, check string) error {
+// the reports of systems stored under out, as --check does after a run:
+// out/<system>/report.json, which a run without --variants writes. With
+// present (--system not given), the systems of out that have one are
+// checked, and only none is an error; otherwise every system's must be
+// there. Each report must be of the configuration asked for (--full or
+// not). It names the reports it read.
+func checkStoredReports(w io.Writer, systems []string, out string, full bool, check string, present bool) error {
 	if check == "" {
 		return errors.New("bench: --reports checks stored reports against --check FILE: give the file")
 	}
@@ -245,18 +258,36 @@ func checkStoredReports(w io.Writer, systems []string, out string, full bool, ch
 	if full {
 		want = experiment.ConfigFull
 	}
+	if present {
+		var have []string
+		for _, s := range systems {
+			if _, err := os.Stat(filepath.Join(out, s, "report.json")); err == nil {
+				have = append(have, s)
+			}
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("bench: --reports: no %s for any system (%s): it reads the report.json that `calisym bench --out %s` without --variants writes; a study's runs (--variants) are in <system>/<variant>/seed<S>", filepath.Join(out, "<system>", "report.json"), strings.Join(systems, ", "), out)
+		}
+		systems = have
+	}
 	var published []publishedRow
+	var read []string
 	for _, s := range systems {
 		path := filepath.Join(out, s, "report.json")
 		rep, err := experiment.ReadReport(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("bench: --reports: %s: no report: --reports reads the report.json that `calisym bench --system %s --out %s` without --variants writes; a study's runs (--variants) are in %s/<variant>/seed<S>", path, s, out, filepath.Join(out, s))
+		}
 		if err != nil {
 			return fmt.Errorf("bench: --reports: %w", err)
 		}
+		read = append(read, path)
 		if got := rep.Configuration(); got != want {
 			return fmt.Errorf("bench: --reports: %s is of the %q configuration, not %q: give the --out of that run, and --full for a full one", path, got, want)
 		}
 		published = append(published, publishedRows(benchKey(s, full), rep)...)
 	}
+	fmt.Fprintf(w, "read %s\n", strings.Join(read, ", "))
 	if err := checkPublishedFile(w, check, benchHeading, published); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

@@ -88,6 +88,12 @@ func TestBenchCheckStoredReports(t *testing.T) {
 	if stdout, _, err := runCLI(t, args(doc("0.004086"), "--full")...); err != nil || !strings.Contains(stdout, "the 2 rows") {
 		t.Fatalf("the stored report against its rows: %v\n%s", err, stdout)
 	}
+	// without --system: the systems that have a report in --out (only
+	// crazyflie's here), named; before, all four were required
+	stdout, _, err := runCLI(t, "bench", "--out", out, "--reports", "--check", doc("0.004086"), "--full")
+	if want := "read " + filepath.Join(out, "crazyflie", "report.json") + "\n"; err != nil || !strings.Contains(stdout, want) || !strings.Contains(stdout, "the 2 rows") {
+		t.Errorf("--reports without --system: %v, want it to check the one report present and say %q\n%s", err, want, stdout)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -95,7 +101,9 @@ func TestBenchCheckStoredReports(t *testing.T) {
 	}{
 		{"number off", args(doc("0.004087"), "--full"), "column 3 reads \"0.004087\""},
 		{"modest asked, full stored", args(doc("0.004086")), "not \"modest (default)\""},
-		{"no report", []string{"bench", "--system", "crazyflie_gravity", "--out", out, "--reports", "--check", doc("0.004086"), "--full"}, "report.json"},
+		{"no report", []string{"bench", "--system", "crazyflie_gravity", "--out", out, "--reports", "--check", doc("0.004086"), "--full"}, "report.json that `calisym bench --system crazyflie_gravity --out " + out + "` without --variants writes"},
+		{"no report of any system", []string{"bench", "--out", t.TempDir(), "--reports", "--check", doc("0.004086"), "--full"}, "without --variants writes"},
+		{"a study's runs", append(args(doc("0.004086"), "--full"), "--variants", "default"), "not a study's runs"},
 		{"no document", []string{"bench", "--system", "crazyflie", "--out", out, "--reports", "--full"}, "--check FILE"},
 	} {
 		_, _, err := runCLI(t, c.args...)
@@ -181,5 +189,35 @@ func TestBenchCheckpointsCLI(t *testing.T) {
 	interrupted(7)
 	if _, err := bench(filepath.Join(dir, "other"), "--checkpoints", ck); !errors.Is(err, trainer.ErrCheckpoint) || !strings.Contains(err.Error(), "seed 7") {
 		t.Errorf("a checkpoint of another seed: %v", err)
+	}
+}
+
+// TestBenchStudyFlags checks the study flags' refusals, before anything
+// converts or trains: --seeds without --variants took the study path
+// unasked (into --out/<system>/default/seed<S>, not report.json); it is
+// refused, naming --variants default and --seed.
+func TestBenchStudyFlags(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"seeds without variants", []string{"--seeds", "1,2"}, []string{"--seeds are a study's training seeds: give --variants too", "--variants default", "--seed"}},
+		{"seeds and wrench without variants", []string{"--seeds", "1", "--wrench", "10,0.9"}, []string{"give --variants too"}},
+		{"wrench without variants", []string{"--wrench", "10,0.9"}, []string{"--wrench evaluates a study's saved models: give --variants (--variants default"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"bench", "--system", "crazyflie", "--data", t.TempDir(), "--out", out, "--quiet"}, c.args...)
+			_, _, err := runCLI(t, args...)
+			for _, w := range c.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v, want it to say %q", err, w)
+				}
+			}
+			if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+				t.Errorf("--out created: %v", serr)
+			}
+		})
 	}
 }

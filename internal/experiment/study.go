@@ -394,9 +394,9 @@ func Variants() []Variant {
 	}
 	return []Variant{
 		{Name: "onestep", About: "the one-step configuration: teacher forcing with the α ramp, normalised loss, the last epoch (the default before the long-horizon study)", Apply: func([]ModelSpec, Spec) {}},
-		{Name: "default", About: "the benchmark's default (for the Crazyflie: onestep + LongHorizon; for the quadruped also the params' port history, convert.history)", Apply: func([]ModelSpec, Spec) {}},
+		{Name: "default", About: "each system's default, as `calisym bench` without --variants trains it: the one-step configuration changed by, on crazyflie, LongHorizon on training windows at stride 10 with the params' port history (convert.history) and thrust map; on crazyflie_gravity, LongHorizonLonger at stride 2 with the params' port history and thrust map (the battery's voltage); on double_pendulum_hw, SelectLongerPrior; on anymal_sim, LongHorizon with the params' port history (convert.history)", Apply: func([]ModelSpec, Spec) {}},
 		{Name: "default-calisym", About: "the default's CaLiSym alone (its rows are the default's, without training the MLP): the models the live node serves, for the port-forecast study", Apply: func([]ModelSpec, Spec) {}, OnDefault: true, Only: []string{"gr", "grb"}},
-		{Name: "longhorizon", About: "onestep + LongHorizon on any system (the Crazyflie's default; the quadruped's without the port history)", Apply: LongHorizon},
+		{Name: "longhorizon", About: "onestep + LongHorizon on any system, at the one-step configuration's training stride and without the params' port history (the base of the Crazyflie's and the quadruped's defaults, see default)", Apply: LongHorizon},
 		{Name: "select", About: "keep the epoch (from the 5th) of lowest AR MSE at the headline horizon on the ID-test windows", Apply: sel},
 		{Name: "units", About: "state loss in physical units (LossWeights.Units = 1)", Apply: func(ms []ModelSpec, _ Spec) { units(ms) }},
 		{Name: "kstep", About: "multi-step training: 5 epochs one-step, then K = 2 → 10 over 10 epochs (no teacher-forcing ramp)", Apply: func(ms []ModelSpec, _ Spec) { kstep(ms) }},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -841,4 +842,53 @@ func studyRowsFile(t *testing.T, path string) []StudyRow {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// TestDefaultVariantAbout checks the "default" variant's description
+// against each system's default as the code builds it: its training
+// function by name, its training stride, and the params' port history and
+// battery voltage where the params have them. It said "for the Crazyflie:
+// onestep + LongHorizon", which the gravity-aware pose's default
+// (LongHorizonLonger at stride 2) had long left.
+func TestDefaultVariantAbout(t *testing.T) {
+	vs, err := LookupVariants([]string{"default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	about := vs[0].About
+	params := filepath.Join(fixtures.Root(), "params")
+	for _, name := range RealSystemNames() {
+		t.Run(name, func(t *testing.T) {
+			sys := realSystems()[name]
+			var part string
+			for p := range strings.SplitSeq(about, "; ") {
+				if strings.Contains(p, "on "+name+", ") {
+					part = p
+				}
+			}
+			if part == "" {
+				t.Fatalf("%q says nothing on %s", about, name)
+			}
+			spec, err := LoadRealSpec(name, RealOptions{ParamsDir: params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn := runtime.FuncForPC(reflect.ValueOf(sys.defaults).Pointer()).Name()
+			fn = fn[strings.LastIndex(fn, ".")+1:]
+			for _, c := range []struct {
+				what string
+				want bool
+			}{
+				{fn + " ", true},
+				{fmt.Sprintf("stride %d ", sys.defaultStride), sys.defaultStride > 0},
+				{"stride", sys.defaultStride > 0},
+				{"port history", spec.History.PortMean > 0},
+				{"voltage", !spec.Control.Quadrotor.Voltage.IsZero()},
+			} {
+				if got := strings.Contains(part+" ", c.what); got != c.want {
+					t.Errorf("%q: mentions %q: %v, want %v", part, c.what, got, c.want)
+				}
+			}
+		})
+	}
 }
