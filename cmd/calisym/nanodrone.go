@@ -82,7 +82,7 @@ writes them in --out/<system>/<variant>/seed<S>.`,
 	def := defaultDataDir()
 	cmd.Flags().StringVar(&systems, "system", experiment.RealCrazyflieGravity+","+experiment.RealCrazyflie, "the pose representations of the runs (comma-separated: crazyflie_gravity, crazyflie)")
 	cmd.Flags().StringVar(&runs, "runs", "", "run directories, comma-separated glob patterns; {system} stands for the system (e.g. out/study/{system}/default/seed*)")
-	cmd.Flags().StringVar(&flights, "flights", "crazyflie/test/*.parquet", "the flights scored, comma-separated glob patterns relative to --data")
+	cmd.Flags().StringVar(&flights, "flights", "crazyflie/test/*.parquet", "the flights scored, comma-separated glob patterns relative to --data unless absolute")
 	cmd.Flags().StringVar(&data, "data", def, "the shared data directory (default $CALISYM_DATA or ../shared/data)")
 	cmd.Flags().StringVar(&paramsDir, "params", "params", "directory of the params YAML files")
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the numbers as JSON to this file")

@@ -581,8 +581,8 @@ type NanoOptions struct {
 	// run or a study's run writes them); "{system}" in a pattern is
 	// replaced by the system's name.
 	Runs []string
-	// Flights are glob patterns of the flights, relative to DataRoot
-	// (parquet).
+	// Flights are glob patterns of the flights (parquet), relative to
+	// DataRoot unless absolute.
 	Flights []string
 	// DataRoot is the shared data directory; ParamsDir holds the params.
 	DataRoot, ParamsDir string
@@ -590,6 +590,34 @@ type NanoOptions struct {
 	Workers int
 	// Log, when set, receives a line per model scored.
 	Log io.Writer
+}
+
+// nanoFlightPaths expands the flights' glob patterns, each relative to
+// root unless absolute (an absolute pattern is used as given), into the
+// sorted paths of the files they match; a pattern that matches none is
+// an error.
+func nanoFlightPaths(root string, patterns []string) ([]string, error) {
+	var paths []string
+	for _, p := range patterns {
+		abs := filepath.IsAbs(p)
+		full := p
+		if !abs {
+			full = filepath.Join(root, p)
+		}
+		m, err := filepath.Glob(full)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: flights %q: %w", p, err)
+		}
+		switch {
+		case len(m) == 0 && abs:
+			return nil, fmt.Errorf("experiment: flights %q match no file", p)
+		case len(m) == 0:
+			return nil, fmt.Errorf("experiment: flights %q match no file under %s (a relative pattern is relative to the data directory, --data)", p, root)
+		}
+		paths = append(paths, m...)
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), nil
 }
 
 // NanoHoldSystem is the System of the state held constant's result,
@@ -601,19 +629,10 @@ const NanoHoldSystem = "data"
 // results (the held state first, then per system CaLiSym and the MLP)
 // and the flights' paths.
 func NanoEvaluate(ctx context.Context, opt NanoOptions) ([]NanoResult, []string, error) {
-	var paths []string
-	for _, p := range opt.Flights {
-		m, err := filepath.Glob(filepath.Join(opt.DataRoot, p))
-		if err != nil {
-			return nil, nil, fmt.Errorf("experiment: flights %q: %w", p, err)
-		}
-		if len(m) == 0 {
-			return nil, nil, fmt.Errorf("experiment: flights %q match no file under %s", p, opt.DataRoot)
-		}
-		paths = append(paths, m...)
+	paths, err := nanoFlightPaths(opt.DataRoot, opt.Flights)
+	if err != nil {
+		return nil, nil, err
 	}
-	slices.Sort(paths)
-	paths = slices.Compact(paths)
 	if len(opt.Systems) == 0 {
 		return nil, nil, errors.New("experiment: nano-drone metric: no system")
 	}

@@ -3,7 +3,9 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -509,6 +511,50 @@ func TestNanoModelFitsPortMap(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// TestNanoFlightPaths checks --flights: a relative pattern is relative to
+// the data directory, an absolute one is used as given (it was joined to
+// the data directory too, so new flights needed a folder of symlinks).
+func TestNanoFlightPaths(t *testing.T) {
+	root, other := t.TempDir(), t.TempDir()
+	for _, f := range []string{filepath.Join(root, "crazyflie", "test", "a.parquet"), filepath.Join(root, "crazyflie", "test", "b.parquet"), filepath.Join(other, "new.parquet")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		patterns []string
+		want     []string
+		err      string
+	}{
+		{"relative", []string{"crazyflie/test/*.parquet"}, []string{filepath.Join(root, "crazyflie/test/a.parquet"), filepath.Join(root, "crazyflie/test/b.parquet")}, ""},
+		{"absolute", []string{filepath.Join(other, "*.parquet")}, []string{filepath.Join(other, "new.parquet")}, ""},
+		{"both, one file twice", []string{filepath.Join(other, "new.parquet"), "crazyflie/test/a.parquet", filepath.Join(other, "*")}, []string{filepath.Join(root, "crazyflie/test/a.parquet"), filepath.Join(other, "new.parquet")}, ""},
+		{"absolute, no file", []string{filepath.Join(other, "x*.parquet")}, nil, fmt.Sprintf("flights %q match no file", filepath.Join(other, "x*.parquet"))},
+		{"relative, no file", []string{"x*.parquet"}, nil, "match no file under " + root + " (a relative pattern is relative to the data directory, --data)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := nanoFlightPaths(root, c.patterns)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("%v, %v; want %v", got, err, c.want)
+			}
+			// NanoEvaluate reads the same flights: past them, no system
+			if _, _, err := NanoEvaluate(context.Background(), NanoOptions{Flights: c.patterns, DataRoot: root}); err == nil || !strings.Contains(err.Error(), "no system") {
+				t.Errorf("NanoEvaluate: %v, want the flights found and no system", err)
 			}
 		})
 	}
