@@ -493,9 +493,10 @@ func Evaluate(ctx context.Context, newRoller RollerFactory, ds *dataset.Dataset,
 	for j := range res.PerCoord {
 		res.PerCoord[j] /= math.Max(cnt, 1)
 	}
-	for f, name := range fileNames {
+	labels := fileLabels(fileNames)
+	for f := range fileNames {
 		c := float64(max(fn[f], 1) * H)
-		res.PerFile = append(res.PerFile, FileError{File: name, Windows: fn[f],
+		res.PerFile = append(res.PerFile, FileError{File: labels[f], Windows: fn[f],
 			MSE: (fq[f] + fp[f]) / (c * float64(nx)), MSEQ: fq[f] / (c * float64(n)), MSEP: fp[f] / (c * float64(n))})
 	}
 	if res.Diverged > 0 {

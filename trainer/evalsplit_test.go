@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -52,5 +53,42 @@ func TestEvaluateBreakdown(t *testing.T) {
 	want := (res.PerCoord[0] + res.PerCoord[n]) / s
 	if math.Abs(b.BaseShare-want) > 1e-12 || b.BaseQ != res.PerCoord[0] || b.JointP != res.PerCoord[n+1] {
 		t.Errorf("split %+v of per-coordinate %v", b, res.PerCoord)
+	}
+}
+
+// TestEvaluatePerFileNames checks the names of per_file: a file converted
+// from outside the data root (its episodes named by an absolute path or
+// one climbing out, "../…") is named by its base name where that is
+// unambiguous among the evaluation's files; names relative to the data
+// root are kept. Before, machine paths ended up in the tables.
+func TestEvaluatePerFileNames(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		files, want [3]string
+	}{
+		{"relative to the data root, kept", [3]string{"crazyflie/test/a.parquet", "crazyflie/test/b.parquet", "c.parquet"}, [3]string{"crazyflie/test/a.parquet", "crazyflie/test/b.parquet", "c.parquet"}},
+		{"absolute, base names", [3]string{"/home/me/logs/a.mcap", "/home/me/logs/b.mcap", "/tmp/c.mcap"}, [3]string{"a.mcap", "b.mcap", "c.mcap"}},
+		{"climbing out, base name", [3]string{"../shared/data/a.mcap", "x/b.mcap", "c.mcap"}, [3]string{"a.mcap", "x/b.mcap", "c.mcap"}},
+		{"ambiguous base name, kept", [3]string{"/run1/a.mcap", "/run2/a.mcap", "/run2/b.mcap"}, [3]string{"/run1/a.mcap", "/run2/a.mcap", "b.mcap"}},
+		{"absolute against a relative of that base name, kept", [3]string{"/home/me/a.mcap", "logs/a.mcap", "/home/me/b.mcap"}, [3]string{"/home/me/a.mcap", "logs/a.mcap", "b.mcap"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds := toyDataset(t, 3, 30, 2, 1, 3)
+			for i := range ds.Episodes {
+				ds.Episodes[i].Name = c.files[i] + "@0"
+			}
+			sym := symplecticLearner(t, ds, "gr", 1)
+			res, err := Evaluate(context.Background(), sym.Rollers(), ds, EvalOptions{Horizon: 10, Stride: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.PerFile {
+				got = append(got, f.File)
+			}
+			if !slices.Equal(got, c.want[:]) {
+				t.Errorf("per_file %q, want %q", got, c.want)
+			}
+		})
 	}
 }
