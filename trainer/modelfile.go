@@ -162,12 +162,12 @@ func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 	if s.Model != nil {
 		l := s.Model.Layout
 		if l.N != ds.N || l.NU != ds.NU || l.NC != ds.NC {
-			return fmt.Errorf("%w: model %s has n=%d, n_u=%d, n_c=%d but dataset %s has n=%d, n_u=%d, n_c=%d",
-				ErrModelData, s.Path, l.N, l.NU, l.NC, dsPath, ds.N, ds.NU, ds.NC)
+			return fmt.Errorf("%w: model %s has n=%d, n_u=%d, n_c=%d but dataset %s has n=%d, n_u=%d, n_c=%d%s",
+				ErrModelData, s.Path, l.N, l.NU, l.NC, dsPath, ds.N, ds.NU, ds.NC, portHistoryHint(l, s.PortMean, ds))
 		}
 	} else if s.StateDim != ds.StateDim() || s.PortDim != ds.PortDim() {
-		return fmt.Errorf("%w: model %s has state dimension %d and %d ports but dataset %s has %d and %d",
-			ErrModelData, s.Path, s.StateDim, s.PortDim, dsPath, ds.StateDim(), ds.PortDim())
+		return fmt.Errorf("%w: model %s has state dimension %d and %d ports but dataset %s has %d and %d%s",
+			ErrModelData, s.Path, s.StateDim, s.PortDim, dsPath, ds.StateDim(), ds.PortDim(), portHistoryHint(s.Layout, s.PortMean, ds))
 	}
 	for _, c := range []struct {
 		what        string
@@ -184,6 +184,44 @@ func (s *SavedModel) CheckDataset(ds *dataset.Dataset, dsPath string) error {
 		}
 	}
 	return nil
+}
+
+// portHistoryHint explains a layout mismatch that the port history makes
+// (convert.history.port_mean): where the model (layout l, port history m)
+// and the dataset have the same state and the same measured ports but
+// another port history, it returns ": convert.history.port_mean differs:
+// …", with both values and the control ports that each side's history
+// adds; otherwise "". The dataset's port history is read from its port
+// names; a dataset without names is taken to have none.
+func portHistoryHint(l predictor.Layout, m int, ds *dataset.Dataset) string {
+	if l.N != ds.N || l.NC != ds.NC || l.NU == ds.NU {
+		return ""
+	}
+	dm, err := predictor.PortMeanFromNames(ds.Ports, ds.NU, ds.NC)
+	if err != nil || dm == m {
+		return ""
+	}
+	// a history of m > 0 adds the means of every measured port (a
+	// control and nc contact values) to the a measured controls:
+	// n_u = 2a + nc
+	measured := func(nu, m int) int {
+		if m > 0 {
+			return (nu - ds.NC) / 2
+		}
+		return nu
+	}
+	a := measured(l.NU, m)
+	if measured(ds.NU, dm) != a {
+		return ""
+	}
+	side := func(nu, m int) string {
+		if m == 0 {
+			return fmt.Sprintf("0 (no port history: n_u = %d measured control ports)", nu)
+		}
+		return fmt.Sprintf("%d (n_u = %d measured control ports + %d means of the ports over the %d samples before)", m, a, nu-a, m)
+	}
+	return fmt.Sprintf(": convert.history.port_mean differs, %s for the model against %s for the dataset: convert the data with the params the model was trained with (convert.history.port_mean: %d)",
+		side(l.NU, m), side(ds.NU, dm), m)
 }
 
 // mlpFile is the JSON file of an MLP baseline: its configuration, the

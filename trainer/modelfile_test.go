@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/calisym/calisym/dataset"
 	"github.com/calisym/calisym/predictor"
 )
 
@@ -240,5 +242,68 @@ func TestMLPFileMeta(t *testing.T) {
 	}
 	if sv, err := OpenModel(plain); err != nil || !sv.ChecksumVerified || sv.Layout != (predictor.Layout{}) || sv.Dt != 0 || sv.PortMean != 0 {
 		t.Errorf("an MLP file without meta: %v, %+v", err, sv)
+	}
+}
+
+// TestCheckDatasetPortHistory checks the refusal of a dataset converted
+// with another port history than the model's (convert.history.port_mean):
+// it said only "n_u=12 … n_u=6"; it says that port_mean differs, both
+// values and the ports each side's history adds, for either kind of
+// model. A layout that differs otherwise gets no such sentence.
+func TestCheckDatasetPortHistory(t *testing.T) {
+	names := func(prefix string, k int) []string {
+		var out []string
+		for i := 1; i <= k; i++ {
+			out = append(out, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return out
+	}
+	means := func(m int, ports []string) []string {
+		var out []string
+		for _, p := range ports {
+			out = append(out, fmt.Sprintf("mean%d(%s)", m, p))
+		}
+		return out
+	}
+	u, f := names("u", 6), names("f", 12)
+	tau := names("tau", 18)
+	for _, c := range []struct {
+		name     string
+		model    predictor.Layout
+		m        int
+		data     predictor.Layout
+		ports    []string
+		want     string // "" : no port-history sentence
+		wantDims string
+	}{
+		{"model with a history, data without", predictor.Layout{N: 6, NU: 12}, 2, predictor.Layout{N: 6, NU: 6}, u,
+			"convert.history.port_mean differs, 2 (n_u = 6 measured control ports + 6 means of the ports over the 2 samples before) for the model against 0 (no port history: n_u = 6 measured control ports) for the dataset: convert the data with the params the model was trained with (convert.history.port_mean: 2)", "n_u=12"},
+		{"data without port names", predictor.Layout{N: 6, NU: 12}, 2, predictor.Layout{N: 6, NU: 6}, nil, "port_mean differs, 2 (", "n_u=6"},
+		{"model without, data with a history", predictor.Layout{N: 6, NU: 6}, 0, predictor.Layout{N: 6, NU: 12}, append(slices.Clone(u), means(2, u)...),
+			"port_mean differs, 0 (no port history: n_u = 6 measured control ports) for the model against 2 (n_u = 6 measured control ports + 6 means of the ports over the 2 samples before) for the dataset", "n_u=12"},
+		{"contacts: the quadruped's history of 10", predictor.Layout{N: 18, NU: 48, NC: 12}, 10, predictor.Layout{N: 18, NU: 18, NC: 12}, append(slices.Clone(tau), f...),
+			"10 (n_u = 18 measured control ports + 30 means of the ports over the 10 samples before) for the model against 0 (no port history: n_u = 18 measured control ports)", "n_u=48"},
+		{"other controls, no history", predictor.Layout{N: 6, NU: 6}, 0, predictor.Layout{N: 6, NU: 4}, names("u", 4), "", "n_u=4"},
+		{"another robot", predictor.Layout{N: 6, NU: 12}, 2, predictor.Layout{N: 2, NU: 2}, names("u", 2), "", "n=2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds := &dataset.Dataset{Meta: dataset.Meta{N: c.data.N, NU: c.data.NU, NC: c.data.NC, Ports: c.ports}}
+			for _, kind := range []string{"calisym", "mlp"} {
+				sv := &SavedModel{Path: "m", StateDim: 2 * c.model.N, PortDim: c.model.NU + c.model.NC, Layout: c.model, PortMean: c.m}
+				wantDims := c.wantDims
+				if kind == "calisym" {
+					sv.Model = &predictor.Model{Layout: c.model}
+				} else {
+					wantDims = fmt.Sprintf("%d and %d", 2*c.data.N, c.data.NU+c.data.NC)
+				}
+				err := sv.CheckDataset(ds, "d")
+				if !errors.Is(err, ErrModelData) || !strings.Contains(err.Error(), wantDims) {
+					t.Fatalf("%s: %v, want ErrModelData naming %q", kind, err, wantDims)
+				}
+				if got := strings.Contains(err.Error(), "port_mean"); c.want == "" && got || c.want != "" && !strings.Contains(err.Error(), c.want) {
+					t.Errorf("%s: %v\nwant it to say %q", kind, err, c.want)
+				}
+			}
+		})
 	}
 }
