@@ -383,7 +383,8 @@ func summarize(run *e2eRun) map[string]any {
 		v, _ := st.(map[string]any)["values"].(map[string]any)
 		if _, ok := v["predictions"]; ok {
 			s["node_diagnostics"] = map[string]any{"status": name, "predictions": v["predictions"], "suppressed": v["suppressed"],
-				"coalesced": v["coalesced"], "latency_p50_ms": v["latency_p50_ms"], "latency_p99_ms": v["latency_p99_ms"]}
+				"coalesced": v["coalesced"], "latency_p50_ms": v["latency_p50_ms"], "latency_p99_ms": v["latency_p99_ms"],
+				"model_warning": v["model_warning"]}
 		}
 		if strings.HasPrefix(name, "calisym: input ") {
 			s["input "+strings.TrimPrefix(name, "calisym: input ")] = map[string]any{"received": v["received"], "lost": v["lost"], "dropped": v["dropped"]}
@@ -515,42 +516,64 @@ func mcapMessages(t *testing.T, path, topic string, n int) []*logio.Message {
 // modelsFor returns the model of each robot: CALISYM_ROS2_E2E_MODELS's,
 // or one trained here for an epoch on a shared log (the ANYmal in the
 // default layout, GR 18 × 66 on the port history's lift, so that its
-// latency is the shipped model's).
+// latency is the shipped model's). The ANYmal's port forecaster
+// (params/anymal.yaml: forecast learned, MODEL.forecaster.json beside the
+// model) is the one beside the given model, or one fitted here.
 func modelsFor(t *testing.T, cli, root, data, cfParquet, tmp string) map[string]string {
 	t.Helper()
 	models := map[string]string{}
 	dir := os.Getenv("CALISYM_ROS2_E2E_MODELS")
+	calisym := func(args ...string) {
+		t.Helper()
+		if b, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+			t.Fatalf("calisym %s: %v\n%s", strings.Join(args, " "), err, tail(string(b), 3000))
+		}
+	}
 	for _, robot := range []string{"pendulum", "anymal", "crazyflie"} {
+		out := filepath.Join(tmp, robot+".safetensors")
+		given := ""
 		if dir != "" {
 			if p := filepath.Join(dir, robot+".safetensors"); fileExists(p) {
-				models[robot] = p
-				continue
+				given = p
 			}
 		}
-		out := filepath.Join(tmp, robot+".safetensors")
-		var steps [][]string
 		switch robot {
 		case "pendulum":
-			d := filepath.Join(tmp, "pendulum-train")
-			steps = [][]string{{"sim", "--preset", "smoke", "--out", d},
-				{"train", "--data", filepath.Join(d, "train"), "--epochs", "1", "--quiet", "--out", out}}
+			if given == "" {
+				d := filepath.Join(tmp, "pendulum-train")
+				calisym("sim", "--preset", "smoke", "--out", d)
+				calisym("train", "--data", filepath.Join(d, "train"), "--epochs", "1", "--quiet", "--out", out)
+			}
 		case "anymal":
+			forecaster := func(m string) string { return strings.TrimSuffix(m, ".safetensors") + ".forecaster.json" }
+			if given != "" && fileExists(forecaster(given)) {
+				break
+			}
 			d := filepath.Join(tmp, "anymal-ds")
-			steps = [][]string{{"convert", "--params", filepath.Join(root, "params", "anymal.yaml"), "--data", filepath.Join(data, "anymal_sim"),
-				"--out", d, "--split", "train", filepath.Join(data, "anymal_sim", "id", "trot_301.mcap")},
-				{"train", "--data", filepath.Join(d, "train"), "--model", "gr", "--arch", "quadruped", "--epochs", "1", "--quiet", "--out", out}}
+			calisym("convert", "--params", filepath.Join(root, "params", "anymal.yaml"), "--data", filepath.Join(data, "anymal_sim"),
+				"--out", d, "--split", "train", filepath.Join(data, "anymal_sim", "id", "trot_301.mcap"))
+			if given != "" {
+				if err := copyFile(given, out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				given = ""
+			} else {
+				calisym("train", "--data", filepath.Join(d, "train"), "--model", "gr", "--arch", "quadruped", "--epochs", "1", "--quiet", "--out", out)
+			}
+			calisym("train", "--forecaster", out, "--data", filepath.Join(d, "train"), "--out", forecaster(out))
 		case "crazyflie":
-			d := filepath.Join(tmp, "crazyflie-ds")
-			steps = [][]string{{"convert", "--params", filepath.Join(root, "params", "crazyflie.yaml"), "--data", data,
-				"--out", d, "--split", "train", cfParquet},
-				{"train", "--data", filepath.Join(d, "train"), "--model", "gr", "--arch", "quadrotor", "--epochs", "1", "--quiet", "--out", out}}
-		}
-		for _, args := range steps {
-			if b, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
-				t.Fatalf("calisym %s: %v\n%s", strings.Join(args, " "), err, tail(string(b), 3000))
+			if given == "" {
+				d := filepath.Join(tmp, "crazyflie-ds")
+				calisym("convert", "--params", filepath.Join(root, "params", "crazyflie.yaml"), "--data", data,
+					"--out", d, "--split", "train", cfParquet)
+				calisym("train", "--data", filepath.Join(d, "train"), "--model", "gr", "--arch", "quadrotor", "--epochs", "1", "--quiet", "--out", out)
 			}
 		}
-		models[robot] = out
+		if given != "" {
+			models[robot] = given
+		} else {
+			models[robot] = out
+		}
 	}
 	return models
 }
