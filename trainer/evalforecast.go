@@ -27,13 +27,13 @@ type Forecast struct {
 // node's prediction from the same sample, bit for bit. It is not safe for
 // concurrent use; make one per goroutine.
 type ForecastRoller struct {
-	loop       *forecast.Loop
-	past       *statemap.PortHistory // nil without a port history
-	measure    forecast.Measure
-	nm         int
-	m0, m, row []float64
-	ports      []float64 // horizon × n_e: the ports the loop chose
-	n, ne      int
+	loop    *forecast.Loop
+	past    *statemap.PortHistory // nil without a port history
+	measure forecast.Measure
+	nm      int
+	m0, m   []float64
+	ports   []float64 // horizon × n_e: the ports the loop chose
+	n, ne   int
 }
 
 // NewForecastRoller makes a roller of fc over up to horizon steps for

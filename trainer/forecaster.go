@@ -30,7 +30,9 @@ type ForecasterOptions struct {
 	// chosen by the AR MSE of the model rolled out with each candidate in
 	// the loop from the validation windows (ForecasterReport.ValARMSE),
 	// what the node's predictions make of it, instead of by the ports'
-	// one-step error. Needs window-stored data or validation files.
+	// one-step error. Episode-stored data with fewer than four files and
+	// no Validation (validated by position) are chosen by the ports'
+	// error all the same.
 	Rollers RollerFactory
 	// Workers are the evaluation's goroutines (default 2).
 	Workers int
@@ -380,10 +382,9 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	// in the loop on the validation windows (one per window, from its
 	// first sample; windows in episodes).
 	var closedLoop func(w []float64) (float64, error)
-	if opt.Rollers != nil {
-		if !windowed && len(opt.Validation) == 0 && len(files) < 4 {
-			return nil, rep, fmt.Errorf("trainer: forecaster: closed-loop selection needs window-stored data or validation files")
-		}
+	// (Episodes validated by position, not whole, have no validation
+	// windows of their own: their penalty is chosen by the ports' error.)
+	if opt.Rollers != nil && (windowed || len(opt.Validation) > 0 || len(files) >= 4) {
 		longest := 0
 		for _, ep := range ds.Episodes {
 			longest = max(longest, ep.Len)
