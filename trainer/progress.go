@@ -13,7 +13,10 @@ import (
 // progress reports a run's progress: on a terminal a bar with loss and
 // throughput, redrawn in place; to any other writer (a log file, a CI
 // console, a pipe) one line per epoch, since a bar's carriage returns
-// would make a log one endless line.
+// would make a log one endless line: the epoch, the training loss, the
+// validation loss (where there is a validation set), the throughput, the
+// epoch's seconds, the time elapsed since the run started and the ETA of
+// its end at the pace so far.
 type progress struct {
 	bar   *progressbar.ProgressBar
 	w     io.Writer
@@ -23,6 +26,10 @@ type progress struct {
 	// epochs is the run's length; start the epoch it resumed from (0: a
 	// fresh run).
 	epochs, start int
+	// t0 is when this run started; now the clock (time.Now): the lines'
+	// elapsed time and ETA.
+	t0  time.Time
+	now func() time.Time
 }
 
 // newProgress returns the bar of a run of epochs epochs, resumed after
@@ -38,7 +45,8 @@ func newProgress(w io.Writer, name string, epochs, start int) *progress {
 
 // newProgressMode is newProgress with a bar (bar) or lines (!bar) on w.
 func newProgressMode(w io.Writer, bar bool, name string, epochs, start int) *progress {
-	p := &progress{w: w, name: name, epochs: epochs, start: start}
+	p := &progress{w: w, name: name, epochs: epochs, start: start, now: time.Now}
+	p.t0 = p.now()
 	if w == nil {
 		return p
 	}
@@ -89,6 +97,14 @@ func (p *progress) epochDone(es EpochStats) {
 			stats += fmt.Sprintf(" %.0f tr/s", float64(es.Transitions)/es.Seconds)
 		}
 		stats += fmt.Sprintf(" %.1f s", es.Seconds)
+		// the time since this run started, and the epochs left at this
+		// run's pace (a resumed run's earlier epochs do not count)
+		elapsed := p.now().Sub(p.t0)
+		eta := time.Duration(0)
+		if done := es.Epoch - p.start; done > 0 {
+			eta = elapsed / time.Duration(done) * time.Duration(max(p.epochs-es.Epoch, 0))
+		}
+		stats += fmt.Sprintf(", elapsed %s, ETA %s", elapsed.Round(time.Second), eta.Round(time.Second))
 		fmt.Fprintln(p.w, p.describe(es.Epoch-1, stats))
 		return
 	}

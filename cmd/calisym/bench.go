@@ -24,7 +24,8 @@ import (
 func newBenchCmd() *cobra.Command {
 	var out, system, data, paramsDir string
 	var epochs, workers int
-	var full, quiet, reports bool
+	var full, reports bool
+	var prog progressFlags
 	var check, checkpoints, variants, seeds, force, wrench string
 	var seed uint64
 	cmd := &cobra.Command{
@@ -74,6 +75,10 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			}
 			log := cmd.ErrOrStderr()
 			w := cmd.OutOrStdout()
+			progress, err := prog.writer(log)
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
 			if seeds != "" && variants == "" {
 				// a study's seeds: without --variants they once ran the
 				// study of the default variant unasked, into
@@ -93,7 +98,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 				return errors.New("bench: --wrench evaluates a study's saved models: give --variants (--variants default: the system's default)")
 			}
 			if variants != "" {
-				if err := runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, quiet); err != nil {
+				if err := runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, progress); err != nil {
 					return err
 				}
 				return outguard.Claim(out, "bench")
@@ -118,9 +123,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 				case full:
 					opt.Checkpoints = filepath.Join(out, s, "checkpoints")
 				}
-				if !quiet {
-					opt.Progress = log
-				}
+				opt.Progress = progress
 				t0 := time.Now()
 				b, err := experiment.PrepareReal(cmd.Context(), s, opt)
 				if err != nil {
@@ -191,7 +194,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "override every model's training seed (0: the configuration's, 1)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "training and evaluation goroutines")
 	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
-	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
+	prog.add(cmd.Flags())
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
 	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the reports a run without --variants left in --out, --out/<system>/report.json, instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it); without --system, those of the systems that have one")
 	cmd.Flags().StringVar(&variants, "variants", "", "run a study instead: these variants (comma-separated: "+strings.Join(variantNames(), ", ")+"; default: default) × --seeds, each in --out/<system>/<variant>/seed<S>, and --out/<system>/study.md with the evaluation groups' errors over the seeds")
@@ -305,7 +308,7 @@ func variantNames() []string {
 
 // runStudy runs bench's study: every variant and seed on each system's
 // data, converted once.
-func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wrench string, opt experiment.RealOptions, out string, quiet bool) error {
+func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wrench string, opt experiment.RealOptions, out string, progress io.Writer) error {
 	names := strings.Split(cmp.Or(variants, "default"), ",")
 	vs, err := experiment.LookupVariants(names)
 	if err != nil {
@@ -339,9 +342,7 @@ func runStudy(cmd *cobra.Command, systems []string, variants, seeds, force, wren
 		}
 	}
 	log := cmd.ErrOrStderr()
-	if !quiet {
-		opt.Progress = log
-	}
+	opt.Progress = progress
 	for _, s := range systems {
 		b, err := experiment.PrepareReal(cmd.Context(), s, opt)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -171,6 +172,14 @@ func TestBenchCheckpointsCLI(t *testing.T) {
 	}
 	if want := "resuming CaLiSym-GRB from " + path + " (epoch 1 of 2"; !strings.Contains(stderr, want) {
 		t.Errorf("the run does not say %q:\n%s", want, stderr)
+	}
+	// --quiet keeps one plain line per epoch with the ETA (it printed
+	// nothing for the whole training): the resumed model's epoch 2 and
+	// both of the MLP's
+	for _, want := range []string{`CaLiSym-grb\S* epoch 2/2 \(resumed after 1\) loss`, `MLP\S* epoch 1/2 loss`, `MLP\S* epoch 2/2 loss`} {
+		if !regexp.MustCompile(`(?m)^`+want+` .* s, elapsed \S+, ETA \S+$`).MatchString(stderr) || strings.Contains(stderr, "\r") {
+			t.Errorf("no plain line %q with the ETA in bench --quiet's log:\n%s", want, stderr)
+		}
 	}
 	if _, err := os.Stat(sysDir); !os.IsNotExist(err) {
 		t.Errorf("checkpoints left after the report: %v", err)

@@ -130,7 +130,8 @@ func newTrainCmd() *cobra.Command {
 	var resume bool
 	cfg := trainer.DefaultConfig()
 	w := trainer.LossWeights{Q: 10, P: 5, Sec: 5, Mu: 5, Fc: 5}
-	var quiet, timing bool
+	var timing bool
+	var prog progressFlags
 	var forecasterFor string
 	var fitOpt trainer.ForecasterOptions
 	var comm trainer.Comm // the MPI job's processes (nil: this one alone)
@@ -176,6 +177,10 @@ job: Open MPI's mpirun waits about a second after Ctrl-C, more with
 by default).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			progress, err := prog.writer(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			if forecasterFor != "" {
 				return fitForecaster(cmd, forecasterFor, dataDir, out, fitOpt)
 			}
@@ -239,9 +244,7 @@ by default).`,
 			} else if resume {
 				return errors.New("--resume needs --checkpoint")
 			}
-			if !quiet {
-				ms.Train.Progress = cmd.ErrOrStderr()
-			}
+			ms.Train.Progress = progress
 			// Over MPI, every process trains the same model; the first
 			// shows progress and writes the model.
 			ms.Train.Comm = comm
@@ -344,7 +347,7 @@ by default).`,
 	f.IntVar(&cfg.SelectFrom, "select-from", 0, "first epoch --select-horizon may pick")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines (the result does not depend on them, nor on the MPI processes)")
-	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	prog.add(f)
 	f.BoolVar(&timing, "timing", false, "print on stderr, at the end, where the epochs spent their time per optimiser step (every process of an MPI job its own)")
 	f.Float64Var(&w.Q, "w-q", w.Q, "loss weight of q")
 	f.Float64Var(&w.P, "w-p", w.P, "loss weight of p")
