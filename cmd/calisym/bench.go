@@ -54,9 +54,19 @@ Systems:
                       two layers of 512, horizon 100 (1 s)
   all                 the four above
 
-The default configuration is compute-modest (minutes on two cores);
---full uses the paper's (Appendix D: 500 epochs, training stride 10),
-hours for the quadruped: it writes training checkpoints every 5 epochs to
+What the default configuration costs: the training time per seed,
+CaLiSym + MLP, measured for docs/benchmarks.md ("Robot benchmarks", the
+train s column: seed 1 on two cores of an AMD EPYC shared with other
+work); converting the logs and evaluating add to it:
+  crazyflie_gravity   683 + 153 s (about 14 minutes)
+  crazyflie           518 + 52 s (about 10 minutes)
+  double_pendulum_hw  13 + 8 s
+  anymal_sim          234 + 44 s (about 5 minutes)
+A study (--variants) trains once per variant and seed: its default
+variant costs that each seed, the others as their windows and epochs.
+--full uses the paper's configuration (Appendix D: 500 epochs, training
+stride 10), hours: 12,850 + 7,449 s (5.7 hours) for the quadruped. It
+writes training checkpoints every 5 epochs to
 --out/<system>/checkpoints, and the same command run again resumes from
 them (Ctrl-C stops after the batch under way and writes one). A
 system's checkpoints are removed once its report is written; a checkpoint
@@ -193,7 +203,7 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "override every model's epochs (0: the configuration's)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "override every model's training seed (0: the configuration's, 1)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "training and evaluation goroutines")
-	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the compute-modest one")
+	cmd.Flags().BoolVar(&full, "full", false, "the paper's training configuration instead of the default (hours; see the costs above)")
 	prog.add(cmd.Flags())
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", "", "training checkpoints in DIR/<system>, resumed when present (default with --full: --out/<system>/checkpoints; \"none\": no checkpoints)")
 	cmd.Flags().BoolVar(&reports, "reports", false, "with --check: check the reports a run without --variants left in --out, --out/<system>/report.json, instead of running (the transcription of a run in docs/benchmarks.md, e.g. the hours of --full, without repeating it); without --system, those of the systems that have one")

@@ -230,3 +230,65 @@ func TestBenchStudyFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchHelpCost checks the cost of each default that bench --help
+// and docs/benchmarks.md state against the training seconds (CaLiSym +
+// MLP) of the published tables: the help called every default
+// "compute-modest (minutes on two cores)" while the gravity-aware
+// Crazyflie's trained for 14 minutes a seed.
+func TestBenchHelpCost(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures.Root(), publishedPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	section, err := markdownSection(doc, benchHeading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, _, err := runCLI(t, "bench", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(help, "compute-modest") {
+		t.Errorf("bench --help still calls the default compute-modest:\n%s", help)
+	}
+	lines := strings.Split(section, "\n")
+	// trainSeconds returns the train s cells of the key's CaLiSym row and
+	// of the MLP row under it.
+	trainSeconds := func(key string) (string, string) {
+		last := func(row string) string {
+			cells := strings.Split(strings.Trim(row, " |"), "|")
+			return strings.TrimSpace(cells[len(cells)-1])
+		}
+		for i, l := range lines {
+			if strings.HasPrefix(l, "| `"+key+"` ") && i+1 < len(lines) && strings.Contains(lines[i+1], "| MLP |") {
+				return last(l), last(lines[i+1])
+			}
+		}
+		return "", ""
+	}
+	for _, s := range []string{"crazyflie_gravity", "crazyflie", "double_pendulum_hw", "anymal_sim", "anymal_sim --full"} {
+		t.Run(s, func(t *testing.T) {
+			cal, mlp := trainSeconds(s)
+			if cal == "" {
+				t.Fatalf("no %s rows with train s in %s", s, publishedPage)
+			}
+			cost := cal + " + " + mlp + " s"
+			want := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(s) + ` +` + regexp.QuoteMeta(cost))
+			if s == "anymal_sim --full" {
+				want = regexp.MustCompile(`--full uses the paper's configuration[^.]*` + regexp.QuoteMeta(cost) + ` \([0-9.]+ hours\) for the quadruped`)
+			}
+			if !want.MatchString(help) {
+				t.Errorf("bench --help does not state %s's cost, %s (%s's train s)", s, cost, publishedPage)
+			}
+			inDocs := "`" + s + "` " + cost
+			if s == "anymal_sim --full" {
+				inDocs = "with `--full`,\n`anymal_sim` " + cost
+			}
+			if !strings.Contains(doc, inDocs) {
+				t.Errorf("%s does not state %q in its cost of the defaults", publishedPage, inDocs)
+			}
+		})
+	}
+}
