@@ -196,7 +196,7 @@ func TestMPITraining(t *testing.T) {
 	// A process killed mid-run: the job fails and names it, no model.
 	die := filepath.Join(dir, "die.safetensors")
 	long := []string{"train", "--data", train, "--model", "gr", "--arch", "quadrotor", "--layers", "2", "--width", "4",
-		"--epochs", "1000000", "--batch", "100", "--quiet", "--out", die}
+		"--epochs", "1000000", "--batch", "100", "--progress", "none", "--out", die}
 	script := `if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec "$0" "$@"`
 	out, err := mpiRun(t, mpirun, 3, "sh", append([]string{"-c", script, bin}, long...)...)
 	if err == nil || !strings.Contains(out, "rank 1") || !strings.Contains(out, "signal 9") {

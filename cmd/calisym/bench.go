@@ -107,6 +107,10 @@ settings (seed, rates, batch, schedule) is an error, not resumed.`,
 			if wrench != "" && variants == "" {
 				return errors.New("bench: --wrench evaluates a study's saved models: give --variants (--variants default: the system's default)")
 			}
+			if force != "" && variants == "" {
+				// it was ignored without a study
+				return errors.New("bench: --force evaluates a study's saved models: give --variants (--variants default: the system's default)")
+			}
 			if variants != "" {
 				if err := runStudy(cmd, systems, variants, seeds, force, wrench, experiment.RealOptions{DataRoot: data, ParamsDir: paramsDir, Full: full, Epochs: epochs, Workers: workers, OneStep: true}, out, progress); err != nil {
 					return err

@@ -204,7 +204,8 @@ func TestBenchCheckpointsCLI(t *testing.T) {
 // TestBenchStudyFlags checks the study flags' refusals, before anything
 // converts or trains: --seeds without --variants took the study path
 // unasked (into --out/<system>/default/seed<S>, not report.json); it is
-// refused, naming --variants default and --seed.
+// refused, naming --variants default and --seed; so is --force without
+// --variants, which was ignored.
 func TestBenchStudyFlags(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -214,6 +215,7 @@ func TestBenchStudyFlags(t *testing.T) {
 		{"seeds without variants", []string{"--seeds", "1,2"}, []string{"--seeds are a study's training seeds: give --variants too", "--variants default", "--seed"}},
 		{"seeds and wrench without variants", []string{"--seeds", "1", "--wrench", "10,0.9"}, []string{"give --variants too"}},
 		{"wrench without variants", []string{"--wrench", "10,0.9"}, []string{"--wrench evaluates a study's saved models: give --variants (--variants default"}},
+		{"force without variants", []string{"--force", "10,0.9"}, []string{"--force evaluates a study's saved models: give --variants (--variants default"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
