@@ -327,7 +327,7 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		args = smokeArgs(args, out)
 		for i, a := range args {
-			if i > 0 && args[i-1] == "--model" && strings.HasSuffix(a, filepath.Join("bench", "anymal_sim", "calisym-gr.safetensors")) {
+			if i > 0 && (args[i-1] == "--model" || args[i-1] == "--forecaster") && strings.HasSuffix(a, filepath.Join("bench", "anymal_sim", "calisym-gr.safetensors")) {
 				if _, err := os.Stat(a); err != nil {
 					anymalStandIn(t, a)
 					t.Logf("%s: a random stand-in for the model of `bench --system anymal_sim`", a)
