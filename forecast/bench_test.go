@@ -75,68 +75,43 @@ func BenchmarkQuadrupedForecast(b *testing.B) {
 			}
 		}
 	})
+	// inLoop times the rollout with pol in the loop, its weights random.
+	inLoop := func(b *testing.B, pol *Learned) {
+		w := make([]float64, len(pol.W))
+		for i := range w {
+			w[i] = 0.01 * rng.NormFloat64()
+		}
+		if err := pol.SetWeights(w); err != nil {
+			b.Fatal(err)
+		}
+		fc, _ := statemap.NewPortHistory(m, a, nc)
+		loop, err := NewLoop(pol, nm, H, fc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			loop.Start(x0, m0, past)
+			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ones := func(k int) []float64 {
+		v := make([]float64, k)
+		for i := range v {
+			v[i] = 1
+		}
+		return v
+	}
 	b.Run("direct", func(b *testing.B) {
 		// the shipped kind: a linear direct policy over the horizon
 		ni := DirectInputs(n, nm)
-		scale, oscale := make([]float64, ni), make([]float64, nm)
-		for i := range scale {
-			scale[i] = 1
-		}
-		for i := range oscale {
-			oscale[i] = 1
-		}
-		pol := NewDirect(n, nm, H-1, 0, 1, make([]float64, ni), scale, make([]float64, nm), oscale)
-		w := make([]float64, len(pol.W))
-		for i := range w {
-			w[i] = 0.01 * rng.NormFloat64()
-		}
-		if err := pol.SetWeights(w); err != nil {
-			b.Fatal(err)
-		}
-		fc, _ := statemap.NewPortHistory(m, a, nc)
-		loop, err := NewLoop(pol, nm, H, fc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			loop.Start(x0, m0, past)
-			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
-				b.Fatal(err)
-			}
-		}
+		inLoop(b, NewDirect(n, nm, H-1, 0, 1, make([]float64, ni), ones(ni), make([]float64, nm), ones(nm)))
 	})
 	b.Run("learned", func(b *testing.B) {
 		ni := Inputs(n, nm)
-		mean, scale := make([]float64, ni), make([]float64, ni)
-		for i := range scale {
-			scale[i] = 1
-		}
-		oscale := make([]float64, nm)
-		for i := range oscale {
-			oscale[i] = 1
-		}
-		pol := NewLearned(n, nm, 256, 1, mean, scale, make([]float64, nm), oscale)
-		w := make([]float64, len(pol.W))
-		for i := range w {
-			w[i] = 0.01 * rng.NormFloat64()
-		}
-		if err := pol.SetWeights(w); err != nil {
-			b.Fatal(err)
-		}
-		fc, _ := statemap.NewPortHistory(m, a, nc)
-		loop, err := NewLoop(pol, nm, H, fc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			loop.Start(x0, m0, past)
-			if err := predictor.RolloutLoop(r, loop, n, ne, x0, H, ports, out); err != nil {
-				b.Fatal(err)
-			}
-		}
+		inLoop(b, NewLearned(n, nm, 256, 1, make([]float64, ni), ones(ni), make([]float64, nm), ones(nm)))
 	})
 }

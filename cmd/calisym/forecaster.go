@@ -25,6 +25,23 @@ func forecastBinding(modelPath string, ds *dataset.Dataset) (forecast.Binding, e
 	return experiment.ForecastBinding(modelPath, ds)
 }
 
+// openModelData opens a model file and a dataset and checks that they
+// fit each other (eval's and train --forecaster's inputs).
+func openModelData(cmd *cobra.Command, modelPath, dataDir string) (*trainer.SavedModel, *dataset.Dataset, error) {
+	sv, err := openModel(cmd, modelPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := loadDataset(dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sv.CheckDataset(ds, dataDir); err != nil {
+		return nil, nil, err
+	}
+	return sv, ds, nil
+}
+
 // defaultForecasterPath is where train --forecaster writes the forecaster
 // of a model file without --out: beside it, MODEL.forecaster.json.
 func defaultForecasterPath(modelPath string) string { return node.DefaultForecaster(modelPath) }
@@ -34,15 +51,8 @@ func defaultForecasterPath(modelPath string) string { return node.DefaultForecas
 // and writes it to out, bound to the model, the dataset's port map and
 // layout.
 func fitForecaster(cmd *cobra.Command, modelPath, dataDir, out string, opt trainer.ForecasterOptions) error {
-	sv, err := openModel(cmd, modelPath)
+	sv, ds, err := openModelData(cmd, modelPath, dataDir)
 	if err != nil {
-		return err
-	}
-	ds, err := loadDataset(dataDir)
-	if err != nil {
-		return err
-	}
-	if err := sv.CheckDataset(ds, dataDir); err != nil {
 		return err
 	}
 	b, err := forecastBinding(modelPath, ds)

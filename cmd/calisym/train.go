@@ -617,15 +617,8 @@ which a rollout does not accumulate, and the twin overstates it (it
 may come out above the model's own error).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sv, err := openModel(cmd, modelPath)
+			sv, ds, err := openModelData(cmd, modelPath, dataDir)
 			if err != nil {
-				return err
-			}
-			ds, err := loadDataset(dataDir)
-			if err != nil {
-				return err
-			}
-			if err := sv.CheckDataset(ds, dataDir); err != nil {
 				return err
 			}
 			hs, err := parseInts(horizons)
