@@ -90,3 +90,27 @@ func randVec(rng *rand.Rand, n int, s float64) []float64 {
 func relErr(a, b, floor float64) float64 {
 	return math.Abs(a-b) / math.Max(math.Max(math.Abs(a), math.Abs(b)), floor)
 }
+
+// quadrupedCase is the quadruped preset's model of parameter scale 0.3
+// (seed 5), compiled, and a source of states near its normalisation's
+// mean with the six base coordinates at the origin (a window's start).
+func quadrupedCase(t testing.TB, seed1, seed2 uint64) (*Model, *Plan, func() []float64) {
+	t.Helper()
+	m := testModel(t, "quadruped", 0.3, 5)
+	plan, err := m.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2 := m.Layout.StateDim()
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	return m, plan, func() []float64 {
+		x := make([]float64, n2)
+		for i := range x {
+			x[i] = m.Norm.Mu[i] + 0.1*m.Norm.Scale[i]*rng.NormFloat64()
+		}
+		for i := range 6 {
+			x[i] = 0
+		}
+		return x
+	}
+}

@@ -28,24 +28,10 @@ func (s *tableSource) PortsAt(k int, x, row []float64) error {
 // must keep); the source is asked from x_0 and then from each predicted
 // state; the loop allocates nothing.
 func TestRolloutLoopIsRollout(t *testing.T) {
-	m := testModel(t, "quadruped", 0.3, 5)
-	plan, err := m.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, plan, sample := quadrupedCase(t, 3, 4)
 	l := m.Layout
 	n2, ne := l.StateDim(), l.PortDim()
-	rng := rand.New(rand.NewPCG(3, 4))
-	sample := func() []float64 {
-		x := make([]float64, n2)
-		for i := range x {
-			x[i] = m.Norm.Mu[i] + 0.1*m.Norm.Scale[i]*rng.NormFloat64()
-		}
-		for i := range 6 {
-			x[i] = 0
-		}
-		return x
-	}
+	rng := rand.New(rand.NewPCG(3, 5))
 	const H = 12
 	ports := randVec(rng, H*ne, 0.1)
 	force, err := NewForceEstimator(plan.NewRoller(), l.N, ne, ForceEstimate{Window: 4, Decay: 0.8})

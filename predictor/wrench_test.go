@@ -220,24 +220,10 @@ func TestWrenchEstimatorGatesPeriodicResiduals(t *testing.T) {
 // estimate the rollout is the model's; Observe and Rollout allocate
 // nothing.
 func TestWrenchCorrectedStepIsTranslation(t *testing.T) {
-	m := testModel(t, "quadruped", 0.3, 5)
-	plan, err := m.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, plan, state := quadrupedCase(t, 8, 9)
 	l := m.Layout
 	n2, ne := l.StateDim(), l.PortDim()
-	rng := rand.New(rand.NewPCG(8, 9))
-	state := func() []float64 {
-		x := make([]float64, n2)
-		for i := range x {
-			x[i] = m.Norm.Mu[i] + 0.1*m.Norm.Scale[i]*rng.NormFloat64()
-		}
-		for i := range 6 {
-			x[i] = 0
-		}
-		return x
-	}
+	rng := rand.New(rand.NewPCG(8, 10))
 	e := randVec(rng, ne, 0.1)
 	r := plan.NewRoller()
 	cfg := WrenchEstimate{Window: 16, Gate: 3, Decay: 0.95, Blocks: 4}
