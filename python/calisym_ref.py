@@ -643,6 +643,33 @@ def _lists(a):
     return np.asarray(a).tolist()
 
 
+def forecast_ports(forecaster, x0, m0, horizon):
+    """The measured ports of steps 0 … horizon−1 that a direct port
+    forecaster (calisym train --forecaster: MODEL.forecaster.json, read
+    with json.load) forecasts from the state x0 (2n values) and its measured
+    ports m0: m0 itself at step 0, then the linear map of step k on the
+    standardised (x0, m0) and their random tanh features (the last step's
+    map beyond its steps). A state-feedback forecaster needs the rollout's
+    states and is refused. The file's checksum is not verified here."""
+    p = forecaster["policy"]
+    steps, n, nm, nf = int(p.get("steps") or 0), int(p["n"]), int(p["measured"]), int(p["features"])
+    if steps < 1:
+        raise ValueError("a state-feedback forecaster (no \"steps\"): it needs the rollout's states; only direct ones run here")
+    x0, m0 = np.asarray(x0, dtype=np.float64), np.asarray(m0, dtype=np.float64)
+    if x0.shape != (2 * n,) or m0.shape != (nm,):
+        raise ValueError("x0 has %s values and m0 %s, the forecaster takes %d and %d" % (x0.shape, m0.shape, 2 * n, nm))
+    z = (np.concatenate([x0, m0]) - np.asarray(p["in_mean"])) / np.asarray(p["in_scale"])
+    R = np.asarray(p["r"], dtype=np.float64).reshape(nf, z.size)
+    phi = np.concatenate([[1.0], z, np.tanh(R @ z + np.asarray(p["b"], dtype=np.float64))])
+    W = np.asarray(p["w"], dtype=np.float64).reshape(steps * nm, phi.size)
+    out = np.empty((horizon, nm))
+    out[0] = m0
+    for k in range(1, horizon):
+        r = min(k, steps) - 1
+        out[k] = np.asarray(p["out_mean"]) + np.asarray(p["out_scale"]) * (W[r * nm:(r + 1) * nm] @ phi)
+    return out
+
+
 def main(argv):
     cmd, args = argv[1] if len(argv) > 1 else "", argv[2:]
     if cmd == "port_means" and args:
@@ -654,9 +681,26 @@ def main(argv):
             out.append({"means": _lists(port_means(case["plan"], case.get("history") or [], int(case["m"])))})
         json.dump(out, sys.stdout)
         return 0
+    if cmd == "forecast" and args and len(args) % 2 == 0:
+        # Each pair: FORECASTER CASE.json, a case {"x0": [...], "m0": [...], "horizon": H}.
+        out, status = [], 0
+        for path, case_path in zip(args[::2], args[1::2]):
+            try:
+                with open(path) as fh:
+                    f = json.load(fh)
+                with open(case_path) as fh:
+                    case = json.load(fh)
+                out.append({"ports": _lists(forecast_ports(f, case["x0"], case["m0"], int(case["horizon"])))})
+            except (OSError, KeyError, ValueError) as e:
+                sys.stderr.write("calisym_ref: %s: %s\n" % (path, e))
+                out.append({"error": "%s: %s" % (path, e)})
+                status = 1
+        json.dump(out, sys.stdout)
+        return status
     if cmd not in ("rollout", "jacobian") or not args or len(args) % 2:
         sys.stderr.write("usage: calisym_ref.py rollout|jacobian MODEL CASE.json [MODEL CASE.json ...]\n"
-                         "       calisym_ref.py port_means CASE.json [CASE.json ...]\n")
+                         "       calisym_ref.py port_means CASE.json [CASE.json ...]\n"
+                         "       calisym_ref.py forecast FORECASTER CASE.json [FORECASTER CASE.json ...]\n")
         return 2
     results, status = [], 0
     for path, case_path in zip(args[::2], args[1::2]):
