@@ -63,7 +63,7 @@ where the node would; it reads no log.`,
 				if err := node.Check(p, root); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d input topics, trigger %s %s)\n", paramsPath, len(p.Node.Topics), p.Node.Trigger.Kind, p.Node.Trigger.Topic)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d input topics, %s)\n", paramsPath, len(p.Node.Topics), triggerText(p.Node.Trigger))
 				return nil
 			}
 			switch transport {
@@ -260,4 +260,13 @@ func playLog(ctx context.Context, path string, topics []string, deliver func(str
 			return err
 		}
 	}
+}
+
+// triggerText describes a trigger for node --check: "trigger on_state",
+// "trigger message /joint_states" (only a message trigger has a topic).
+func triggerText(tc node.TriggerConfig) string {
+	if tc.Kind == node.TriggerMessage {
+		return "trigger " + tc.Kind + " " + tc.Topic
+	}
+	return "trigger " + tc.Kind
 }

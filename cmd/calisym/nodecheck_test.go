@@ -89,6 +89,10 @@ func TestNodeCheckLoadsWhatNodeLoads(t *testing.T) {
 				if err != nil || !strings.Contains(out, ": OK") {
 					t.Fatalf("%v: %v\n%s", args, err, out)
 				}
+				// the ANYmal triggers on its state: no topic, no dangling space
+				if !strings.Contains(out, "trigger on_state)") {
+					t.Errorf("%v: %q, want the trigger named without a topic", args, out)
+				}
 				return
 			}
 			if err == nil {
