@@ -187,8 +187,12 @@ func measuredPorts(b Binding) int {
 
 // Check refuses the file for a use whose binding differs (ErrFile,
 // naming what).
-func (f *File) Check(want Binding) error {
-	if d := f.Binding.Diff(want); d != "" {
+func (f *File) Check(want Binding) error { return f.Binding.Check(want) }
+
+// Check refuses a forecaster bound to b for a use bound to want (ErrFile,
+// naming what differs).
+func (b Binding) Check(want Binding) error {
+	if d := b.Diff(want); d != "" {
 		return fmt.Errorf("%w: fitted for another setup: %s; refit it with `calisym train --forecaster` for this model and params", ErrFile, d)
 	}
 	return nil

@@ -143,21 +143,27 @@ func (h *LogHistory) observe(est predictor.OffsetEstimator, e, start, back int, 
 	return nil
 }
 
+// Back returns how many samples before row start of episode e its log
+// has in ds, up to limit and none across a gap: the earliest sample a
+// history of limit samples reaches back to without one missing after it.
+func (h *LogHistory) Back(e, start, limit int) int {
+	back := 0
+	for back < limit {
+		if _, _, ok := h.Sample(e, start, back+1); !ok {
+			break
+		}
+		back++
+	}
+	return back
+}
+
 // Feed resets est and observes the last est.History()+1 samples up
 // to and including row start of episode e (fewer where the log has no
 // earlier sample in ds), each with its origin coordinates zeroed. buf is
 // scratch of 2n values.
 func (h *LogHistory) Feed(est predictor.OffsetEstimator, e, start int, buf []float64) error {
 	est.Reset()
-	// the earliest sample, up to History back, with none missing after it
-	back := 0
-	for back < est.History() {
-		if _, _, ok := h.Sample(e, start, back+1); !ok {
-			break
-		}
-		back++
-	}
-	for ; back >= 0; back-- {
+	for back := h.Back(e, start, est.History()); back >= 0; back-- {
 		if err := h.observe(est, e, start, back, buf); err != nil {
 			return err
 		}

@@ -76,15 +76,7 @@ func (w *ForecastRoller) Rollout(r Roller, hist *LogHistory, ds *dataset.Dataset
 		w.past.Reset()
 		// the samples before start in its log, as many as the history
 		// holds and none across a gap, oldest first
-		m := w.past.Cap()
-		back := 0
-		for back < m {
-			if _, _, ok := hist.Sample(e, start, back+1); !ok {
-				break
-			}
-			back++
-		}
-		for ; back >= 1; back-- {
+		for back := hist.Back(e, start, w.past.Cap()); back >= 1; back-- {
 			_, ports, _ := hist.Sample(e, start, back)
 			w.measure(ports, w.m)
 			w.past.Push(w.m)

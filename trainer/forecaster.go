@@ -114,12 +114,12 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	nx, ne := ds.StateDim(), ds.PortDim()
 	// ny: the targets of one pair, the ports of one step, or of K steps
 	K, ny := 1, nm
+	longest := 0
+	for _, ep := range ds.Episodes {
+		longest = max(longest, ep.Len)
+	}
 	if !opt.Feedback {
 		ni = forecast.DirectInputs(n, nm)
-		longest := 0
-		for _, ep := range ds.Episodes {
-			longest = max(longest, ep.Len)
-		}
 		K = min(opt.Steps, longest-1)
 		if K < 1 {
 			return nil, ForecasterReport{}, fmt.Errorf("trainer: forecaster: episodes of %d samples: a direct policy needs two or more", longest)
@@ -385,10 +385,6 @@ func FitForecaster(ctx context.Context, ds *dataset.Dataset, nm int, measure for
 	// (Episodes validated by position, not whole, have no validation
 	// windows of their own: their penalty is chosen by the ports' error.)
 	if opt.Rollers != nil && (windowed || len(opt.Validation) > 0 || len(files) >= 4) {
-		longest := 0
-		for _, ep := range ds.Episodes {
-			longest = max(longest, ep.Len)
-		}
 		rep.ValHorizon = min(opt.Steps, longest-1)
 		valEp := func(e int) bool { return isVal(e, 0) }
 		eval := func(newPol func() forecast.Policy) (float64, error) {

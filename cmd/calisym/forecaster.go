@@ -19,12 +19,6 @@ import (
 	"github.com/calisym/calisym/trainer"
 )
 
-// forecastBinding returns what a forecaster used with the model file at
-// modelPath on ds is bound to.
-func forecastBinding(modelPath string, ds *dataset.Dataset) (forecast.Binding, error) {
-	return experiment.ForecastBinding(modelPath, ds)
-}
-
 // openModelData opens a model file and a dataset and checks that they
 // fit each other (eval's and train --forecaster's inputs).
 func openModelData(cmd *cobra.Command, modelPath, dataDir string) (*trainer.SavedModel, *dataset.Dataset, error) {
@@ -42,10 +36,6 @@ func openModelData(cmd *cobra.Command, modelPath, dataDir string) (*trainer.Save
 	return sv, ds, nil
 }
 
-// defaultForecasterPath is where train --forecaster writes the forecaster
-// of a model file without --out: beside it, MODEL.forecaster.json.
-func defaultForecasterPath(modelPath string) string { return node.DefaultForecaster(modelPath) }
-
 // fitForecaster is train --forecaster MODEL: it fits the learned port
 // forecast (forecast.Fit) on the windows of dataDir for the model file
 // and writes it to out, bound to the model, the dataset's port map and
@@ -55,12 +45,12 @@ func fitForecaster(cmd *cobra.Command, modelPath, dataDir, out string, opt train
 	if err != nil {
 		return err
 	}
-	b, err := forecastBinding(modelPath, ds)
+	b, err := experiment.ForecastBinding(modelPath, ds)
 	if err != nil {
 		return err
 	}
 	if out == "" {
-		out = defaultForecasterPath(modelPath)
+		out = node.DefaultForecaster(modelPath)
 	}
 	if sameFile(out, modelPath) {
 		return fmt.Errorf("train --forecaster: --out %s is the model file", out)
@@ -117,13 +107,13 @@ func evalForecast(kind, forecasterPath, modelPath string, ds *dataset.Dataset) (
 		return &trainer.Forecast{Kind: kind, NewPolicy: func() forecast.Policy { return forecast.Hold{} }}, nil
 	case forecast.KindLearned:
 		if forecasterPath == "" {
-			forecasterPath = defaultForecasterPath(modelPath)
+			forecasterPath = node.DefaultForecaster(modelPath)
 		}
 		f, err := forecast.Load(forecasterPath)
 		if err != nil {
 			return nil, fmt.Errorf("--forecast learned: %w (fit one with `calisym train --forecaster %s --data DIR`)", err, modelPath)
 		}
-		b, err := forecastBinding(modelPath, ds)
+		b, err := experiment.ForecastBinding(modelPath, ds)
 		if err != nil {
 			return nil, err
 		}

@@ -56,7 +56,7 @@ func (nd *Node) newForecast(modelSHA256, modelPath string) error {
 		N: n, NU: nu, NC: nc, Dt: nd.dt, PortMean: nd.params.Spec.History.PortMean}
 	got := f.Binding
 	got.PortMap = "" // compared below, by meaning
-	if err := (&forecast.File{Binding: got}).Check(want); err != nil {
+	if err := got.Check(want); err != nil {
 		return fmt.Errorf("node: ports.forecaster %s: %w", path, err)
 	}
 	if err := statemap.CheckPortMap(f.Binding.PortMap, nd.params.Spec.PortMap()); err != nil {
